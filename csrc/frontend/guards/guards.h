@@ -1,0 +1,108 @@
+// The guard tree: decides in C++ whether a frame's inputs still match what a cache entry was
+// traced with. Accessors own child managers; leaf guards check one value; most-failing first.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+#include "common/py_ref.h"
+
+namespace cdynamo::guards {
+
+// What guards read from a frame. All borrowed; valid for the duration of one check.
+struct FrameView {
+  PyObject* const* localsplus = nullptr;  // fast locals: args | locals | cells (may hold NULL)
+  PyObject* globals = nullptr;            // the frame's globals dict
+  PyObject* builtins = nullptr;           // the frame's builtins dict
+  PyObject* closure = nullptr;            // the function's closure tuple of cells, or NULL
+};
+
+// A check on one value. `describe` says in user terms why `value` fails it (for recompile
+// reasons and the cache-limit warning), naming the value by `source`.
+class LeafGuard {
+ public:
+  virtual ~LeafGuard() = default;
+  virtual bool check(PyObject* value) const = 0;
+  virtual std::string describe(PyObject* value, const std::string& source) const = 0;
+  uint64_t fail_count = 0;
+};
+
+class Accessor;
+
+// One node: guards on the value found at `source` (e.g. "L['x']", "G['torch']", "L['self'].fc").
+class GuardManager {
+ public:
+  explicit GuardManager(std::string source) : source_(std::move(source)) {}
+  GuardManager(const GuardManager&) = delete;
+  GuardManager& operator=(const GuardManager&) = delete;
+  ~GuardManager();
+  const std::string& source() const { return source_; }
+
+  // Children, created on first request and shared on later ones.
+  GuardManager& attr(const std::string& name);  // getattr(value, name); nn.Module's _modules,
+                                                // _parameters and _buffers read without __getattr__
+  GuardManager& item(Py_ssize_t index);          // value[index] for a tuple or list
+  GuardManager& dict_item(Handle key);           // value[key] for a dict (exact key object, hashed)
+  GuardManager& cell_contents();                 // value.cell_contents for a cell
+
+  // Leaf guards on this node's value.
+  void add_type_match(PyTypeObject* type);  // type(value) is type
+  void add_id_match(Handle obj);            // value is obj (keeps obj alive)
+  void add_equals_match(Handle obj);        // type(value) is type(obj) and value == obj
+  void add_length_check(Py_ssize_t length); // len(value) == length (tuple, list, dict)
+  // The tensor's Python type, dispatch keys, dtype, device, requires_grad, sizes and strides.
+  void add_tensor_match(Handle tensor);
+
+  bool check(PyObject* value);
+  // The first failing guard's description under this node, or "" if all pass.
+  std::string failure_reason(PyObject* value) const;
+  // Number of leaf guards in this subtree.
+  size_t size() const;
+
+ private:
+  GuardManager& child(std::unique_ptr<Accessor> accessor);
+  std::string source_;
+  std::vector<std::unique_ptr<LeafGuard>> leaves_;
+  std::vector<std::unique_ptr<Accessor>> accessors_;
+};
+
+// Reads a child value from a parent value (returns a new reference, or NULL without an error
+// set when the value is missing) and owns the child manager.
+class Accessor {
+ public:
+  explicit Accessor(std::string child_source) : manager(std::move(child_source)) {}
+  virtual ~Accessor() = default;
+  virtual PyObject* get(PyObject* parent) const = 0;
+  virtual bool same_as(const Accessor& other) const = 0;
+  GuardManager manager;
+  uint64_t fail_count = 0;
+};
+
+// Roots of the tree: frame locals, globals (falling back to builtins) and closure cells, plus
+// guards on global state (grad mode) and relations between tensors (no unexpected aliasing).
+class RootGuardManager {
+ public:
+  RootGuardManager();
+  RootGuardManager(const RootGuardManager&) = delete;
+  ~RootGuardManager();
+
+  GuardManager& local(int index, const std::string& name);  // localsplus[index]
+  GuardManager& global(const std::string& name);             // globals[name] or builtins[name]
+  GuardManager& closure_cell(int index, const std::string& name);  // closure[index].cell_contents
+
+  // Grad mode must equal what it was when this call is made (torch.is_grad_enabled()).
+  void add_grad_mode_guard();
+  // The tensors at these local sources must be pairwise distinct objects.
+  void add_no_aliasing_guard(std::vector<std::pair<int, std::string>> local_indices_and_names);
+
+  bool check(const FrameView& frame);
+  // The first failing guard's description, or "" if all pass.
+  std::string failure_reason(const FrameView& frame) const;
+  size_t size() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cdynamo::guards
