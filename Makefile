@@ -1,0 +1,42 @@
+# cdynamo developer commands. `make run`: set up everything and run the demo; `make test`: run the tests.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+TORCH_PIN := torch==2.13.0
+BUILD_DIR := build/dev
+JOBS ?= 2
+
+.PHONY: run test build venv bench verify clean sanitize
+
+$(VENV)/.installed:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(TORCH_PIN) numpy pytest scikit-build-core cmake ninja
+	touch $@
+
+venv: $(VENV)/.installed
+
+# In-place development build: the extension lands in python/cdynamo/.
+build: venv
+	$(VENV)/bin/cmake -S . -B $(BUILD_DIR) -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	$(VENV)/bin/cmake --build $(BUILD_DIR) -j $(JOBS)
+	ln -sf $(BUILD_DIR)/compile_commands.json compile_commands.json
+
+run: build
+	PYTHONPATH=python $(PY) -m cdynamo.demo
+
+test: build
+	PYTHONPATH=python $(PY) -m pytest -q tests/python
+
+bench: build
+	PYTHONPATH=python $(PY) bench/overhead.py
+
+verify: build
+	PYTHONPATH=python $(PY) -m cdynamo.verify
+
+sanitize: venv
+	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Debug -DCDYNAMO_SANITIZE=ON >/dev/null
+	$(VENV)/bin/cmake --build build/asan -j $(JOBS)
+
+clean:
+	rm -rf build python/cdynamo/_C*.so

@@ -1,0 +1,12 @@
+// Python-visible functions of the hook part (cdynamo._C and cdynamo._C._testing).
+// Assumes registration happens once, from PyInit__C.
+#include "module.h"
+
+namespace cdynamo {
+
+void init_hook(PyObject* module, PyObject* testing) {
+  (void)module;
+  (void)testing;
+}
+
+}  // namespace cdynamo

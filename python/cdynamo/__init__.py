@@ -1,0 +1,1 @@
+"""cdynamo: a Python-level JIT compiler for PyTorch programs, with its core in C++."""
