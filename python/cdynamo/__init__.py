@@ -1,1 +1,34 @@
-"""cdynamo: a Python-level JIT compiler for PyTorch programs, with its core in C++."""
+"""cdynamo: a Python-level JIT compiler for unmodified PyTorch programs, with its core in C++.
+
+The public API mirrors torch._dynamo: optimize, run, disable, reset, graph_break, list_backends,
+register_backend, lookup_backend, config, counters; and compile() mirrors torch.compile.
+"""
+import torch  # noqa: F401  (loads libtorch before the extension that links it)
+
+from . import config
+from .utils import counters
+from .backends.registry import list_backends, lookup_backend, register_backend
+from .eval_frame import (
+    OptimizedModule,
+    compile,
+    disable,
+    graph_break,
+    optimize,
+    reset,
+    run,
+)
+
+__all__ = [
+    "OptimizedModule",
+    "compile",
+    "config",
+    "counters",
+    "disable",
+    "graph_break",
+    "list_backends",
+    "lookup_backend",
+    "optimize",
+    "register_backend",
+    "reset",
+    "run",
+]
