@@ -1,0 +1,66 @@
+// Imports and attribute lookups of cdynamo's Python helpers from C++.
+// Assumes the GIL is held; modules are cached for the life of the process.
+#include "common/py_import.h"
+#include <map>
+#include <string>
+#include <vector>
+#include "common/error.h"
+
+namespace cdynamo {
+namespace {
+std::map<std::string, Ref>& module_cache() {
+  static auto* cache = new std::map<std::string, Ref>();  // leaked on purpose: outlives finalization
+  return *cache;
+}
+Handle import_module(const char* name) {
+  auto& cache = module_cache();
+  auto it = cache.find(name);
+  if (it != cache.end()) return it->second;
+  Ref module = check(PyImport_ImportModule(name));
+  return cache.emplace(name, std::move(module)).first->second;
+}
+}  // namespace
+
+Ref import_attr(const char* module, const char* attr) {
+  return check(PyObject_GetAttrString(import_module(module).ptr(), attr));
+}
+
+Ref config_value(const char* name) { return import_attr("cdynamo.config", name); }
+
+long config_long(const char* name) {
+  Ref value = config_value(name);
+  long result = PyLong_AsLong(value.ptr());
+  if (result == -1 && PyErr_Occurred()) throw PythonError();
+  return result;
+}
+
+bool config_bool(const char* name) {
+  Ref value = config_value(name);
+  int truth = PyObject_IsTrue(value.ptr());
+  check_status(truth);
+  return truth != 0;
+}
+
+Ref call_helper(const char* module, const char* function, std::initializer_list<Handle> args) {
+  Ref fn = import_attr(module, function);
+  std::vector<PyObject*> argv;
+  for (Handle h : args) argv.push_back(h.ptr());
+  return check(PyObject_Vectorcall(fn.ptr(), argv.data(), argv.size(), nullptr));
+}
+
+std::string to_std_string(Handle obj) {
+  PyObject* str = PyObject_Str(obj.ptr());
+  if (!str) {
+    PyErr_Clear();
+    return "";
+  }
+  Ref owned = steal(str);
+  const char* utf8 = PyUnicode_AsUTF8(str);
+  if (!utf8) {
+    PyErr_Clear();
+    return "";
+  }
+  return utf8;
+}
+
+}  // namespace cdynamo

@@ -1,0 +1,222 @@
+// torch.fx graph construction with fake-tensor propagation, driven by the interpreter.
+// Assumes the GIL is held; uses torch.fx and FakeTensorMode through their Python APIs.
+#include "frontend/graph/graph_builder.h"
+#include <cctype>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/compile_frame.h"
+
+namespace cdynamo::graph {
+namespace {
+
+Ref call_method(Handle obj, const char* name, std::initializer_list<Handle> args) {
+  Ref method = check(PyObject_GetAttrString(obj.ptr(), name));
+  std::vector<PyObject*> argv;
+  for (Handle h : args) argv.push_back(h.ptr());
+  return check(PyObject_Vectorcall(method.ptr(), argv.data(), argv.size(), nullptr));
+}
+
+Ref str(const std::string& text) { return check(PyUnicode_FromStringAndSize(text.data(), text.size())); }
+
+bool is_tensor(Handle obj) {
+  static Ref tensor_type = import_attr("torch", "Tensor");
+  int result = PyObject_IsInstance(obj.ptr(), tensor_type.ptr());
+  check_status(result);
+  return result;
+}
+
+}  // namespace
+
+[[noreturn]] void rethrow_trace_error() {
+  Ref unsupported_type = import_attr("cdynamo._trace_support", "TraceUnsupported");
+  if (PyErr_ExceptionMatches(unsupported_type.ptr())) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    Ref owned_type = steal(type), owned_value = steal(value), owned_traceback = steal(traceback);
+    throw interp::Unsupported(to_std_string(owned_value));
+  }
+  throw PythonError();
+}
+
+GraphBuilder::GraphBuilder() {
+  graph_ = check(PyObject_CallNoArgs(import_attr("torch.fx", "Graph").ptr()));
+  fake_mode_ = call_helper("cdynamo._trace_support", "new_fake_mode", {});
+  root_ = check(PyDict_New());
+}
+
+std::string GraphBuilder::unique_name(const std::string& path) {
+  std::string base;
+  for (char c : path) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "_" + base;
+  std::string name = base;
+  for (int n = 1; PyDict_GetItemString(root_.ptr(), name.c_str()); ++n) name = base + "_" + std::to_string(n);
+  return name;
+}
+
+ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
+  std::string name = unique_name(source->str());
+  Ref node = call_method(graph_, "placeholder", {str(name)});
+  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode_, tensor});
+  Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
+  check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
+  check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
+  inputs_.push_back({source, Ref::borrow(tensor)});
+  // Reserve the name so attributes never collide with placeholders.
+  check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), Py_None));
+  return interp::Value::tensor(std::move(node), std::move(fake), std::move(source));
+}
+
+ValuePtr GraphBuilder::add_attribute(Handle tensor, const std::string& path, SourcePtr source) {
+  std::string name = unique_name(path);
+  check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), tensor.ptr()));
+  Ref node = call_method(graph_, "get_attr", {str(name)});
+  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode_, tensor});
+  Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
+  check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
+  check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
+  return interp::Value::tensor(std::move(node), std::move(fake), std::move(source));
+}
+
+std::string GraphBuilder::add_module(Handle module, const std::string& path) {
+  // The same module called twice gets one attribute.
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(root_.ptr(), &pos, &key, &value))
+    if (value == module.ptr()) return PyUnicode_AsUTF8(key);
+  std::string name = unique_name(path);
+  check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), module.ptr()));
+  return name;
+}
+
+Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string& what) {
+  using interp::ValueKind;
+  switch (value->kind) {
+    case ValueKind::Tensor: return fake ? value->fake : value->node;
+    case ValueKind::Constant: return value->obj;
+    case ValueKind::Tuple:
+    case ValueKind::List: {
+      Ref list = check(PyList_New(static_cast<Py_ssize_t>(value->items.size())));
+      for (size_t i = 0; i < value->items.size(); ++i)
+        PyList_SET_ITEM(list.ptr(), i, to_fx_arg(value->items[i], fake, what).release());
+      if (value->kind == ValueKind::List) return list;
+      return check(PyList_AsTuple(list.ptr()));
+    }
+    default:
+      throw interp::Unsupported(what + " received a " + value->describe() +
+                                ", which cannot be passed into a graph");
+  }
+}
+
+Ref GraphBuilder::fake_call(Handle fn, const std::vector<ValuePtr>& args, const KwArgs& kwargs,
+                            const std::string& what) {
+  Ref fake_args = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i)
+    PyTuple_SET_ITEM(fake_args.ptr(), i, to_fx_arg(args[i], true, what).release());
+  Ref fake_kwargs = check(PyDict_New());
+  for (const auto& [name, value] : kwargs)
+    check_status(PyDict_SetItemString(fake_kwargs.ptr(), name.c_str(), to_fx_arg(value, true, what).ptr()));
+  try {
+    return call_helper("cdynamo._trace_support", "fake_run", {fake_mode_, str(what), fn, fake_args, fake_kwargs});
+  } catch (const PythonError&) {
+    rethrow_trace_error();
+  }
+}
+
+ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<ValuePtr>& args,
+                            const KwArgs& kwargs, const std::string& what, bool keep_node) {
+  // What runs on fake tensors: the callable itself, or for call_method the bound method.
+  Ref fake_fn;
+  std::vector<ValuePtr> fake_args = args;
+  std::string op_name = op;
+  if (op_name == "call_method") {
+    Ref self_fake = to_fx_arg(args.at(0), true, what);
+    fake_fn = check(PyObject_GetAttr(self_fake.ptr(), target.ptr()));
+    fake_args.erase(fake_args.begin());
+  } else if (op_name == "call_module") {
+    fake_fn = check(PyObject_GetItem(root_.ptr(), target.ptr()));
+  } else {
+    fake_fn = Ref::borrow(target);
+  }
+  Ref fake_result = fake_call(fake_fn, fake_args, kwargs, what);
+
+  Ref node_args = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i)
+    PyTuple_SET_ITEM(node_args.ptr(), i, to_fx_arg(args[i], false, what).release());
+  Ref node_kwargs = check(PyDict_New());
+  for (const auto& [name, value] : kwargs)
+    check_status(PyDict_SetItemString(node_kwargs.ptr(), name.c_str(), to_fx_arg(value, false, what).ptr()));
+  Ref node = call_method(graph_, "create_node", {str(op_name), target, node_args, node_kwargs});
+  return wrap_result(node, fake_result, keep_node);
+}
+
+ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_node) {
+  Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
+  if (is_tensor(fake_result)) {
+    ++op_count_;
+    check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
+    check_status(PyDict_SetItemString(meta.ptr(), "val", fake_result.ptr()));
+    return interp::Value::tensor(Ref::borrow(node), Ref::borrow(fake_result));
+  }
+  bool is_sequence = PyTuple_Check(fake_result.ptr()) || PyList_Check(fake_result.ptr());
+  bool holds_tensor = false;
+  if (is_sequence) {
+    Ref items = check(PySequence_Fast(fake_result.ptr(), "sequence"));
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+      holds_tensor |= is_tensor(PySequence_Fast_GET_ITEM(items.ptr(), i));
+  }
+  if (!holds_tensor && keep_node) {
+    ++op_count_;
+    return interp::Value::constant(Ref::borrow(fake_result));
+  }
+  if (!holds_tensor) {
+    // Metadata (sizes, dtypes, flags): a constant for the rest of the trace; guards on the
+    // inputs' metadata keep it valid.
+    call_method(graph_, "erase_node", {node});
+    return interp::Value::constant(Ref::borrow(fake_result));
+  }
+  ++op_count_;
+  check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
+  Ref getitem = import_attr("operator", "getitem");
+  Ref items = check(PySequence_Fast(fake_result.ptr(), "sequence"));
+  std::vector<ValuePtr> values;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(items.ptr(), i);
+    if (!is_tensor(item)) {
+      values.push_back(interp::Value::constant(Ref::borrow(item)));
+      continue;
+    }
+    Ref index = check(PyLong_FromSsize_t(i));
+    Ref item_args = check(PyTuple_Pack(2, node.ptr(), index.ptr()));
+    Ref item_node = call_method(graph_, "call_function", {getitem, item_args});
+    Ref item_meta = check(PyObject_GetAttrString(item_node.ptr(), "meta"));
+    check_status(PyDict_SetItemString(item_meta.ptr(), "example_value", item));
+    check_status(PyDict_SetItemString(item_meta.ptr(), "val", item));
+    values.push_back(interp::Value::tensor(std::move(item_node), Ref::borrow(item)));
+  }
+  auto result = interp::Value::sequence(PyList_Check(fake_result.ptr()) ? interp::ValueKind::List
+                                                                        : interp::ValueKind::Tuple,
+                                        std::move(values));
+  // torch.return_types results (values, indices) keep their type for attribute access.
+  if (PyTuple_Check(fake_result.ptr()) && !PyTuple_CheckExact(fake_result.ptr()))
+    result->obj = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(fake_result.ptr())));
+  return result;
+}
+
+void GraphBuilder::set_output(const std::vector<ValuePtr>& tensors) {
+  Ref outputs = check(PyTuple_New(static_cast<Py_ssize_t>(tensors.size())));
+  for (size_t i = 0; i < tensors.size(); ++i)
+    PyTuple_SET_ITEM(outputs.ptr(), i, Ref(tensors[i]->node).release());
+  call_method(graph_, "output", {outputs});
+}
+
+Ref GraphBuilder::build_graph_module(const std::string& name) {
+  // Drop the names reserved for placeholders: GraphModule copies only what nodes reference.
+  Ref root = check(PyDict_New());
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(root_.ptr(), &pos, &key, &value))
+    if (value != Py_None) check_status(PyDict_SetItem(root.ptr(), key, value));
+  return call_helper("cdynamo._trace_support", "make_graph_module", {root, graph_, str(name)});
+}
+
+}  // namespace cdynamo::graph

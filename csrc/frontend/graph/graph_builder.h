@@ -1,0 +1,66 @@
+// Builds the torch.fx graph of one trace: placeholders for tensor inputs, get_attr for module
+// parameters, one node per torch call, with fake tensors propagated through every node.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+#include "common/py_ref.h"
+#include "frontend/interp/value.h"
+
+namespace cdynamo::graph {
+
+using interp::SourcePtr;
+using interp::ValuePtr;
+
+struct GraphInput {
+  SourcePtr source;  // where the transformed code loads it from
+  Ref example;       // the real tensor seen while tracing (the backend's example input)
+};
+
+using KwArgs = std::vector<std::pair<std::string, ValuePtr>>;
+
+class GraphBuilder {
+ public:
+  GraphBuilder();
+
+  // A placeholder for a tensor the transformed code will pass in.
+  ValuePtr add_input(Handle tensor, SourcePtr source);
+  // A get_attr node for a parameter or buffer reached through an nn.Module, named by path.
+  ValuePtr add_attribute(Handle tensor, const std::string& path, SourcePtr source);
+  // Registers a module for call_module nodes; returns its target name in the GraphModule.
+  std::string add_module(Handle module, const std::string& path);
+
+  // A call node (op: call_function, call_method, call_module) whose result is wrapped: tensors
+  // become Tensor values, tuples and lists of tensors Tuple values of getitem nodes, and
+  // non-tensor results (metadata such as sizes) constants with the node removed.
+  // `what` names the operation for error messages. A node run only for its side effect
+  // (setitem) is kept with keep_node. Throws Unsupported.
+  ValuePtr call(const char* op, Handle target, const std::vector<ValuePtr>& args, const KwArgs& kwargs,
+                const std::string& what, bool keep_node = false);
+  // Runs fn on fake arguments without adding a node (for metadata methods like size()).
+  Ref fake_call(Handle fn, const std::vector<ValuePtr>& args, const KwArgs& kwargs, const std::string& what);
+
+  void set_output(const std::vector<ValuePtr>& tensors);
+  Ref build_graph_module(const std::string& name);
+
+  const std::vector<GraphInput>& inputs() const { return inputs_; }
+  int op_count() const { return op_count_; }
+  Handle fake_mode() const { return fake_mode_; }
+
+ private:
+  Ref to_fx_arg(const ValuePtr& value, bool fake, const std::string& what);
+  ValuePtr wrap_result(Handle node, Handle fake_result, bool keep_node);
+  std::string unique_name(const std::string& path);
+
+  Ref graph_;
+  Ref fake_mode_;
+  Ref root_;  // dict: attribute name in the GraphModule -> module, parameter or buffer
+  std::vector<GraphInput> inputs_;
+  int op_count_ = 0;
+};
+
+// Turns a Python error raised by cdynamo._trace_support.TraceUnsupported into Unsupported
+// (other errors stay PythonError). Call from a catch (PythonError&) block.
+[[noreturn]] void rethrow_trace_error();
+
+}  // namespace cdynamo::graph

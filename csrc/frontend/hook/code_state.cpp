@@ -1,0 +1,106 @@
+// co_extra storage of CodeState: creation with the skip decision, the registry used by reset(),
+// and release when CPython frees the code object.
+// Assumes the GIL is held for every call.
+#include "frontend/hook/code_state.h"
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+#include "common/error.h"
+
+namespace cdynamo::hook {
+namespace {
+
+Py_ssize_t g_extra_index = -1;
+std::unordered_set<CodeState*> g_all_states;
+std::vector<std::string> g_skip_prefixes;
+
+void free_code_state(void* extra) {
+  auto* state = static_cast<CodeState*>(extra);
+  g_all_states.erase(state);
+  delete state;
+}
+
+Py_ssize_t extra_index() {
+  if (g_extra_index < 0) {
+    g_extra_index = cd_request_code_extra_index(free_code_state);
+    if (g_extra_index < 0) throw PythonError();
+  }
+  return g_extra_index;
+}
+
+bool is_skipped_file(PyCodeObject* code) {
+  const char* filename = PyUnicode_AsUTF8(code->co_filename);
+  if (!filename) {
+    PyErr_Clear();
+    return true;
+  }
+  std::string_view name(filename);
+  // Frozen modules, fx-generated forward()s and exec'd strings have no file of their own.
+  if (name.empty() || name.front() == '<') return name != "<stdin>" && name != "<string>";
+  for (const std::string& prefix : g_skip_prefixes)
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+bool is_untraceable_code(PyCodeObject* code) {
+  constexpr int kGeneratorLike = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
+  if (code->co_flags & kGeneratorLike) return true;
+  // Module and class bodies and comprehension functions hold no graph worth capturing alone.
+  const char* name = PyUnicode_AsUTF8(code->co_name);
+  if (!name) {
+    PyErr_Clear();
+    return true;
+  }
+  return name[0] == '<' && std::string_view(name) != "<lambda>";
+}
+
+Strategy initial_strategy(const CodeState& state) {
+  if (state.strategy_is_permanent || is_skipped_file(state.code)) return Strategy::Skip;
+  return Strategy::Default;
+}
+
+}  // namespace
+
+CodeState* existing_code_state(PyCodeObject* code) {
+  void* extra = nullptr;
+  if (g_extra_index < 0) return nullptr;
+  if (cd_code_get_extra(reinterpret_cast<PyObject*>(code), g_extra_index, &extra) < 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return static_cast<CodeState*>(extra);
+}
+
+CodeState& code_state(PyCodeObject* code) {
+  if (CodeState* state = existing_code_state(code)) return *state;
+  auto state = std::make_unique<CodeState>();
+  state->code = code;
+  state->strategy_is_permanent = is_untraceable_code(code);
+  state->strategy = initial_strategy(*state);
+  if (cd_code_set_extra(reinterpret_cast<PyObject*>(code), extra_index(), state.get()) < 0)
+    throw PythonError();
+  g_all_states.insert(state.get());
+  return *state.release();
+}
+
+void reset_all_code_states() {
+  // Entries are destroyed after the walk: destroying one can free code objects, and with them
+  // states in the registry being walked.
+  std::list<CacheEntry> doomed;
+  for (CodeState* state : g_all_states) {
+    doomed.splice(doomed.end(), state->entries);
+    state->cache_limit_warned = false;
+    state->fallback_reason.clear();
+    state->strategy = initial_strategy(*state);
+  }
+}
+
+void mark_skip_permanently(PyCodeObject* code) {
+  CodeState& state = code_state(code);
+  state.strategy = Strategy::Skip;
+  state.strategy_is_permanent = true;
+}
+
+void set_skip_prefixes(std::vector<std::string> prefixes) { g_skip_prefixes = std::move(prefixes); }
+
+}  // namespace cdynamo::hook

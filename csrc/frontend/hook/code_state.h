@@ -1,0 +1,56 @@
+// Per-code-object state kept in co_extra: what the hook does with the code, and its cache of
+// compiled entries (guards + transformed code), most recently hit first.
+#pragma once
+#include <list>
+#include <memory>
+#include <string>
+#include "common/cpython_compat.h"
+#include "common/py_ref.h"
+#include "frontend/guards/guards.h"
+
+namespace cdynamo::hook {
+
+// What the hook does with frames of one code object.
+enum class Strategy {
+  Default,   // look up the cache, compile on a miss
+  Skip,      // never traced: generators, skip-listed files, transformed code, disable()
+  Fallback,  // tracing failed (reason recorded): run eagerly, but cached entries may still hit
+};
+
+struct CacheEntry {
+  std::unique_ptr<guards::RootGuardManager> guards;
+  Ref transformed_code;  // takes all of the original's arguments positionally
+  Ref backend;           // the backend it was compiled for (lookup matches by identity)
+  // The function object last built around transformed_code, with the globals and closure it
+  // was built for (held alive by the function, so pointer equality means identity).
+  Ref function;
+  PyObject* function_globals = nullptr;
+  PyObject* function_closure = nullptr;
+};
+
+struct CodeState {
+  PyCodeObject* code = nullptr;  // borrowed: the state lives inside the code object
+  Strategy strategy = Strategy::Default;
+  bool strategy_is_permanent = false;  // survives reset(): transformed code, generators
+  bool cache_limit_warned = false;
+  std::string fallback_reason;
+  std::list<CacheEntry> entries;
+};
+
+// The state of `code`, created on first sight (deciding Skip for generators and skip-listed
+// files). Never NULL; throws PythonError if co_extra cannot be set.
+CodeState& code_state(PyCodeObject* code);
+// The state if the code was seen before, else NULL.
+CodeState* existing_code_state(PyCodeObject* code);
+
+// Frames of `code` always run with CPython's evaluator, also after reset() (transformed code,
+// disable(recursive=False)).
+void mark_skip_permanently(PyCodeObject* code);
+
+// Drops every cache entry and non-permanent strategy of every code object.
+void reset_all_code_states();
+
+// Path prefixes of files whose frames are never traced (set from cdynamo.config.skip_dirs).
+void set_skip_prefixes(std::vector<std::string> prefixes);
+
+}  // namespace cdynamo::hook

@@ -1,0 +1,244 @@
+// The PEP 523 frame-evaluation hook: cache lookup with C++ guards, compile on a miss, and
+// running transformed code in a shadow frame. Assumes the GIL is held (CPython calls it so).
+#include <string>
+#include "common/cpython_compat.h"
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/hook/callback.h"
+#include "frontend/hook/code_state.h"
+#include "frontend/interp/compile_frame.h"
+
+namespace cdynamo::hook {
+namespace {
+
+PyObject* function_closure(CdFrame* frame) {
+  PyObject* func = cd_frame_function(frame);
+  if (!func || !PyFunction_Check(func)) return nullptr;
+  return PyFunction_GET_CLOSURE(func);
+}
+
+guards::FrameView frame_view(CdFrame* frame) {
+  return {cd_frame_localsplus(frame), cd_frame_globals(frame), cd_frame_builtins(frame),
+          function_closure(frame)};
+}
+
+// The backend a callback compiles for; NULL for run-only (any entry may run).
+PyObject* callback_backend(PyObject* callback) {
+  return PyTuple_Check(callback) ? PyTuple_GET_ITEM(callback, 0) : nullptr;
+}
+
+CacheEntry* lookup(CodeState& state, const guards::FrameView& view, PyObject* backend) {
+  BusyScope busy;
+  for (auto it = state.entries.begin(); it != state.entries.end(); ++it) {
+    if (backend && it->backend.ptr() != backend) continue;
+    if (!it->guards->check(view)) continue;
+    // Most recently hit first: a loop over a few input shapes finds its entry at once.
+    if (it != state.entries.begin()) state.entries.splice(state.entries.begin(), state.entries, it);
+    return &state.entries.front();
+  }
+  return nullptr;
+}
+
+// A function object around the transformed code with the frame's globals and closure, reused
+// while the frame keeps coming with the same ones.
+Ref function_for(CacheEntry& entry, CdFrame* frame) {
+  PyObject* globals = cd_frame_globals(frame);
+  PyObject* closure = function_closure(frame);
+  if (entry.function && entry.function_globals == globals && entry.function_closure == closure)
+    return entry.function;
+  Ref function = check(PyFunction_New(entry.transformed_code.ptr(), globals));
+  if (closure) check_status(PyFunction_SetClosure(function.ptr(), closure));
+  PyObject* original = cd_frame_function(frame);
+  if (original && PyFunction_Check(original)) {
+    auto* source = reinterpret_cast<PyFunctionObject*>(original);
+    Py_XSETREF(reinterpret_cast<PyFunctionObject*>(function.ptr())->func_qualname,
+               Py_XNewRef(source->func_qualname));
+  }
+  entry.function = function;
+  entry.function_globals = globals;
+  entry.function_closure = closure;
+  return function;
+}
+
+// Runs the entry's transformed code in a new frame (the shadow frame) with the original
+// frame's arguments, then disposes of the original frame, which was never evaluated.
+PyObject* run_entry(PyThreadState* tstate, CdFrame* frame, CacheEntry& entry) {
+  PyObject* result = nullptr;
+  try {
+    Ref function = function_for(entry, frame);
+    int nargs = interp::argument_slot_count(cd_frame_code(frame));
+    result = PyObject_Vectorcall(function.ptr(), cd_frame_localsplus(frame), nargs, nullptr);
+  } catch (...) {
+    set_python_error_from_current_exception();
+  }
+  cd_frame_clear_and_pop_unevaluated(tstate, frame);
+  return result;
+}
+
+// Raises the error currently set from the frame without evaluating it.
+PyObject* fail_frame(PyThreadState* tstate, CdFrame* frame) {
+  cd_frame_clear_and_pop_unevaluated(tstate, frame);
+  return nullptr;
+}
+
+std::string code_location(PyCodeObject* code) {
+  return to_std_string(code->co_qualname) + " (" + to_std_string(code->co_filename) + ":" +
+         std::to_string(code->co_firstlineno) + ")";
+}
+
+void record(const char* what, const std::string& a, const std::string& b = "") {
+  Ref first = steal(PyUnicode_FromString(a.c_str()));
+  Ref second = steal(PyUnicode_FromString(b.c_str()));
+  if (!first || !second) throw PythonError();
+  if (b.empty()) call_helper("cdynamo.utils", what, {first});
+  else call_helper("cdynamo.utils", what, {first, second});
+}
+
+bool options_flag(PyObject* callback, const char* name) {
+  Ref value = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), name));
+  int truth = PyObject_IsTrue(value.ptr());
+  check_status(truth);
+  return truth;
+}
+
+// Raises cdynamo.exc.Unsupported for fullgraph=True, naming the construct and the user's line.
+void raise_unsupported(const interp::Unsupported& error, PyCodeObject* code) {
+  std::string where = error.filename.empty()
+                          ? code_location(code)
+                          : error.function + " (" + error.filename + ":" + std::to_string(error.line) + ")";
+  std::string message = std::string(error.what()) + "\n  in " + where +
+                        "\nfullgraph=True (nopython=True) needs the whole function in one graph: "
+                        "change this construct, or drop fullgraph to let cdynamo run it eagerly.";
+  Ref type = import_attr("cdynamo.exc", "Unsupported");
+  PyErr_SetString(type.ptr(), message.c_str());
+}
+
+PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& state,
+                          PyObject* callback, const guards::FrameView& view) {
+  PyCodeObject* code = cd_frame_code(frame);
+  std::string recompile_reason;
+  bool over_limit = false;
+  try {
+    BusyScope busy;
+    long limit = config_long("cache_size_limit");
+    if (!state.entries.empty()) recompile_reason = state.entries.front().guards->failure_reason(view);
+    over_limit = static_cast<long>(state.entries.size()) >= limit;
+    if (over_limit && !state.cache_limit_warned) {
+      state.cache_limit_warned = true;
+      std::string message = "cdynamo: " + code_location(code) + " reached config.cache_size_limit (" +
+                            std::to_string(limit) + " compiled versions); it runs eagerly for inputs that match none of them. "
+                            "The guard that kept failing: " + recompile_reason +
+                            ". Make that value stable across calls, or raise cdynamo.config.cache_size_limit.";
+      if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw PythonError();
+    }
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return fail_frame(tstate, frame);
+  }
+  if (over_limit) return cd_eval_frame_default(tstate, frame, 0);
+
+  interp::CompiledFrame compiled;
+  try {
+    BusyScope busy;
+    compiled = interp::compile_frame(frame, callback);
+  } catch (const interp::Unsupported& error) {
+    bool nopython = false;
+    try {
+      nopython = !error.silent && options_flag(callback, "nopython");
+      if (!nopython) {
+        if (!error.silent) record("record_graph_break", error.what(), code_location(code));
+        state.strategy = Strategy::Fallback;
+        state.fallback_reason = error.what();
+      }
+    } catch (...) {
+      set_python_error_from_current_exception();
+      return fail_frame(tstate, frame);
+    }
+    if (!nopython) return cd_eval_frame_default(tstate, frame, 0);
+    raise_unsupported(error, code);
+    return fail_frame(tstate, frame);
+  } catch (...) {
+    // A backend failure or a bug of ours: eager fallback with a warning, or the error itself.
+    set_python_error_from_current_exception();
+    bool suppress = false;
+    {
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      try {
+        suppress = config_bool("suppress_errors");
+      } catch (...) {
+        PyErr_Clear();
+      }
+      PyErr_Restore(type, value, traceback);
+    }
+    if (!suppress) return fail_frame(tstate, frame);
+    try {
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyErr_NormalizeException(&type, &value, &traceback);
+      Ref owned_type = steal(type), error = steal(value), owned_traceback = steal(traceback);
+      std::string reason = "cdynamo failed to compile " + code_location(code) + ": " +
+                           to_std_string(Ref(check(PyObject_Repr(error.ptr())))) +
+                           "; running it eagerly (config.suppress_errors is True)";
+      if (PyErr_WarnEx(PyExc_UserWarning, reason.c_str(), 1) < 0) throw PythonError();
+      record("record_graph_break", reason, code_location(code));
+      state.strategy = Strategy::Fallback;
+      state.fallback_reason = reason;
+    } catch (...) {
+      set_python_error_from_current_exception();
+      return fail_frame(tstate, frame);
+    }
+    return cd_eval_frame_default(tstate, frame, 0);
+  }
+
+  CacheEntry entry;
+  entry.guards = std::move(compiled.guards);
+  entry.transformed_code = std::move(compiled.transformed_code);
+  entry.backend = Ref::borrow(callback_backend(callback));
+  try {
+    mark_skip_permanently(reinterpret_cast<PyCodeObject*>(entry.transformed_code.ptr()));
+    if (!recompile_reason.empty()) record("record_recompile", code_location(code), recompile_reason);
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return fail_frame(tstate, frame);
+  }
+  state.entries.push_front(std::move(entry));
+  return run_entry(tstate, frame, state.entries.front());
+}
+
+}  // namespace
+
+// Ownership contract: CPython passes a frame it owns (3.11) or hands over (3.12: the evaluator
+// clears and pops it). Returns a new reference to the frame's result, or NULL with an error set;
+// every path either evaluates the frame with CPython's evaluator or calls
+// cd_frame_clear_and_pop_unevaluated on it exactly once.
+PyObject* eval_frame_hook(PyThreadState* tstate, CdFrame* frame, int throwflag) {
+  PyObject* callback = current_callback();
+  if (!callback || throwflag || hook_is_busy()) return cd_eval_frame_default(tstate, frame, throwflag);
+  PyCodeObject* code = cd_frame_code(frame);
+  CodeState* state = existing_code_state(code);
+  if (!state) {
+    try {
+      state = &code_state(code);
+    } catch (...) {
+      PyErr_Clear();
+      return cd_eval_frame_default(tstate, frame, throwflag);
+    }
+  }
+  // Frames with a frame object already (a tracer or profiler asked for it) keep their default
+  // evaluation: the hook may only dispose of frames nobody else can see.
+  if (state->strategy == Strategy::Skip || !cd_frame_is_private(frame) ||
+      cd_frame_owned_by_generator(frame))
+    return cd_eval_frame_default(tstate, frame, throwflag);
+
+  guards::FrameView view = frame_view(frame);
+  if (!state->entries.empty()) {
+    if (CacheEntry* hit = lookup(*state, view, callback_backend(callback)))
+      return run_entry(tstate, frame, *hit);
+  }
+  if (callback == Py_False || state->strategy == Strategy::Fallback)
+    return cd_eval_frame_default(tstate, frame, throwflag);
+  return compile_and_run(tstate, frame, *state, callback, view);
+}
+
+}  // namespace cdynamo::hook

@@ -1,0 +1,269 @@
+// Calls during tracing: torch functions and tensor methods become graph nodes, nn.Module layers
+// call_module nodes, pure builtins fold on constants; anything else stops the trace.
+#include <unordered_set>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+bool any_tensor(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  std::vector<ValuePtr> pending(args.begin(), args.end());
+  for (const auto& [name, value] : kwargs) pending.push_back(value);
+  while (!pending.empty()) {
+    ValuePtr value = pending.back();
+    pending.pop_back();
+    if (value->is_tensor()) return true;
+    if (value->is_sequence()) pending.insert(pending.end(), value->items.begin(), value->items.end());
+  }
+  return false;
+}
+
+bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  for (const auto& arg : args)
+    if (!arg->is_fully_constant()) return false;
+  for (const auto& [name, value] : kwargs)
+    if (!value->is_fully_constant()) return false;
+  return true;
+}
+
+// Tensor methods that only read metadata (static under the tensor guards): constants.
+const std::unordered_set<std::string>& metadata_methods() {
+  static const std::unordered_set<std::string> names = {
+      "size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous", "element_size",
+      "is_floating_point", "is_complex", "storage_offset", "get_device", "is_signed", "type"};
+  return names;
+}
+
+// Tensor methods that need real data or change state outside the graph.
+const std::unordered_set<std::string>& unsupported_methods() {
+  static const std::unordered_set<std::string> names = {
+      "item", "tolist", "numpy", "backward", "register_hook", "retain_grad", "requires_grad_",
+      "__bool__", "__int__", "__float__", "__index__", "data_ptr", "untyped_storage", "storage",
+      "record_stream", "share_memory_", "set_", "resize_", "resize_as_", "__array__", "__len__"};
+  return names;
+}
+
+}  // namespace
+
+void Tracer::call(int argc, Handle kw_names) {
+  std::vector<ValuePtr> args = pop_n(argc);
+  ValuePtr callable_or_self = pop();
+  ValuePtr method_or_null = pop();
+  ValuePtr callable = callable_or_self;
+  if (method_or_null->kind != ValueKind::Null) {
+    callable = method_or_null;
+    args.insert(args.begin(), callable_or_self);
+  }
+  graph::KwArgs kwargs;
+  if (kw_names) {
+    Py_ssize_t count = PyTuple_GET_SIZE(kw_names.ptr());
+    size_t first = args.size() - static_cast<size_t>(count);
+    for (Py_ssize_t i = 0; i < count; ++i)
+      kwargs.emplace_back(to_std_string(PyTuple_GET_ITEM(kw_names.ptr(), i)), args[first + i]);
+    args.resize(first);
+  }
+  push(call_value(callable, std::move(args), std::move(kwargs)));
+}
+
+ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  switch (callable->kind) {
+    case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
+    case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
+    case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    default: unsupported("calling a " + callable->describe());
+  }
+}
+
+std::string Tracer::callable_policy(Handle fn) {
+  auto cached = policy_cache_.find(fn.ptr());
+  if (cached != policy_cache_.end()) return cached->second;
+  std::string policy;
+  static Ref graph_break = import_attr("cdynamo.eval_frame", "graph_break");
+  if (fn.ptr() == graph_break.ptr()) {
+    policy = "unsupported:cdynamo.graph_break() was called";
+  } else {
+    policy = to_std_string(call_helper("cdynamo._trace_support", "classify_callable", {fn}));
+  }
+  keep_alive_.push_back(Ref::borrow(fn));
+  policy_cache_.emplace(fn.ptr(), policy);
+  return policy;
+}
+
+ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), i, args[i]->as_python_constant().release());
+  Ref dict = check(PyDict_New());
+  for (const auto& [name, value] : kwargs)
+    check_status(PyDict_SetItemString(dict.ptr(), name.c_str(), value->as_python_constant().ptr()));
+  return Value::constant(check(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
+}
+
+std::string callable_name(Handle fn) {
+  Ref name = steal(PyObject_GetAttrString(fn.ptr(), "__qualname__"));
+  if (!name) {
+    PyErr_Clear();
+    name = steal(PyObject_GetAttrString(fn.ptr(), "__name__"));
+  }
+  if (!name) {
+    PyErr_Clear();
+    return Py_TYPE(fn.ptr())->tp_name;
+  }
+  return to_std_string(name);
+}
+
+ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
+  if (PyCFunction_Check(fn.ptr())) {
+    PyObject* self = PyCFunction_GET_SELF(fn.ptr());
+    if (self && !PyModule_Check(self) && all_constant(args, kwargs) &&
+        (PyUnicode_Check(self) || PyTuple_Check(self) || PyLong_Check(self) || PyFloat_Check(self) ||
+         PyBytes_Check(self)))
+      return fold(fn, args, kwargs);
+  }
+  std::string policy = callable_policy(fn);
+  std::string name = callable_name(fn);
+  if (policy == "builtin") return call_builtin(fn, args, kwargs);
+  if (policy == "fold") {
+    if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
+    return graph_.call("call_function", fn, args, kwargs, name + "()");
+  }
+  if (policy == "graph") {
+    static Ref operator_module = check(PyUnicode_FromString("_operator"));
+    if (all_constant(args, kwargs)) {
+      Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
+      PyErr_Clear();
+      if (module && PyUnicode_Check(module.ptr()) && (to_std_string(module) == "_operator" || to_std_string(module) == "operator"))
+        return fold(fn, args, kwargs);
+    }
+    return graph_.call("call_function", fn, args, kwargs, name + "()");
+  }
+  if (policy == "user_function")
+    unsupported("calling the Python function " + name +
+                " (inlining user functions comes in a later version; it is compiled as its own frame)");
+  if (policy.starts_with("unsupported:")) unsupported(policy.substr(12));
+  unsupported("calling " + name);
+}
+
+ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  std::string name = callable_name(fn);
+  if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
+  auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
+  if (name == "len" && args.size() == 1) {
+    const ValuePtr& x = args[0];
+    if (x->is_sequence()) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->is_tensor() || x->obj) {
+      Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
+      if (n < 0) throw PythonError();
+      return Value::constant(check(PyLong_FromSsize_t(n)));
+    }
+  }
+  if (name == "isinstance" && args.size() == 2 && args[1]->is_fully_constant()) {
+    Ref type = type_of(args[0]);
+    int result = PyObject_IsSubclass(type.ptr(), args[1]->as_python_constant().ptr());
+    check_status(result);
+    return constant(result ? Py_True : Py_False);
+  }
+  if (name == "type" && args.size() == 1) return Value::constant(type_of(args[0]));
+  if ((name == "issubclass" || name == "callable" || name == "range") && all_constant(args, kwargs))
+    return fold(fn, args, kwargs);
+  if ((name == "tuple" || name == "list") && args.size() <= 1) {
+    std::vector<ValuePtr> items = args.empty() ? std::vector<ValuePtr>{} : iterate(args[0]);
+    return Value::sequence(name == "tuple" ? ValueKind::Tuple : ValueKind::List, std::move(items));
+  }
+  if (name == "enumerate" && !args.empty()) {
+    long start = args.size() > 1 && args[1]->is_constant() ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
+    std::vector<ValuePtr> items;
+    long index = start;
+    for (auto& item : iterate(args[0]))
+      items.push_back(Value::sequence(ValueKind::Tuple, {Value::constant(check(PyLong_FromLong(index++))), item}));
+    return Value::sequence(ValueKind::Iterator, std::move(items));
+  }
+  if (name == "zip") {
+    std::vector<std::vector<ValuePtr>> columns;
+    size_t length = SIZE_MAX;
+    for (auto& arg : args) {
+      columns.push_back(iterate(arg));
+      length = std::min(length, columns.back().size());
+    }
+    std::vector<ValuePtr> rows;
+    for (size_t i = 0; i < (columns.empty() ? 0 : length); ++i) {
+      std::vector<ValuePtr> row;
+      for (auto& column : columns) row.push_back(column[i]);
+      rows.push_back(Value::sequence(ValueKind::Tuple, std::move(row)));
+    }
+    return Value::sequence(ValueKind::Iterator, std::move(rows));
+  }
+  if ((name == "getattr" || name == "hasattr") && args.size() >= 2 && args[1]->is_constant() &&
+      PyUnicode_Check(args[1]->obj.ptr())) {
+    std::string attr = to_std_string(args[1]->obj);
+    if (name == "getattr") return load_attr(args[0], attr);
+    try {
+      load_attr(args[0], attr);
+      return constant(Py_True);
+    } catch (const Unsupported&) {
+      if (args[0]->is_tensor() || !args[0]->obj) throw;
+      int has = PyObject_HasAttrString(args[0]->obj.ptr(), attr.c_str());
+      return constant(has ? Py_True : Py_False);
+    }
+  }
+  unsupported(name + "() with these arguments");
+}
+
+ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  ValuePtr self = method->items.at(0);
+  const std::string& name = method->name;
+  if (self->kind == ValueKind::List || self->kind == ValueKind::Tuple) {
+    if (self->kind == ValueKind::List && name == "append" && args.size() == 1 && !self->source) {
+      self->items.push_back(args[0]);
+      return Value::constant(Ref::borrow(Py_None));
+    }
+    if (self->kind == ValueKind::List && name == "extend" && args.size() == 1 && !self->source) {
+      for (auto& item : iterate(args[0])) self->items.push_back(item);
+      return Value::constant(Ref::borrow(Py_None));
+    }
+    if (self->is_fully_constant() && all_constant(args, kwargs)) {
+      Ref bound = check(PyObject_GetAttrString(self->as_python_constant().ptr(), name.c_str()));
+      if (name == "index" || name == "count") return fold(bound, args, kwargs);
+    }
+    unsupported(std::string(self->kind == ValueKind::List ? "list" : "tuple") + "." + name + "()" +
+                (self->source ? " on a list passed into the function (a side effect)" : ""));
+  }
+  if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
+  if (unsupported_methods().count(name))
+    unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
+                "keep the value as a tensor, or move this call out of the compiled function");
+  Ref method_name = check(PyUnicode_FromString(name.c_str()));
+  if (metadata_methods().count(name)) {
+    Ref bound = check(PyObject_GetAttr(self->fake.ptr(), method_name.ptr()));
+    return Value::constant(graph_.fake_call(bound, args, kwargs, "Tensor." + name + "()"));
+  }
+  std::vector<ValuePtr> all_args{self};
+  all_args.insert(all_args.end(), args.begin(), args.end());
+  return graph_.call("call_method", method_name, all_args, kwargs, "Tensor." + name + "()");
+}
+
+ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  PyObject* obj = module->obj.ptr();
+  std::string type_name = Py_TYPE(obj)->tp_name;
+  int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
+  check_status(is_leaf);
+  if (is_leaf) {
+    std::string target = graph_.add_module(obj, module->module_path);
+    Ref target_name = check(PyUnicode_FromString(target.c_str()));
+    return graph_.call("call_module", target_name, args, kwargs, type_name + " (" + module->module_path + ")");
+  }
+  int is_sequential = PyObject_IsInstance(obj, import_attr("torch.nn", "Sequential").ptr());
+  check_status(is_sequential);
+  Ref hooks = call_helper("cdynamo._trace_support", "module_has_hooks", {obj});
+  if (is_sequential && !PyObject_IsTrue(hooks.ptr()) && args.size() == 1 && kwargs.empty()) {
+    ValuePtr x = args[0];
+    for (auto& child : iterate(module)) x = call_nn_module(child, {x}, {});
+    return x;
+  }
+  unsupported("calling the user-defined module " + type_name + " (" + module->module_path +
+              "): inlining user code comes in a later version; it is compiled as its own frame");
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,36 @@
+// Entry point of the frontend's compiler: trace one frame into a graph, hand the graph to the
+// backend, and return the guards plus the transformed code that calls the compiled graph.
+#pragma once
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include "common/cpython_compat.h"
+#include "common/py_ref.h"
+#include "frontend/guards/guards.h"
+
+namespace cdynamo::interp {
+
+// A construct the interpreter cannot capture. The frame runs eagerly (or, with fullgraph=True,
+// the user gets cdynamo.exc.Unsupported naming the construct and the line).
+struct Unsupported : std::runtime_error {
+  Unsupported(const std::string& reason) : std::runtime_error(reason) {}
+  std::string filename;  // where in the user's code (filled by the interpreter)
+  int line = -1;
+  std::string function;
+  bool silent = false;  // nothing worth compiling: fall back without reporting a graph break
+};
+
+struct CompiledFrame {
+  std::unique_ptr<guards::RootGuardManager> guards;
+  Ref transformed_code;
+};
+
+// callback is the hook's (backend, options) tuple. Throws Unsupported, or PythonError/
+// InternalError for failures of the backend or of cdynamo itself.
+CompiledFrame compile_frame(CdFrame* frame, PyObject* callback);
+
+// Number of arguments the transformed code takes: every argument slot of the original code
+// (positional, keyword-only, *args, **kwargs), passed positionally.
+int argument_slot_count(PyCodeObject* code);
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,211 @@
+// Python operators on traced values: arithmetic, comparison, subscripts, iteration, unpacking.
+// Constants fold at trace time; anything touching a tensor becomes a graph node.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+bool involves_tensor(const ValuePtr& value) {
+  if (value->is_tensor()) return true;
+  if (value->is_sequence())
+    for (const auto& item : value->items)
+      if (involves_tensor(item)) return true;
+  return false;
+}
+
+std::string operator_name(Handle op) {
+  Ref name = steal(PyObject_GetAttrString(op.ptr(), "__name__"));
+  if (!name) {
+    PyErr_Clear();
+    return "operator";
+  }
+  return "operator." + to_std_string(name);
+}
+
+}  // namespace
+
+void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
+  std::string what = operator_name(op);
+  if (involves_tensor(lhs) || involves_tensor(rhs)) {
+    push(graph_.call("call_function", op, {lhs, rhs}, {}, what));
+    return;
+  }
+  if (lhs->is_fully_constant() && rhs->is_fully_constant() && !(lhs->kind == ValueKind::List)) {
+    Ref result = check(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
+                                                    rhs->as_python_constant().ptr(), nullptr));
+    push(Value::constant(std::move(result)));
+    return;
+  }
+  // Sequence arithmetic on traced sequences: concatenation and repetition.
+  bool is_add = what == "operator.add" || what == "operator.iadd";
+  bool is_mul = what == "operator.mul" || what == "operator.imul";
+  if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
+    if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
+      if (lhs->source) unsupported("extending a list passed into the function (a side effect)");
+      lhs->items.insert(lhs->items.end(), rhs->items.begin(), rhs->items.end());
+      push(lhs);
+      return;
+    }
+    std::vector<ValuePtr> items = lhs->items;
+    items.insert(items.end(), rhs->items.begin(), rhs->items.end());
+    push(Value::sequence(lhs->kind, std::move(items)));
+    return;
+  }
+  if (is_mul && lhs->is_sequence() && rhs->is_constant() && PyLong_Check(rhs->obj.ptr())) {
+    long count = PyLong_AsLong(rhs->obj.ptr());
+    std::vector<ValuePtr> items;
+    for (long i = 0; i < count; ++i) items.insert(items.end(), lhs->items.begin(), lhs->items.end());
+    push(Value::sequence(lhs->kind, std::move(items)));
+    return;
+  }
+  unsupported(what + " between a " + lhs->describe() + " and a " + rhs->describe());
+}
+
+void Tracer::unary_op(const char* name, ValuePtr operand) {
+  static Ref ops = call_helper("cdynamo._trace_support", "unary_operators", {});
+  PyObject* op = PyDict_GetItemString(ops.ptr(), name);
+  if (!op) throw InternalError(std::string("unknown unary operator ") + name);
+  if (operand->is_tensor()) {
+    push(graph_.call("call_function", op, {operand}, {}, std::string("operator.") + name));
+    return;
+  }
+  if (!operand->is_fully_constant()) unsupported(std::string("unary ") + name + " of a " + operand->describe());
+  push(Value::constant(check(PyObject_CallOneArg(op, operand->as_python_constant().ptr()))));
+}
+
+void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
+  static Ref ops = call_helper("cdynamo._trace_support", "compare_operators", {});
+  if (op < 0 || op >= PyTuple_GET_SIZE(ops.ptr())) unsupported("unknown comparison");
+  binary_op(PyTuple_GET_ITEM(ops.ptr(), op), "comparison", std::move(lhs), std::move(rhs));
+}
+
+void Tracer::subscript(ValuePtr container, ValuePtr key) {
+  static Ref getitem = import_attr("operator", "getitem");
+  if (container->is_tensor()) {
+    push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
+    return;
+  }
+  if (container->is_sequence() && key->is_constant()) {
+    Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
+    if (PyLong_Check(key->obj.ptr())) {
+      Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
+      if (index < 0) index += size;
+      if (index < 0 || index >= size) unsupported("index out of range on a " + container->describe());
+      push(container->items[index]);
+      return;
+    }
+    if (PySlice_Check(key->obj.ptr())) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(key->obj.ptr(), &start, &stop, &step) < 0) throw PythonError();
+      Py_ssize_t length = PySlice_AdjustIndices(size, &start, &stop, step);
+      std::vector<ValuePtr> items;
+      for (Py_ssize_t i = 0, at = start; i < length; ++i, at += step) items.push_back(container->items[at]);
+      push(Value::sequence(container->kind, std::move(items)));
+      return;
+    }
+  }
+  if (container->kind == ValueKind::NNModule && key->is_constant()) {
+    // nn.Sequential / nn.ModuleList indexing: find the child's name to keep a source.
+    Ref child = check(PyObject_GetItem(container->obj.ptr(), key->obj.ptr()));
+    Ref modules = check(PyObject_GetAttrString(container->obj.ptr(), "_modules"));
+    PyObject *name, *module;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(modules.ptr(), &pos, &name, &module))
+      if (module == child.ptr()) {
+        push(load_attr(container, to_std_string(name)));
+        return;
+      }
+    unsupported("indexing an nn.Module container produced a new module");
+  }
+  if (container->is_fully_constant() && key->is_fully_constant()) {
+    push(Value::constant(check(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
+    return;
+  }
+  unsupported("indexing a " + container->describe() + " with a " + key->describe());
+}
+
+void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
+  static Ref setitem = import_attr("operator", "setitem");
+  if (container->is_tensor()) {
+    graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
+    return;
+  }
+  if (container->kind == ValueKind::List && !container->source && key->is_constant() &&
+      PyLong_Check(key->obj.ptr())) {
+    Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
+    Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
+    if (index < 0) index += size;
+    if (index < 0 || index >= size) unsupported("list assignment index out of range");
+    container->items[index] = value;
+    return;
+  }
+  unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");
+}
+
+std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
+  switch (iterable->kind) {
+    case ValueKind::Tuple:
+    case ValueKind::List: return iterable->items;
+    case ValueKind::Iterator:
+      return std::vector<ValuePtr>(iterable->items.begin() + iterable->position, iterable->items.end());
+    case ValueKind::Constant: {
+      if (PyDict_Check(iterable->obj.ptr()) || PyAnySet_Check(iterable->obj.ptr()))
+        unsupported("iterating over a dict or set");
+      Ref items = steal(PySequence_List(iterable->obj.ptr()));
+      if (!items) {
+        PyErr_Clear();
+        unsupported("iterating over a " + iterable->describe());
+      }
+      if (PyList_GET_SIZE(items.ptr()) > 100000) unsupported("a loop of more than 100000 iterations");
+      std::vector<ValuePtr> values;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i)
+        values.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(items.ptr(), i))));
+      return values;
+    }
+    case ValueKind::NNModule: {
+      Ref modules = check(PyObject_GetAttrString(iterable->obj.ptr(), "_modules"));
+      static Ref container_types = check(Py_BuildValue("(OO)", import_attr("torch.nn", "Sequential").ptr(),
+                                                       import_attr("torch.nn", "ModuleList").ptr()));
+      int is_container = PyObject_IsInstance(iterable->obj.ptr(), container_types.ptr());
+      check_status(is_container);
+      if (!is_container) unsupported("iterating over a " + iterable->describe());
+      std::vector<ValuePtr> values;
+      PyObject *name, *module;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(modules.ptr(), &pos, &name, &module)) values.push_back(load_attr(iterable, to_std_string(name)));
+      return values;
+    }
+    case ValueKind::Tensor: {
+      Ref shape = check(PyObject_GetAttrString(iterable->fake.ptr(), "shape"));
+      if (PyTuple_GET_SIZE(shape.ptr()) == 0) unsupported("iterating over a 0-d tensor");
+      long rows = PyLong_AsLong(PyTuple_GET_ITEM(shape.ptr(), 0));
+      static Ref getitem = import_attr("operator", "getitem");
+      std::vector<ValuePtr> values;
+      for (long i = 0; i < rows; ++i)
+        values.push_back(graph_.call("call_function", getitem,
+                                     {iterable, Value::constant(check(PyLong_FromLong(i)))}, {}, "tensor iteration"));
+      return values;
+    }
+    default: unsupported("iterating over a " + iterable->describe());
+  }
+}
+
+void Tracer::get_iter(ValuePtr iterable) {
+  if (iterable->kind == ValueKind::Iterator) {
+    push(iterable);
+    return;
+  }
+  auto iterator = Value::sequence(ValueKind::Iterator, iterate(iterable));
+  push(iterator);
+}
+
+void Tracer::unpack_sequence(ValuePtr sequence, int count) {
+  std::vector<ValuePtr> items = iterate(sequence);
+  if (static_cast<int>(items.size()) != count)
+    unsupported("unpacking " + std::to_string(items.size()) + " values into " + std::to_string(count) + " names");
+  for (auto it = items.rbegin(); it != items.rend(); ++it) push(*it);
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,455 @@
+// The interpreter loop: frame state (stack, locals) and the handlers of non-call instructions,
+// for CPython 3.11 and 3.12 bytecode. Assumes instructions decoded by frontend/bytecode.
+#include "frontend/interp/tracer.h"
+#include <opcode.h>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/bytecode/bytecode.h"
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define CD_PY312 1
+#else
+#define CD_PY312 0
+#endif
+
+namespace cdynamo::interp {
+
+// ============================================================================================
+// Frame state
+// ============================================================================================
+
+Tracer::Tracer(CdFrame* frame)
+    : code_(cd_frame_code(frame)),
+      frame_locals_(cd_frame_localsplus(frame)),
+      globals_(cd_frame_globals(frame)),
+      builtins_(cd_frame_builtins(frame)),
+      closure_(nullptr),
+      argument_slots_(argument_slot_count(cd_frame_code(frame))),
+      first_free_slot_(cd_frame_code(frame)->co_nlocalsplus - cd_frame_code(frame)->co_nfreevars),
+      instructions_(bytecode::decode(cd_frame_code(frame))),
+      guards_(std::make_unique<guards::RootGuardManager>()) {
+  PyObject* function = cd_frame_function(frame);
+  if (function && PyFunction_Check(function)) closure_ = PyFunction_GET_CLOSURE(function);
+  locals_.resize(code_->co_nlocalsplus);
+  local_initialised_.resize(code_->co_nlocalsplus, false);
+  // Graphs depend on grad mode (autograd records or not): always guarded.
+  guards_->add_grad_mode_guard();
+}
+
+std::string Tracer::local_name(int slot) const {
+  return to_std_string(PyTuple_GET_ITEM(code_->co_localsplusnames, slot));
+}
+
+void Tracer::unsupported(const std::string& reason) const {
+  Unsupported error(reason);
+  error.filename = to_std_string(code_->co_filename);
+  error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
+  error.function = to_std_string(code_->co_qualname);
+  throw error;
+}
+
+ValuePtr Tracer::pop() {
+  if (stack_.empty()) throw InternalError("interpreter stack underflow");
+  ValuePtr value = std::move(stack_.back());
+  stack_.pop_back();
+  return value;
+}
+
+ValuePtr& Tracer::top(int depth) {
+  if (depth < 1 || static_cast<size_t>(depth) > stack_.size()) throw InternalError("bad stack depth");
+  return stack_[stack_.size() - depth];
+}
+
+std::vector<ValuePtr> Tracer::pop_n(int n) {
+  if (static_cast<size_t>(n) > stack_.size()) throw InternalError("interpreter stack underflow");
+  std::vector<ValuePtr> values(stack_.end() - n, stack_.end());
+  stack_.resize(stack_.size() - n);
+  return values;
+}
+
+ValuePtr Tracer::load_local(int slot) {
+  if (!locals_[slot] && !local_initialised_[slot]) {
+    local_initialised_[slot] = true;
+    if (slot >= first_free_slot_) {
+      int index = slot - first_free_slot_;
+      if (!closure_) unsupported("free variable " + local_name(slot) + " without a closure");
+      PyObject* cell = PyTuple_GET_ITEM(closure_, index);
+      PyObject* contents = PyCell_GET(cell);
+      if (!contents) unsupported("free variable " + local_name(slot) + " is not bound yet");
+      locals_[slot] = wrap(contents, Source::closure(index, local_name(slot)));
+    } else if (slot < argument_slots_ && frame_locals_[slot]) {
+      locals_[slot] = wrap(frame_locals_[slot], Source::local(slot, local_name(slot)));
+    }
+  }
+  if (!locals_[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
+  return locals_[slot];
+}
+
+void Tracer::store_local(int slot, ValuePtr value) {
+  local_initialised_[slot] = true;
+  locals_[slot] = value->kind == ValueKind::Null ? nullptr : std::move(value);
+}
+
+// ============================================================================================
+// The loop
+// ============================================================================================
+
+TraceResult Tracer::run() {
+  size_t steps = 0;
+  try {
+    while (pc_ < instructions_.size()) {
+      const bytecode::Instruction& inst = instructions_[pc_++];
+      if (inst.position.line >= 0) line_ = inst.position.line;
+      if (++steps > 1000000) unsupported("the function runs more than a million bytecode steps");
+      if (!step(inst)) break;
+    }
+  } catch (Unsupported& error) {
+    // Errors raised below the interpreter (graph building) learn where they happened here.
+    if (error.filename.empty()) {
+      error.filename = to_std_string(code_->co_filename);
+      error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
+      error.function = to_std_string(code_->co_qualname);
+    }
+    throw;
+  }
+  if (!return_value_) throw InternalError("frame ended without RETURN");
+  TraceResult result;
+  result.return_value = return_value_;
+  return result;
+}
+
+std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {
+  if (local_tensor_inputs_.size() > 1) guards_->add_no_aliasing_guard(local_tensor_inputs_);
+  return std::move(guards_);
+}
+
+bool Tracer::truth_value(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Constant: {
+      int truth = PyObject_IsTrue(value->obj.ptr());
+      check_status(truth);
+      return truth;
+    }
+    case ValueKind::Tuple:
+    case ValueKind::List: return !value->items.empty();
+    case ValueKind::Tensor:
+      unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
+                  "use torch.where, or move the branch out of the compiled function");
+    case ValueKind::PyModule:
+    case ValueKind::NNModule:
+    case ValueKind::TensorMethod: return true;
+    default: unsupported("truth value of a " + value->describe());
+  }
+}
+
+void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test) {
+  ValuePtr condition = pop();
+  bool truth;
+  if (none_test) {
+    truth = condition->kind == ValueKind::Constant && condition->obj.ptr() == Py_None;
+  } else {
+    truth = truth_value(condition);
+  }
+  if (truth == jump_when) {
+    if (!pop_always) push(condition);
+    pc_ = inst.target;
+  }
+}
+
+bool Tracer::step(const bytecode::Instruction& inst) {
+  const int arg = inst.arg;
+  switch (inst.opcode) {
+    case NOP:
+    case RESUME:
+    case MAKE_CELL:        // cells are modelled as plain values: no closure is created here
+    case COPY_FREE_VARS:   // free variables are read from the function's closure on first use
+#if !CD_PY312
+    case PRECALL:
+#endif
+      return true;
+    case PUSH_NULL: push(Value::null()); return true;
+    case POP_TOP: pop(); return true;
+#if CD_PY312
+    case END_FOR: pop(); pop(); return true;
+#endif
+    case COPY: push(top(arg)); return true;
+    case SWAP: std::swap(top(1), top(arg)); return true;
+
+    case LOAD_CONST: push(Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)))); return true;
+    case LOAD_FAST:
+#if CD_PY312
+    case LOAD_FAST_CHECK:
+#endif
+    case LOAD_DEREF: push(load_local(arg)); return true;
+#if CD_PY312
+    case LOAD_FAST_AND_CLEAR: {
+      ValuePtr value = locals_[arg];
+      if (!value && !local_initialised_[arg] && arg < argument_slots_) value = load_local(arg);
+      push(value ? value : Value::null());
+      locals_[arg] = nullptr;
+      local_initialised_[arg] = true;
+      return true;
+    }
+#endif
+    case STORE_FAST: store_local(arg, pop()); return true;
+    case STORE_DEREF:
+      if (arg >= first_free_slot_) unsupported("assigning to the enclosing function's variable " + local_name(arg));
+      store_local(arg, pop());
+      return true;
+    case DELETE_FAST: locals_[arg] = nullptr; local_initialised_[arg] = true; return true;
+
+    case LOAD_GLOBAL: {
+      if (arg & 1) push(Value::null());
+      push(load_global(to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1))));
+      return true;
+    }
+    case LOAD_ATTR: {
+#if CD_PY312
+      std::string name = to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1));
+      ValuePtr base = pop();
+      if (arg & 1) push(Value::null());
+      push(load_attr(base, name));
+#else
+      push(load_attr(pop(), to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+#endif
+      return true;
+    }
+#if !CD_PY312
+    case LOAD_METHOD: {
+      ValuePtr base = pop();
+      push(Value::null());
+      push(load_attr(base, to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+      return true;
+    }
+#endif
+    case KW_NAMES: kw_names_ = Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)); return true;
+    case CALL: {
+      Ref names = std::move(kw_names_);
+      call(arg, names);
+      return true;
+    }
+    case CALL_FUNCTION_EX: {
+      ValuePtr kwargs = (arg & 1) ? pop() : nullptr;
+      ValuePtr args = pop();
+      ValuePtr callable = pop();
+      pop();  // the NULL below the callable
+      if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
+      graph::KwArgs keywords;
+      if (kwargs) {
+        if (!kwargs->is_constant() || !PyDict_Check(kwargs->obj.ptr()))
+          unsupported("f(**kwargs) where kwargs is a " + kwargs->describe());
+        PyObject *key, *item;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs->obj.ptr(), &pos, &key, &item))
+          keywords.emplace_back(to_std_string(key), Value::constant(Ref::borrow(item)));
+      }
+      push(call_value(callable, args->items, std::move(keywords)));
+      return true;
+    }
+
+    case BINARY_OP: {
+      ValuePtr rhs = pop();
+      ValuePtr lhs = pop();
+      static Ref ops = call_helper("cdynamo._trace_support", "binary_operators", {});
+      if (arg < 0 || arg >= PyTuple_GET_SIZE(ops.ptr())) unsupported("unknown binary operator");
+      binary_op(PyTuple_GET_ITEM(ops.ptr(), arg), "binary operator", lhs, rhs);
+      return true;
+    }
+    case COMPARE_OP: {
+      ValuePtr rhs = pop();
+      ValuePtr lhs = pop();
+#if CD_PY312
+      compare_op(arg >> 4, lhs, rhs);
+#else
+      compare_op(arg, lhs, rhs);
+#endif
+      return true;
+    }
+    case UNARY_NEGATIVE: unary_op("neg", pop()); return true;
+    case UNARY_INVERT: unary_op("invert", pop()); return true;
+    case UNARY_NOT: {
+      bool truth = truth_value(pop());
+      push(Value::constant(Ref::borrow(truth ? Py_False : Py_True)));
+      return true;
+    }
+#if CD_PY312
+    case CALL_INTRINSIC_1: {
+      if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
+        unary_op("pos", pop());
+      } else if (arg == 6) {  // INTRINSIC_LIST_TO_TUPLE
+        ValuePtr list = pop();
+        if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
+        push(Value::sequence(ValueKind::Tuple, list->items));
+      } else {
+        unsupported("intrinsic function " + std::to_string(arg));
+      }
+      return true;
+    }
+#else
+    case UNARY_POSITIVE: unary_op("pos", pop()); return true;
+#endif
+    case IS_OP: {
+      ValuePtr rhs = pop();
+      ValuePtr lhs = pop();
+      bool same;
+      if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
+      else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+      else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
+      else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
+      else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
+      push(Value::constant(Ref::borrow((same != (arg == 1)) ? Py_True : Py_False)));
+      return true;
+    }
+    case CONTAINS_OP: {
+      ValuePtr container = pop();
+      ValuePtr item = pop();
+      if (!container->is_fully_constant() || !item->is_fully_constant())
+        unsupported("'in' on a " + container->describe());
+      int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
+      check_status(found);
+      push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+      return true;
+    }
+
+    case BINARY_SUBSCR: {
+      ValuePtr key = pop();
+      subscript(pop(), key);
+      return true;
+    }
+#if CD_PY312
+    case BINARY_SLICE: {
+      ValuePtr stop = pop();
+      ValuePtr start = pop();
+      ValuePtr container = pop();
+      if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
+      Ref slice = check(PySlice_New(start->obj.ptr(), stop->obj.ptr(), nullptr));
+      subscript(container, Value::constant(std::move(slice)));
+      return true;
+    }
+    case STORE_SLICE: {
+      ValuePtr stop = pop();
+      ValuePtr start = pop();
+      ValuePtr container = pop();
+      ValuePtr value = pop();
+      if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
+      Ref slice = check(PySlice_New(start->obj.ptr(), stop->obj.ptr(), nullptr));
+      store_subscript(container, Value::constant(std::move(slice)), value);
+      return true;
+    }
+#endif
+    case STORE_SUBSCR: {
+      ValuePtr key = pop();
+      ValuePtr container = pop();
+      ValuePtr value = pop();
+      store_subscript(container, key, value);
+      return true;
+    }
+    case BUILD_SLICE: {
+      std::vector<ValuePtr> parts = pop_n(arg);
+      for (const auto& part : parts)
+        if (!part->is_constant()) unsupported("a slice with traced bounds");
+      Ref slice = check(PySlice_New(parts[0]->obj.ptr(), parts[1]->obj.ptr(), arg == 3 ? parts[2]->obj.ptr() : nullptr));
+      push(Value::constant(std::move(slice)));
+      return true;
+    }
+    case BUILD_TUPLE: push(Value::sequence(ValueKind::Tuple, pop_n(arg))); return true;
+    case BUILD_LIST: push(Value::sequence(ValueKind::List, pop_n(arg))); return true;
+    case LIST_APPEND: {
+      ValuePtr item = pop();
+      ValuePtr& list = top(arg);
+      if (list->kind != ValueKind::List || list->source) unsupported("appending to a list from outside the function");
+      list->items.push_back(item);
+      return true;
+    }
+    case LIST_EXTEND: {
+      ValuePtr iterable = pop();
+      ValuePtr& list = top(arg);
+      if (list->kind != ValueKind::List || list->source) unsupported("extending a list from outside the function");
+      if (iterable->is_sequence()) {
+        list->items.insert(list->items.end(), iterable->items.begin(), iterable->items.end());
+      } else if (iterable->is_constant()) {
+        Ref items = check(PySequence_Fast(iterable->obj.ptr(), "not iterable"));
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+          list->items.push_back(Value::constant(Ref::borrow(PySequence_Fast_GET_ITEM(items.ptr(), i))));
+      } else {
+        unsupported("extending a list with a " + iterable->describe());
+      }
+      return true;
+    }
+    case UNPACK_SEQUENCE: unpack_sequence(pop(), arg); return true;
+    case FORMAT_VALUE: {
+      ValuePtr spec = (arg & 0x04) ? pop() : nullptr;
+      ValuePtr value = pop();
+      if (!value->is_fully_constant() || (spec && !spec->is_constant())) unsupported("formatting a " + value->describe());
+      Ref object = value->as_python_constant();
+      int conversion = arg & 0x03;
+      if (conversion == 1) object = check(PyObject_Str(object.ptr()));
+      else if (conversion == 2) object = check(PyObject_Repr(object.ptr()));
+      else if (conversion == 3) object = check(PyObject_ASCII(object.ptr()));
+      push(Value::constant(check(PyObject_Format(object.ptr(), spec ? spec->obj.ptr() : nullptr))));
+      return true;
+    }
+    case BUILD_STRING: {
+      std::vector<ValuePtr> parts = pop_n(arg);
+      Ref list = check(PyList_New(0));
+      for (const auto& part : parts) {
+        if (!part->is_constant()) unsupported("building a string from a " + part->describe());
+        check_status(PyList_Append(list.ptr(), part->obj.ptr()));
+      }
+      Ref empty = check(PyUnicode_FromString(""));
+      push(Value::constant(check(PyUnicode_Join(empty.ptr(), list.ptr()))));
+      return true;
+    }
+
+    case GET_ITER: get_iter(pop()); return true;
+    case FOR_ITER: {
+      ValuePtr& iterator = top();
+      if (iterator->kind != ValueKind::Iterator) throw InternalError("FOR_ITER without an iterator");
+      if (iterator->position < iterator->items.size()) {
+        push(iterator->items[iterator->position++]);
+        return true;
+      }
+      pop();
+      pc_ = inst.target;
+#if CD_PY312
+      if (pc_ < instructions_.size() && instructions_[pc_].opcode == END_FOR) ++pc_;
+#endif
+      return true;
+    }
+
+    case JUMP_FORWARD:
+    case JUMP_BACKWARD:
+    case JUMP_BACKWARD_NO_INTERRUPT: pc_ = inst.target; return true;
+#if CD_PY312
+    case POP_JUMP_IF_FALSE: jump_if(inst, false, true, false); return true;
+    case POP_JUMP_IF_TRUE: jump_if(inst, true, true, false); return true;
+    case POP_JUMP_IF_NONE: jump_if(inst, true, true, true); return true;
+    case POP_JUMP_IF_NOT_NONE: jump_if(inst, false, true, true); return true;
+#else
+    case POP_JUMP_FORWARD_IF_FALSE:
+    case POP_JUMP_BACKWARD_IF_FALSE: jump_if(inst, false, true, false); return true;
+    case POP_JUMP_FORWARD_IF_TRUE:
+    case POP_JUMP_BACKWARD_IF_TRUE: jump_if(inst, true, true, false); return true;
+    case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_BACKWARD_IF_NONE: jump_if(inst, true, true, true); return true;
+    case POP_JUMP_FORWARD_IF_NOT_NONE:
+    case POP_JUMP_BACKWARD_IF_NOT_NONE: jump_if(inst, false, true, true); return true;
+    case JUMP_IF_FALSE_OR_POP: jump_if(inst, false, false, false); return true;
+    case JUMP_IF_TRUE_OR_POP: jump_if(inst, true, false, false); return true;
+#endif
+
+    case RETURN_VALUE: return_value_ = pop(); return false;
+#if CD_PY312
+    case RETURN_CONST: return_value_ = Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg))); return false;
+#endif
+    case RAISE_VARARGS: unsupported("raise statement");
+    case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
+    case BEFORE_WITH: unsupported("a with-block (context managers are not supported yet)");
+    case STORE_ATTR: unsupported("assigning an attribute (a side effect on an object)");
+    case STORE_GLOBAL: unsupported("assigning a global variable");
+    case IMPORT_NAME: unsupported("an import statement");
+    default: unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
+  }
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,99 @@
+// The symbolic bytecode interpreter: runs a frame's bytecode on Values instead of objects,
+// recording torch operations into a graph and guards on everything it relied on.
+#pragma once
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#include "common/cpython_compat.h"
+#include "frontend/bytecode/instruction.h"
+#include "frontend/graph/graph_builder.h"
+#include "frontend/guards/guards.h"
+#include "frontend/interp/compile_frame.h"
+#include "frontend/interp/value.h"
+
+namespace cdynamo::interp {
+
+// The outcome of tracing one frame to its RETURN.
+struct TraceResult {
+  ValuePtr return_value;
+  std::vector<ValuePtr> graph_outputs;  // tensors returned, each once, in output order
+};
+
+class Tracer {
+ public:
+  explicit Tracer(CdFrame* frame);
+  TraceResult run();
+
+  graph::GraphBuilder& graph() { return graph_; }
+  // The guards, completed with the relations between inputs (no unexpected aliasing).
+  std::unique_ptr<guards::RootGuardManager> take_guards();
+
+ private:
+  // --- chapter: frame state --------------------------------------------------------------
+  ValuePtr pop();
+  ValuePtr& top(int depth = 1);  // top(1) is the top of the stack
+  void push(ValuePtr value) { stack_.push_back(std::move(value)); }
+  std::vector<ValuePtr> pop_n(int n);  // in stack order (deepest first)
+  ValuePtr load_local(int slot);
+  void store_local(int slot, ValuePtr value);
+  std::string local_name(int slot) const;
+  [[noreturn]] void unsupported(const std::string& reason) const;
+
+  // --- chapter: instructions --------------------------------------------------------------
+  bool step(const bytecode::Instruction& inst);  // false once the frame returned
+  void jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test);
+  bool truth_value(const ValuePtr& value);
+  void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);
+  void unary_op(const char* name, ValuePtr operand);
+  void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
+  void subscript(ValuePtr container, ValuePtr key);
+  void store_subscript(ValuePtr container, ValuePtr key, ValuePtr value);
+  void get_iter(ValuePtr iterable);
+  void unpack_sequence(ValuePtr sequence, int count);
+
+  // --- chapter: values from the frame (wrap.cpp) -------------------------------------------
+  ValuePtr wrap(Handle obj, SourcePtr source);
+  ValuePtr load_global(const std::string& name);
+  ValuePtr load_attr(ValuePtr base, const std::string& name);
+  ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
+  Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
+  std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
+
+  // --- chapter: calls (calls.cpp) -------------------------------------------------------------
+  void call(int argc, Handle kw_names);
+  ValuePtr call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  ValuePtr call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  std::string callable_policy(Handle fn);
+
+  PyCodeObject* code_;
+  PyObject* const* frame_locals_;
+  PyObject* globals_;
+  PyObject* builtins_;
+  PyObject* closure_;
+  int argument_slots_;
+  int first_free_slot_;
+  bytecode::InstructionList instructions_;
+  size_t pc_ = 0;
+  int line_ = -1;
+
+  std::vector<ValuePtr> locals_;       // per fast-local slot; null = not bound (yet)
+  std::vector<bool> local_initialised_;  // argument slots read from the frame once
+  std::vector<ValuePtr> stack_;
+  Ref kw_names_;  // pending KW_NAMES (3.11/3.12)
+
+  graph::GraphBuilder graph_;
+  std::unique_ptr<guards::RootGuardManager> guards_;
+  std::unordered_map<PyObject*, ValuePtr> tensor_inputs_;  // input tensor object -> its value
+  std::unordered_map<PyObject*, ValuePtr> attributes_;     // parameter/buffer -> get_attr value
+  std::vector<std::pair<int, std::string>> local_tensor_inputs_;
+  std::unordered_map<PyObject*, std::string> policy_cache_;
+  std::vector<Ref> keep_alive_;  // keys of the maps above
+  ValuePtr return_value_;
+};
+
+}  // namespace cdynamo::interp

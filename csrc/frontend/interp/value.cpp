@@ -1,0 +1,125 @@
+// Construction and description of interpreter values and their sources.
+// Assumes the GIL is held (values own Python references).
+#include "frontend/interp/value.h"
+#include "common/error.h"
+#include "common/py_import.h"
+
+namespace cdynamo::interp {
+
+SourcePtr Source::local(int slot, std::string name) {
+  return std::make_shared<Source>(Source{Kind::Local, slot, std::move(name), nullptr});
+}
+SourcePtr Source::global(std::string name) {
+  return std::make_shared<Source>(Source{Kind::Global, -1, std::move(name), nullptr});
+}
+SourcePtr Source::closure(int index, std::string name) {
+  return std::make_shared<Source>(Source{Kind::Closure, index, std::move(name), nullptr});
+}
+SourcePtr Source::attr(SourcePtr base, std::string name) {
+  return std::make_shared<Source>(Source{Kind::Attr, -1, std::move(name), std::move(base)});
+}
+SourcePtr Source::item(SourcePtr base, int index) {
+  return std::make_shared<Source>(Source{Kind::Item, index, "", std::move(base)});
+}
+
+std::string Source::str() const {
+  switch (kind) {
+    case Kind::Local: return "L['" + name + "']";
+    case Kind::Global: return "G['" + name + "']";
+    case Kind::Closure: return "L['" + name + "']";
+    case Kind::Attr: return base->str() + "." + name;
+    case Kind::Item: return base->str() + "[" + std::to_string(index) + "]";
+  }
+  return "?";
+}
+
+guards::GuardManager& Source::manager(guards::RootGuardManager& root) const {
+  switch (kind) {
+    case Kind::Local: return root.local(index, name);
+    case Kind::Global: return root.global(name);
+    case Kind::Closure: return root.closure_cell(index, name);
+    case Kind::Attr: return base->manager(root).attr(name);
+    case Kind::Item: return base->manager(root).item(index);
+  }
+  throw InternalError("unknown source kind");
+}
+
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+#define CDYNAMO_KIND_NAME(name) \
+  case ValueKind::name: return #name;
+    CDYNAMO_VALUE_KINDS(CDYNAMO_KIND_NAME)
+#undef CDYNAMO_KIND_NAME
+  }
+  return "?";
+}
+
+ValuePtr Value::constant(Ref obj, SourcePtr source) {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Constant;
+  value->obj = std::move(obj);
+  value->source = std::move(source);
+  return value;
+}
+
+ValuePtr Value::tensor(Ref node, Ref fake, SourcePtr source) {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Tensor;
+  value->node = std::move(node);
+  value->fake = std::move(fake);
+  value->source = std::move(source);
+  return value;
+}
+
+ValuePtr Value::sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr source) {
+  auto value = std::make_shared<Value>();
+  value->kind = kind;
+  value->items = std::move(items);
+  value->source = std::move(source);
+  return value;
+}
+
+ValuePtr Value::null() {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Null;
+  return value;
+}
+
+bool Value::is_fully_constant() const {
+  if (kind == ValueKind::Constant) return true;
+  if (!is_sequence()) return false;
+  for (const auto& item : items)
+    if (!item->is_fully_constant()) return false;
+  return true;
+}
+
+Ref Value::as_python_constant() const {
+  if (kind == ValueKind::Constant) return obj;
+  if (is_sequence()) {
+    Ref list = check(PyList_New(static_cast<Py_ssize_t>(items.size())));
+    for (size_t i = 0; i < items.size(); ++i)
+      PyList_SET_ITEM(list.ptr(), i, items[i]->as_python_constant().release());
+    if (kind == ValueKind::List) return list;
+    return check(PyList_AsTuple(list.ptr()));
+  }
+  throw InternalError(std::string("not a constant: ") + value_kind_name(kind));
+}
+
+std::string Value::describe() const {
+  switch (kind) {
+    case ValueKind::Constant: {
+      std::string type = Py_TYPE(obj.ptr())->tp_name;
+      return type + " " + to_std_string(obj);
+    }
+    case ValueKind::Tensor: return "tensor";
+    case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());
+    case ValueKind::List: return "list of " + std::to_string(items.size());
+    case ValueKind::TensorMethod: return "tensor method " + name;
+    case ValueKind::NNModule:
+    case ValueKind::PyModule:
+    case ValueKind::Object: return std::string(Py_TYPE(obj.ptr())->tp_name) + " object";
+    default: return value_kind_name(kind);
+  }
+}
+
+}  // namespace cdynamo::interp

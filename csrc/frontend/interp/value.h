@@ -1,0 +1,83 @@
+// What the symbolic interpreter knows about each Python value: its kind, its payload (a
+// constant, or an fx node with a fake example value), and its source (how to reach it from
+// the frame), which is what guards are built from and what the transformed code reloads.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+#include "common/py_ref.h"
+#include "frontend/guards/guards.h"
+
+namespace cdynamo::interp {
+
+struct Source;
+using SourcePtr = std::shared_ptr<const Source>;
+
+// How to reach a value from the frame being traced.
+struct Source {
+  enum class Kind { Local, Global, Closure, Attr, Item };
+  Kind kind;
+  int index = -1;    // Local: localsplus slot; Closure: index in the function's closure; Item
+  std::string name;  // Local/Global/Closure: variable name; Attr: attribute name
+  SourcePtr base;    // Attr/Item: the container
+
+  static SourcePtr local(int slot, std::string name);
+  static SourcePtr global(std::string name);
+  static SourcePtr closure(int index, std::string name);
+  static SourcePtr attr(SourcePtr base, std::string name);
+  static SourcePtr item(SourcePtr base, int index);
+
+  std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
+  // The guard node for this source in `root`, created on first use.
+  guards::GuardManager& manager(guards::RootGuardManager& root) const;
+};
+
+#define CDYNAMO_VALUE_KINDS(X)                                                          \
+  X(Constant)     /* a Python object known at trace time (int, str, dtype, function) */ \
+  X(Tensor)       /* a tensor produced by or fed into the graph */                      \
+  X(Tuple)        /* a tuple of values */                                               \
+  X(List)         /* a list of values created or read by the trace */                   \
+  X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
+  X(NNModule)     /* an nn.Module instance */                                           \
+  X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
+  X(Object)       /* another Python object, reachable by its source */                  \
+  X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
+  X(Null)         /* the NULL that CPython pushes before a callable */
+
+enum class ValueKind {
+#define CDYNAMO_KIND_ENUM(name) name,
+  CDYNAMO_VALUE_KINDS(CDYNAMO_KIND_ENUM)
+#undef CDYNAMO_KIND_ENUM
+};
+const char* value_kind_name(ValueKind kind);
+
+struct Value;
+using ValuePtr = std::shared_ptr<Value>;
+
+struct Value {
+  ValueKind kind;
+  Ref obj;    // Constant/PyModule/NNModule/Object: the object; TensorMethod: unused
+  Ref node;   // Tensor: the torch.fx.Node
+  Ref fake;   // Tensor: the fake tensor that stands for it while tracing
+  std::vector<ValuePtr> items;  // Tuple/List/Iterator items; TensorMethod: {self}
+  std::string name;             // TensorMethod: the method name
+  size_t position = 0;          // Iterator: next item
+  SourcePtr source;             // null when the value was made by the trace
+  std::string module_path;      // NNModule: its attribute path from the root module
+
+  static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
+  static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);
+  static ValuePtr sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr source = nullptr);
+  static ValuePtr null();
+
+  bool is_constant() const { return kind == ValueKind::Constant; }
+  bool is_tensor() const { return kind == ValueKind::Tensor; }
+  bool is_sequence() const { return kind == ValueKind::Tuple || kind == ValueKind::List; }
+  // True if the value and everything inside it is known at trace time.
+  bool is_fully_constant() const;
+  // The Python object for a fully constant value (tuples and lists rebuilt). Throws otherwise.
+  Ref as_python_constant() const;
+  std::string describe() const;  // for error messages: "tensor", "int 3", "list of 2"
+};
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,265 @@
+// Values for objects read from the frame (locals, globals, closures, attributes), and the
+// guards that keep each value valid: what TorchDynamo calls the VariableBuilder.
+// Assumes every object with a source is reachable again through that source on later calls.
+#include <unordered_set>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+bool is_instance(Handle obj, const char* module, const char* type) {
+  Ref cls = import_attr(module, type);
+  int result = PyObject_IsInstance(obj.ptr(), cls.ptr());
+  check_status(result);
+  return result;
+}
+
+bool is_tensor(Handle obj) { return is_instance(obj, "torch", "Tensor"); }
+bool is_nn_module(Handle obj) { return is_instance(obj, "torch.nn", "Module"); }
+
+// Immutable values compared by ==: specialised into the graph, guarded by equality.
+bool is_plain_constant(PyObject* obj) {
+  return PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
+         PyBytes_CheckExact(obj) || PyComplex_CheckExact(obj) || PySlice_Check(obj) || PyRange_Check(obj);
+}
+
+bool is_torch_constant(Handle obj) {
+  return is_instance(obj, "torch", "dtype") || is_instance(obj, "torch", "device") ||
+         is_instance(obj, "torch", "Size") || is_instance(obj, "torch", "layout") ||
+         is_instance(obj, "torch", "memory_format");
+}
+
+bool is_torch_module_object(Handle module) {
+  Ref name = steal(PyObject_GetAttrString(module.ptr(), "__name__"));
+  if (!name) {
+    PyErr_Clear();
+    return false;
+  }
+  std::string text = to_std_string(name);
+  return text == "torch" || text.starts_with("torch.");
+}
+
+std::string path_of(const SourcePtr& source) {
+  switch (source->kind) {
+    case Source::Kind::Local:
+    case Source::Kind::Global:
+    case Source::Kind::Closure: return source->name;
+    case Source::Kind::Attr: return path_of(source->base) + "." + source->name;
+    case Source::Kind::Item: return path_of(source->base) + "." + std::to_string(source->index);
+  }
+  return "?";
+}
+
+// Tensor attributes whose value the fake tensor does not know or that expose autograd state.
+const std::unordered_set<std::string>& unsupported_tensor_attributes() {
+  static const std::unordered_set<std::string> names = {
+      "grad", "data", "_base", "grad_fn", "is_leaf", "_version", "retains_grad", "names",
+      "untyped_storage", "storage", "data_ptr", "__class__", "__dict__"};
+  return names;
+}
+
+}  // namespace
+
+ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
+  PyObject* o = obj.ptr();
+  guards::GuardManager& manager = source->manager(*guards_);
+  if (o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis) {
+    manager.add_id_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
+  if (is_plain_constant(o)) {
+    manager.add_equals_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
+  if (is_tensor(obj)) {
+    auto seen = tensor_inputs_.find(o);
+    if (seen != tensor_inputs_.end())
+      unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
+                  " (aliased inputs are not supported yet)");
+    manager.add_tensor_match(obj);
+    ValuePtr value = graph_.add_input(obj, source);
+    tensor_inputs_.emplace(o, value);
+    keep_alive_.push_back(Ref::borrow(obj));
+    if (source->kind == Source::Kind::Local) local_tensor_inputs_.emplace_back(source->index, source->name);
+    return value;
+  }
+  if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
+    manager.add_type_match(Py_TYPE(o));
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
+    manager.add_length_check(size);
+    std::vector<ValuePtr> items;
+    for (Py_ssize_t i = 0; i < size; ++i)
+      items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
+    return Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+  }
+  if (is_torch_constant(obj)) {
+    manager.add_equals_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
+  if (PyModule_Check(o)) {
+    manager.add_id_match(obj);
+    auto value = Value::constant(Ref::borrow(obj), source);
+    value->kind = ValueKind::PyModule;
+    return value;
+  }
+  if (is_nn_module(obj)) {
+    manager.add_id_match(obj);
+    auto value = Value::constant(Ref::borrow(obj), source);
+    value->kind = ValueKind::NNModule;
+    value->module_path = path_of(source);
+    return value;
+  }
+  if (PyCallable_Check(o) || PyType_Check(o)) {
+    // Functions, builtins and classes: the trace depends on which one it is.
+    manager.add_id_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
+  manager.add_type_match(Py_TYPE(o));
+  auto value = Value::constant(Ref::borrow(obj), source);
+  value->kind = ValueKind::Object;
+  return value;
+}
+
+ValuePtr Tracer::load_global(const std::string& name) {
+  PyObject* value = PyDict_GetItemString(globals_, name.c_str());
+  if (!value && PyDict_Check(builtins_)) value = PyDict_GetItemString(builtins_, name.c_str());
+  if (!value) unsupported("name '" + name + "' is not defined");
+  return wrap(value, Source::global(name));
+}
+
+Ref Tracer::type_of(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Tensor: {
+      for (const auto& [object, input] : tensor_inputs_)
+        if (input == value) return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(object)));
+      for (const auto& [object, attribute] : attributes_)
+        if (attribute == value) return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(object)));
+      return import_attr("torch", "Tensor");
+    }
+    case ValueKind::Tuple:
+      if (value->obj) return value->obj;
+      return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
+    case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
+    case ValueKind::Constant:
+    case ValueKind::PyModule:
+    case ValueKind::NNModule:
+    case ValueKind::Object: return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(value->obj.ptr())));
+    default: unsupported("type() of a " + value->describe());
+  }
+}
+
+ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
+  Ref attr_name = check(PyUnicode_FromString(name.c_str()));
+  switch (base->kind) {
+    case ValueKind::NNModule: return nn_module_attr(base, name);
+    case ValueKind::PyModule: {
+      Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
+      if (!attr) {
+        PyErr_Clear();
+        unsupported("module " + to_std_string(base->obj) + " has no attribute " + name);
+      }
+      // torch's own namespaces are assumed stable; user modules' attributes are guarded.
+      if (is_torch_module_object(base->obj) || !base->source) {
+        auto value = Value::constant(attr, base->source ? Source::attr(base->source, name) : nullptr);
+        if (PyModule_Check(attr.ptr())) value->kind = ValueKind::PyModule;
+        return value;
+      }
+      return wrap(attr, Source::attr(base->source, name));
+    }
+    case ValueKind::Tensor: {
+      if (unsupported_tensor_attributes().count(name))
+        unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
+      Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
+      if (!fake_attr) {
+        PyErr_Clear();
+        unsupported("Tensor has no attribute " + name);
+      }
+      if (is_tensor(fake_attr)) {
+        static Ref getattr_fn = import_attr("builtins", "getattr");
+        return graph_.call("call_function", getattr_fn, {base, Value::constant(attr_name)}, {}, "Tensor." + name);
+      }
+      if (PyCallable_Check(fake_attr.ptr())) {
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::TensorMethod;
+        method->items = {base};
+        method->name = name;
+        return method;
+      }
+      return Value::constant(std::move(fake_attr));
+    }
+    case ValueKind::List:
+    case ValueKind::Tuple: {
+      if (base->obj) {  // torch.return_types: fields by name
+        Ref fields = check(PyObject_GetAttrString(base->obj.ptr(), "__match_args__"));
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields.ptr()); ++i)
+          if (to_std_string(PyTuple_GET_ITEM(fields.ptr(), i)) == name) return base->items.at(i);
+      }
+      auto method = std::make_shared<Value>();
+      method->kind = ValueKind::TensorMethod;  // a method of a traced value: list.append etc.
+      method->items = {base};
+      method->name = name;
+      return method;
+    }
+    case ValueKind::Constant:
+    case ValueKind::Object: {
+      Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
+      if (!attr) {
+        PyErr_Clear();
+        unsupported(base->describe() + " has no attribute " + name);
+      }
+      if (base->source && base->kind == ValueKind::Object) return wrap(attr, Source::attr(base->source, name));
+      return Value::constant(std::move(attr));
+    }
+    default: unsupported("attribute " + name + " of a " + base->describe());
+  }
+}
+
+ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
+  PyObject* obj = module->obj.ptr();
+  SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
+  if (!source) unsupported("an nn.Module without a source");
+  std::string path = module->module_path + "." + name;
+  Ref dict = check(PyObject_GenericGetDict(obj, nullptr));
+  for (const char* table : {"_parameters", "_buffers", "_modules"}) {
+    PyObject* entries = PyDict_GetItemString(dict.ptr(), table);
+    if (!entries || !PyDict_Check(entries)) continue;
+    PyObject* found = PyDict_GetItemString(entries, name.c_str());
+    if (!found) continue;
+    if (found == Py_None) {
+      source->manager(*guards_).add_id_match(found);
+      return Value::constant(Ref::borrow(found), source);
+    }
+    if (is_tensor(found)) {
+      // Parameters and buffers stay attributes of the GraphModule: the graph reads the
+      // module's current tensors at each call; guards only check it is the same object.
+      source->manager(*guards_).add_id_match(found);
+      auto seen = attributes_.find(found);
+      if (seen != attributes_.end()) return seen->second;
+      ValuePtr value = graph_.add_attribute(found, path, source);
+      attributes_.emplace(found, value);
+      keep_alive_.push_back(Ref::borrow(found));
+      return value;
+    }
+    source->manager(*guards_).add_id_match(found);
+    auto value = Value::constant(Ref::borrow(found), source);
+    value->kind = ValueKind::NNModule;
+    value->module_path = path;
+    return value;
+  }
+  if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) return wrap(instance_value, source);
+  Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
+  if (!attr) {
+    PyErr_Clear();
+    unsupported(std::string(Py_TYPE(obj)->tp_name) + " has no attribute " + name);
+  }
+  Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));
+  PyErr_Clear();
+  if (class_attr && PyObject_TypeCheck(class_attr.ptr(), &PyProperty_Type))
+    unsupported("the property " + std::string(Py_TYPE(obj)->tp_name) + "." + name + " (properties run user code)");
+  // Methods and class-level values: fixed by the module's identity, which is guarded.
+  return Value::constant(std::move(attr));
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,174 @@
+"""Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
+GraphModule assembly. Called at compile time only, never on the per-call path."""
+import builtins
+import math
+import operator
+import types
+
+import torch
+import torch.fx
+
+from . import utils
+
+
+class TraceUnsupported(Exception):
+    """Raised to the C++ interpreter: this operation cannot be captured; the message says why."""
+
+
+def new_fake_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # Parameters of nn.Modules called inside the trace are real tensors: let the mode convert them.
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def to_fake(mode, tensor):
+    return mode.from_tensor(tensor, static_shapes=True)
+
+
+def _data_dependent_exceptions():
+    from torch._subclasses import fake_tensor
+
+    names = ("DataDependentOutputException", "DynamicOutputShapeException", "UnsupportedOperatorException")
+    found = tuple(getattr(fake_tensor, name) for name in names if hasattr(fake_tensor, name))
+    try:
+        from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+        found += (GuardOnDataDependentSymNode,)
+    except ImportError:
+        pass
+    return found
+
+
+_DATA_DEPENDENT = None
+
+
+def fake_run(mode, what, fn, args, kwargs):
+    """Runs fn on fake tensors; an operation that needs real data becomes TraceUnsupported."""
+    global _DATA_DEPENDENT
+    if _DATA_DEPENDENT is None:
+        _DATA_DEPENDENT = _data_dependent_exceptions()
+    try:
+        with mode:
+            return fn(*args, **kwargs)
+    except _DATA_DEPENDENT as error:
+        raise TraceUnsupported(
+            f"{what} depends on the values inside a tensor ({type(error).__name__}); "
+            "keep the computation in tensors, or move it out of the compiled function"
+        ) from None
+    except TraceUnsupported:
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's op failed: eager will raise it properly
+        raise TraceUnsupported(f"{what} raised {type(error).__name__} while tracing: {error}") from None
+
+
+def structseq_fields(value):
+    """Field names of a torch.return_types result (e.g. values, indices), or None."""
+    fields = getattr(type(value), "__match_args__", None)
+    if isinstance(value, tuple) and fields:
+        return list(fields)
+    return None
+
+
+# torch functions that change global state or need real data: never captured into a graph.
+_TORCH_UNSUPPORTED = {
+    "manual_seed", "seed", "initial_seed", "set_grad_enabled", "set_default_dtype",
+    "set_default_device", "set_default_tensor_type", "set_num_threads", "set_num_interop_threads",
+    "use_deterministic_algorithms", "set_printoptions", "save", "load", "set_rng_state",
+    "get_rng_state", "compile", "no_grad", "enable_grad", "inference_mode", "autocast",
+    "set_anomaly_enabled", "set_flush_denormal", "from_numpy", "tolist",
+}
+
+_FOLDABLE_BUILTINS = {
+    abs, min, max, round, int, float, bool, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
+    all, any, reversed,
+}
+_FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device}
+
+
+def classify_callable(fn):
+    """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
+    now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
+    'user_function', or 'unsupported:<reason>'."""
+    if fn in (len, isinstance, range, tuple, list, getattr, hasattr, type, enumerate, zip, issubclass, callable):
+        return "builtin"
+    if fn is print:
+        return "unsupported:print() writes to the console, a side effect a graph cannot hold"
+    if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES:
+        return "fold"
+    module = getattr(fn, "__module__", None) or ""
+    if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
+        return "fold"
+    if module in ("math",):
+        return "fold"
+    if module in ("operator", "_operator"):
+        return "graph"
+    if isinstance(fn, type):
+        if issubclass(fn, torch.nn.Module):
+            return "unsupported:constructing an nn.Module inside a compiled function"
+        if issubclass(fn, torch.Tensor):
+            return "unsupported:constructing a tensor subclass inside a compiled function"
+        return f"unsupported:constructing a {fn.__name__} object inside a compiled function"
+    name = getattr(fn, "__name__", "")
+    objclass = getattr(fn, "__objclass__", None)
+    if objclass is not None and isinstance(objclass, type) and issubclass(objclass, torch._C.TensorBase):
+        return "graph"
+    if module == "torch" or module.startswith("torch.") or module.startswith("torch._C"):
+        if name in _TORCH_UNSUPPORTED or module.startswith(("torch.cuda", "torch.distributed", "torch.random", "torch.autograd", "torch.utils")):
+            return f"unsupported:torch.{name} changes global state or reads real data"
+        return "graph"
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        return "user_function"
+    if isinstance(fn, types.BuiltinFunctionType):
+        return f"unsupported:calling the builtin {name}() is not supported yet"
+    return f"unsupported:calling {type(fn).__name__} objects is not supported yet"
+
+
+def is_leaf_module(module):
+    """torch.nn's own layers run as one call_module node; containers are traced through."""
+    cls = type(module)
+    if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)):
+        return False
+    return cls.__module__.startswith(("torch.nn.", "torch.ao.nn."))
+
+
+def make_graph_module(root, graph, name):
+    gm = torch.fx.GraphModule(root, graph, class_name=name)
+    ops = sum(1 for node in graph.nodes if node.op in ("call_function", "call_method", "call_module"))
+    utils.counters["stats"]["unique_graphs"] += 1
+    utils.counters["stats"]["calls_captured"] += ops
+    utils.log("graphs", f"graph {name}:\n{gm.code}")
+    return gm
+
+
+def binary_operators():
+    """BINARY_OP's argument order (NB_ADD=0 ... NB_XOR=12, then in-place forms)."""
+    plain = [operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+             operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift, operator.sub,
+             operator.truediv, operator.xor]
+    inplace = [operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift, operator.imatmul,
+               operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift,
+               operator.isub, operator.itruediv, operator.ixor]
+    return tuple(plain + inplace)
+
+
+def compare_operators():
+    """COMPARE_OP's argument order (Py_LT ... Py_GE)."""
+    return (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge)
+
+
+def unary_operators():
+    return {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert, "not": operator.not_}
+
+
+_ = (builtins, math)
+
+
+def module_has_hooks(module):
+    from torch.nn.modules import module as module_impl
+
+    own = module._forward_hooks or module._forward_pre_hooks
+    global_hooks = getattr(module_impl, "_global_forward_hooks", None) or getattr(
+        module_impl, "_global_forward_pre_hooks", None
+    )
+    return bool(own or global_hooks)

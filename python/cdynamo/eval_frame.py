@@ -1,0 +1,149 @@
+"""optimize / run / disable / reset / compile: the user-facing switches of the C++ frame hook.
+
+A wrapped function runs with a thread-local hook mode: compile (a (backend, options) tuple),
+run-only (False: cached code only) or off (None). The hook itself lives in cdynamo._C.
+"""
+import functools
+import threading
+
+import torch
+
+from . import _C, config
+from .backends.registry import list_backends, lookup_backend
+
+
+class CompileOptions:
+    """What the C++ compiler reads about one optimize() context."""
+
+    __slots__ = ("backend_name", "nopython", "dynamic")
+
+    def __init__(self, backend_name, nopython, dynamic):
+        self.backend_name = backend_name
+        self.nopython = bool(nopython)
+        self.dynamic = dynamic
+
+    def __repr__(self):
+        return f"CompileOptions(backend={self.backend_name!r}, nopython={self.nopython}, dynamic={self.dynamic})"
+
+
+_context_stack = threading.local()
+
+
+def _sync_config():
+    _C.set_skip_prefixes(list(config.skip_dirs))
+
+
+class _HookContext:
+    """A hook mode usable as a decorator and as a context manager."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __call__(self, fn):
+        if isinstance(fn, torch.nn.Module):
+            return OptimizedModule(fn, self)
+        if not callable(fn):
+            raise TypeError(f"cdynamo can only optimize functions and nn.Modules, got {type(fn).__name__}")
+        _sync_config()
+        wrapper = _C.OptimizedCallable(fn, self.callback)
+        try:
+            functools.update_wrapper(wrapper, fn)
+        except (AttributeError, TypeError):
+            pass
+        return wrapper
+
+    def __enter__(self):
+        _sync_config()
+        stack = getattr(_context_stack, "previous", None)
+        if stack is None:
+            stack = _context_stack.previous = []
+        stack.append(_C._enter(self.callback))
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        _C._leave(_context_stack.previous.pop())
+        return False
+
+
+def _default_backend():
+    return "inductor" if "inductor" in list_backends() else "eager"
+
+
+def _backend_name(backend, compiler_fn):
+    if isinstance(backend, str):
+        return backend
+    return getattr(compiler_fn, "__name__", type(compiler_fn).__name__)
+
+
+def optimize(backend=None, *, nopython=False, dynamic=None):
+    """Like torch._dynamo.optimize: a decorator and context manager that compiles the frames run
+    inside it with `backend` (a name from list_backends() or a callable backend(gm, example_inputs)).
+    The default backend is "inductor" once it is registered, else "eager"."""
+    if backend is None:
+        backend = _default_backend()
+    compiler_fn = lookup_backend(backend)
+    options = CompileOptions(_backend_name(backend, compiler_fn), nopython, dynamic)
+    return _HookContext((compiler_fn, options))
+
+
+def run(fn=None):
+    """Runs already compiled code for fn's frames, never compiling anything new."""
+    context = _HookContext(False)
+    return context(fn) if fn is not None else context
+
+
+def disable(fn=None, recursive=True):
+    """Runs fn (and, if recursive, everything it calls) without cdynamo."""
+    if not recursive:
+        if fn is None:
+            raise TypeError("disable(recursive=False) needs the function to disable")
+        _C.skip_code(fn)
+        return fn
+    context = _HookContext(None)
+    return context(fn) if fn is not None else context
+
+
+def reset():
+    """Forgets every compiled entry: the next call of each function compiles again."""
+    _C.reset()
+    _sync_config()
+
+
+def graph_break():
+    """Ends the graph here when traced (for now: runs the whole frame eagerly); no-op otherwise."""
+
+
+class OptimizedModule(torch.nn.Module):
+    """What compile(module) returns: calls the original module with cdynamo's hook on, and
+    shares its parameters, buffers and submodules."""
+
+    def __init__(self, module, context):
+        super().__init__()
+        self._orig_mod = module
+        # Stored outside nn.Module's attribute machinery: it is neither a module nor a tensor.
+        self.__dict__["_compiled_call"] = _C.OptimizedCallable(module, context.callback)
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled_call(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self._compiled_call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+
+def compile(model=None, *, backend=None, fullgraph=False, dynamic=None, mode=None, options=None, disable=False):
+    """Like torch.compile: compile(fn_or_module, backend=...), or @compile / @compile(...)."""
+    if model is None:
+        return lambda m: compile(
+            m, backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options, disable=disable
+        )
+    if disable:
+        return model
+    return optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
