@@ -1,0 +1,70 @@
+// Maximum operand-stack depth of an InstructionList, as CPython's compiler computes co_stacksize:
+// a walk over reachable instructions using PyCompile_OpcodeStackEffectWithJump.
+// Assumes stack depths agree on every path into an instruction (true of valid bytecode).
+#include <Python.h>
+
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "frontend/bytecode/bytecode.h"
+
+namespace cdynamo::bytecode {
+
+namespace {
+
+int effect_of(const Instruction& inst, bool jump) {
+  int effect = PyCompile_OpcodeStackEffectWithJump(inst.opcode, inst.arg, jump ? 1 : 0);
+  if (effect == PY_INVALID_STACK_EFFECT) {
+    // CPython sets no exception for unknown opcodes but may leave one for a bad oparg.
+    PyErr_Clear();
+    throw InternalError(std::string("no stack effect known for ") + opcode_name(inst.opcode) +
+                        " " + std::to_string(inst.arg));
+  }
+  return effect;
+}
+
+}  // namespace
+
+int stack_depth(const InstructionList& insts) {
+  const int n = static_cast<int>(insts.size());
+  std::vector<int> depth_at(insts.size(), -1);
+  std::vector<int> work;
+  int max_depth = 0;
+  auto reach = [&](int index, int depth, const char* how) {
+    if (index < 0 || index >= n) throw InternalError(std::string(how) + " leaves the instruction list");
+    if (depth < 0) throw InternalError("stack underflow at instruction " + std::to_string(index));
+    if (depth > max_depth) max_depth = depth;
+    if (depth_at[index] < 0) {
+      depth_at[index] = depth;
+      work.push_back(index);
+    } else if (depth_at[index] != depth) {
+      throw InternalError("instruction " + std::to_string(index) + " reached with stack depths " +
+                          std::to_string(depth_at[index]) + " and " + std::to_string(depth));
+    }
+  };
+  if (n > 0) reach(0, 0, "entry");
+  while (!work.empty()) {
+    const int i = work.back();
+    work.pop_back();
+    const Instruction& inst = insts[i];
+    const int depth = depth_at[i];
+    // A handler starts with the saved depth, plus the exception, plus lasti when it pushes it:
+    // the depth the compiler gave its SETUP_* target.
+    if (inst.handler) {
+      reach(inst.handler->target, inst.handler->depth + 1 + (inst.handler->lasti ? 1 : 0),
+            "an exception handler");
+    }
+    if (has_jump_target(inst.opcode)) reach(inst.target, depth + effect_of(inst, true), "a jump");
+    if (is_terminator(inst.opcode)) continue;
+    const int next = depth + effect_of(inst, false);
+    if (i + 1 < n) {
+      reach(i + 1, next, "fall-through");
+    } else if (next > max_depth) {
+      max_depth = next;
+    }
+  }
+  return max_depth;
+}
+
+}  // namespace cdynamo::bytecode
