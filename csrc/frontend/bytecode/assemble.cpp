@@ -35,6 +35,14 @@ std::vector<int> final_opcodes(const InstructionList& insts) {
       throw UserError("bad exception handler at instruction " + std::to_string(i), PyExc_ValueError);
     }
     ops[i] = inst.opcode;
+#ifdef PRECALL
+    // 3.11's specialised PRECALLs execute the CALL after them and jump past it, so anything
+    // between the two would be skipped and the CALL's work done on the wrong stack.
+    if (inst.opcode == PRECALL && (i + 1 >= n || insts[i + 1].opcode != CALL)) {
+      throw UserError("PRECALL at instruction " + std::to_string(i) + " is not followed by CALL",
+                      PyExc_ValueError);
+    }
+#endif
     if (!has_jump_target(inst.opcode)) continue;
     if (inst.target < 0 || inst.target >= n) {
       throw UserError("jump at instruction " + std::to_string(i) + " has no valid target",
