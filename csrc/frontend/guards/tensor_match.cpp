@@ -117,7 +117,8 @@ class TensorMatch final : public LeafGuard {
       if (PyErr_Occurred()) PyErr_Clear();
       return source + ": tensor metadata could not be read (" + e.what() + ")";
     }
-    return "";
+    // check() failed on something describe() did not find (an exception inside it).
+    return source + " no longer matches its tensor guard";
   }
 
   std::string repr() const override {
