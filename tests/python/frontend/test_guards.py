@@ -1,6 +1,7 @@
 # The guard tree through _testing.GuardTree: every accessor and leaf passes on matching values and
 # fails with a reason in user terms on changed ones. Assumes torch is imported before cdynamo._C.
 import gc
+import os
 import sys
 
 import pytest
@@ -462,4 +463,5 @@ def test_guard_cost():
     ten_ns = min(ten.time_check(100_000, frame, G, B) for _ in range(5))
     print(f"\nguard check: 1 tensor + grad mode {one_ns:.1f} ns; "
           f"10 tensors + int + grad mode {ten_ns:.1f} ns")
-    assert one_ns < 5000 and ten_ns < 5000
+    if "asan" not in os.environ.get("LD_PRELOAD", ""):  # sanitizer builds are debug builds
+        assert one_ns < 5000 and ten_ns < 5000
