@@ -64,6 +64,7 @@ def _package_dir(module_name):
 
 
 _paths = sysconfig.get_paths()
+_own_dir = os.path.dirname(os.path.abspath(__file__))
 
 # Files under these prefixes are never traced: torch itself, the standard library and cdynamo.
 # The decision is made by utils.is_skipped_file, where the longest matching prefix of skip_dirs
@@ -73,14 +74,18 @@ skip_dirs = _dir_prefixes(
     _package_dir("functorch"),
     _paths.get("stdlib"),
     _paths.get("platstdlib"),
-    os.path.dirname(os.path.abspath(__file__)),
+    _own_dir,
 )
 
-# Exceptions inside skip_dirs that are traced: site-packages often lies inside the standard
-# library directory (a venv's platstdlib, a system Python's stdlib), and user packages live there.
-trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib"))
+# Exceptions inside skip_dirs that are traced (directories, or single files): site-packages
+# often lies inside the standard library directory (a venv's platstdlib, a system Python's
+# stdlib) and user packages live there; cdynamo's demo and verify compile their own functions.
+trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
+    os.path.join(_own_dir, "demo.py"),
+    os.path.join(_own_dir, "verify.py"),
+]
 
-del _paths
+del _paths, _own_dir
 
 _KNOB_NAMES = frozenset(
     {"cache_size_limit", "suppress_errors", "verbose", "debug", "skip_dirs", "trace_dirs"}
