@@ -24,6 +24,8 @@ class LeafGuard {
   virtual ~LeafGuard() = default;
   virtual bool check(PyObject* value) const = 0;
   virtual std::string describe(PyObject* value, const std::string& source) const = 0;
+  // A short name and the expected value, for dumps of the tree: "EQUALS_MATCH 3".
+  virtual std::string repr() const = 0;
   uint64_t fail_count = 0;
 };
 
@@ -58,6 +60,8 @@ class GuardManager {
   std::string failure_reason(PyObject* value) const;
   // Number of leaf guards in this subtree.
   size_t size() const;
+  // The subtree in check order with fail counts, one line per node or guard (for logs, tests).
+  std::string dump(int indent = 0) const;
 
  private:
   GuardManager& child(std::unique_ptr<Accessor> accessor);
@@ -74,6 +78,8 @@ class Accessor {
   virtual ~Accessor() = default;
   virtual PyObject* get(PyObject* parent) const = 0;
   virtual bool same_as(const Accessor& other) const = 0;
+  // Why get() found nothing, in user terms ("L['self'] has no attribute 'fc'").
+  virtual std::string describe_missing(PyObject* parent) const;
   GuardManager manager;
   uint64_t fail_count = 0;
 };
@@ -99,6 +105,9 @@ class RootGuardManager {
   // The first failing guard's description, or "" if all pass.
   std::string failure_reason(const FrameView& frame) const;
   size_t size() const;
+  std::string dump() const;
+  // One more than the highest localsplus index any guard reads (the frame must have that many).
+  int locals_needed() const;
 
  private:
   struct Impl;

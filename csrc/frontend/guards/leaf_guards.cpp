@@ -1,0 +1,155 @@
+// Leaf guards on plain Python values: type match, identity, equality of immutables, length.
+// Assumes the GIL is held; check() never leaves a Python error set.
+#include <cstring>
+#include "common/error.h"
+#include "frontend/guards/guards_internal.h"
+
+namespace cdynamo::guards {
+
+std::string type_name(PyTypeObject* type) {
+  // Static types spell their module in tp_name ("collections.OrderedDict"); users know the name.
+  const char* name = type->tp_name;
+  const char* dot = std::strrchr(name, '.');
+  return dot ? dot + 1 : name;
+}
+
+std::string safe_repr(PyObject* obj) {
+  constexpr size_t kMaxLength = 200;
+  std::string out;
+  PythonCallout callout;
+  Ref repr = Ref::steal(PyObject_Repr(obj));
+  const char* utf8 = repr ? PyUnicode_AsUTF8(repr.ptr()) : nullptr;
+  if (utf8) {
+    out = utf8;
+  } else {
+    PyErr_Clear();
+    out = "<unprintable " + type_name(Py_TYPE(obj)) + ">";
+  }
+  if (out.size() > kMaxLength) out = out.substr(0, kMaxLength) + "...";
+  return out;
+}
+
+namespace {
+
+std::string type_changed(const std::string& source, PyTypeObject* expected, PyTypeObject* got) {
+  return "type of " + source + " changed: expected " + type_name(expected) + ", got " +
+         type_name(got);
+}
+
+class TypeMatch final : public LeafGuard {
+ public:
+  explicit TypeMatch(PyTypeObject* type)
+      : type_(Ref::borrow(reinterpret_cast<PyObject*>(type))), raw_(type) {}
+  bool check(PyObject* value) const override { return Py_TYPE(value) == raw_; }
+  std::string describe(PyObject* value, const std::string& source) const override {
+    return type_changed(source, raw_, Py_TYPE(value));
+  }
+  std::string repr() const override { return "TYPE_MATCH " + type_name(raw_); }
+
+ private:
+  Ref type_;  // keeps the type alive, so its address cannot be reused by another type
+  PyTypeObject* raw_;
+};
+
+class IdMatch final : public LeafGuard {
+ public:
+  explicit IdMatch(Handle obj) : obj_(Ref::borrow(obj)) {}
+  bool check(PyObject* value) const override { return value == obj_.ptr(); }
+  std::string describe(PyObject* /*value*/, const std::string& source) const override {
+    return source + " is no longer the same object";
+  }
+  std::string repr() const override { return "ID_MATCH " + safe_repr(obj_.ptr()); }
+
+ private:
+  Ref obj_;  // keeps the object alive, so its address cannot be reused
+};
+
+// Builtin immutables whose == runs no Python code (for the callout bookkeeping).
+bool has_native_eq(PyTypeObject* type) {
+  return type == &PyLong_Type || type == &PyFloat_Type || type == &PyUnicode_Type ||
+         type == &PyBool_Type || type == &PyBytes_Type || type == &PyComplex_Type ||
+         type == Py_TYPE(Py_None) || type == &PyRange_Type;
+}
+
+class EqualsMatch final : public LeafGuard {
+ public:
+  explicit EqualsMatch(Handle obj)
+      : obj_(Ref::borrow(obj)), type_(Py_TYPE(obj.ptr())), native_eq_(has_native_eq(type_)) {}
+
+  bool check(PyObject* value) const override {
+    if (value == obj_.ptr()) return true;
+    if (Py_TYPE(value) != type_) return false;  // also keeps True from matching 1
+    int eq;
+    if (native_eq_) {
+      eq = PyObject_RichCompareBool(value, obj_.ptr(), Py_EQ);
+    } else {
+      PythonCallout callout;
+      eq = PyObject_RichCompareBool(value, obj_.ptr(), Py_EQ);
+    }
+    if (eq < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    return eq == 1;
+  }
+
+  std::string describe(PyObject* value, const std::string& source) const override {
+    if (Py_TYPE(value) != type_) return type_changed(source, type_, Py_TYPE(value));
+    return source + " == " + safe_repr(obj_.ptr()) + " expected, got " + safe_repr(value);
+  }
+  std::string repr() const override { return "EQUALS_MATCH " + safe_repr(obj_.ptr()); }
+
+ private:
+  Ref obj_;  // also keeps type_ alive
+  PyTypeObject* type_;
+  bool native_eq_;
+};
+
+// The length of a builtin container, read from its struct (no __len__ call), or -1.
+Py_ssize_t native_length(PyObject* value) {
+  if (PyTuple_Check(value)) return PyTuple_GET_SIZE(value);
+  if (PyList_Check(value)) return PyList_GET_SIZE(value);
+  if (PyDict_Check(value)) return PyDict_GET_SIZE(value);
+  if (PyAnySet_Check(value)) return PySet_GET_SIZE(value);
+  return -1;
+}
+
+class LengthCheck final : public LeafGuard {
+ public:
+  explicit LengthCheck(Py_ssize_t length) : length_(length) {}
+  bool check(PyObject* value) const override { return native_length(value) == length_; }
+  std::string describe(PyObject* value, const std::string& source) const override {
+    Py_ssize_t got = native_length(value);
+    if (got < 0) {
+      return source + " is no longer a tuple, list, dict or set (got " +
+             type_name(Py_TYPE(value)) + ")";
+    }
+    return "len(" + source + ") == " + std::to_string(length_) + " expected, got " +
+           std::to_string(got);
+  }
+  std::string repr() const override { return "LENGTH_CHECK " + std::to_string(length_); }
+
+ private:
+  Py_ssize_t length_;
+};
+
+}  // namespace
+
+std::unique_ptr<LeafGuard> make_type_match(PyTypeObject* type) {
+  if (!type) throw InternalError("type match on a NULL type");
+  return std::make_unique<TypeMatch>(type);
+}
+std::unique_ptr<LeafGuard> make_id_match(Handle obj) {
+  if (!obj) throw InternalError("id match on NULL");
+  return std::make_unique<IdMatch>(obj);
+}
+std::unique_ptr<LeafGuard> make_equals_match(Handle obj) {
+  if (!obj) throw InternalError("equals match on NULL");
+  return std::make_unique<EqualsMatch>(obj);
+}
+std::unique_ptr<LeafGuard> make_length_check(Py_ssize_t length) {
+  if (length < 0) throw UserError("length check on a negative length", PyExc_ValueError);
+  return std::make_unique<LengthCheck>(length);
+}
+
+}  // namespace cdynamo::guards

@@ -1,0 +1,56 @@
+"""Built-in backends that run the captured graph without generating code: "eager" and "aot_eager"."""
+from .registry import register_backend
+
+
+@register_backend
+def eager(gm, example_inputs):
+    """Run the captured torch.fx graph as it is."""
+    # The bound forward, not gm itself: nn.Module.__call__ costs microseconds per call.
+    return gm.forward
+
+
+def _return_graph_unchanged(gm, example_inputs):
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    return make_boxed_func(gm.forward)
+
+
+def _with_tuple_output(gm):
+    """`gm` itself if it returns a tuple or list, else a copy returning a 1-tuple, and whether
+    the result then needs unwrapping. AOTAutograd accepts only graphs with tuple outputs (what
+    cdynamo's frontend produces); user-built graphs may return a bare tensor."""
+    import torch.fx
+
+    output_node = next(node for node in reversed(gm.graph.nodes) if node.op == "output")
+    if isinstance(output_node.args[0], (tuple, list)):
+        return gm, False
+    graph = torch.fx.Graph()
+    result = graph.graph_copy(gm.graph, {})
+    graph.output((result,))
+    return torch.fx.GraphModule(gm, graph), True
+
+
+@register_backend
+def aot_eager(gm, example_inputs):
+    """Trace forward (and backward) to aten with AOTAutograd and core-aten decompositions, then
+    run those graphs unchanged: checks that the aten lowering path gives eager's results."""
+    # Imported here: AOTAutograd and the decomposition table take about a second to import.
+    from torch._decomp import core_aten_decompositions
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    tuple_gm, unwrap = _with_tuple_output(gm)
+    compiled = aot_module_simplified(
+        tuple_gm,
+        example_inputs,
+        fw_compiler=_return_graph_unchanged,
+        bw_compiler=_return_graph_unchanged,
+        decompositions=core_aten_decompositions(),
+        keep_inference_input_mutations=True,
+    )
+    if not unwrap:
+        return compiled
+
+    def run_single_output(*args):
+        return compiled(*args)[0]
+
+    return run_single_output

@@ -1,0 +1,132 @@
+"""cdynamo's knobs: plain module attributes read by the C++ core and the Python surface.
+
+Change one for a block of code with `config.patch(name=value)` (a context manager and decorator).
+"""
+import functools
+import os
+import sys
+import sysconfig
+
+# How many compiled versions (cache entries) one code object may hold. Past it the frame runs its
+# original bytecode and one warning names the guard that kept failing.
+cache_size_limit = 8
+
+# True: an internal tracing error or a failing backend falls back to running the frame eagerly,
+# with a warning. False (what the tests use): the error is raised to the caller.
+suppress_errors = True
+
+# True: fallback warnings and errors carry the full internal traceback, not only the reason.
+verbose = False
+
+# Kinds of debug output printed to stderr; the set is read on every log call so it can change at
+# run time. Initialised from CDYNAMO_DEBUG (comma-separated, e.g. CDYNAMO_DEBUG=graphs,guards).
+DEBUG_KINDS = frozenset({"graphs", "guards", "recompiles", "breaks", "bytecode"})
+
+
+def parse_debug(spec):
+    """Turn "graphs,guards" (or "all") into a set of debug kinds, rejecting unknown ones."""
+    kinds = {kind.strip() for kind in spec.split(",") if kind.strip()}
+    if "all" in kinds:
+        return set(DEBUG_KINDS)
+    unknown = kinds - DEBUG_KINDS
+    if unknown:
+        raise ValueError(
+            f"unknown cdynamo debug kind(s) {sorted(unknown)}; known: {sorted(DEBUG_KINDS)} or 'all'"
+        )
+    return kinds
+
+
+debug = parse_debug(os.environ.get("CDYNAMO_DEBUG", ""))
+
+
+def _dir_prefixes(*paths):
+    """Directory prefixes ending in a separator (so /lib/foo never matches /lib/foobar), each
+    also in its symlink-resolved form because co_filename keeps whichever path was imported."""
+    prefixes = []
+    for path in paths:
+        if not path:
+            continue
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            prefix = os.path.join(form, "")
+            if prefix not in prefixes:
+                prefixes.append(prefix)
+    return prefixes
+
+
+def _package_dir(module_name):
+    module = sys.modules.get(module_name)
+    if module is None:
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            return None
+    return os.path.dirname(module.__file__)
+
+
+_paths = sysconfig.get_paths()
+_own_dir = os.path.dirname(os.path.abspath(__file__))
+
+# Files under these prefixes are never traced: torch itself, the standard library and cdynamo.
+# The decision is made by utils.is_skipped_file, where the longest matching prefix of skip_dirs
+# and trace_dirs wins.
+skip_dirs = _dir_prefixes(
+    _package_dir("torch"),
+    _package_dir("functorch"),
+    _paths.get("stdlib"),
+    _paths.get("platstdlib"),
+    _own_dir,
+)
+
+# Exceptions inside skip_dirs that are traced (directories, or single files): site-packages
+# often lies inside the standard library directory (a venv's platstdlib, a system Python's
+# stdlib) and user packages live there; cdynamo's demo and verify compile their own functions.
+trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
+    os.path.join(_own_dir, "demo.py"),
+    os.path.join(_own_dir, "verify.py"),
+]
+
+del _paths, _own_dir
+
+_KNOB_NAMES = frozenset(
+    {"cache_size_limit", "suppress_errors", "verbose", "debug", "skip_dirs", "trace_dirs"}
+)
+
+
+class patch:
+    """Set knobs for a `with` block or a decorated function, restoring the previous values after.
+
+    `config.patch(suppress_errors=False)` or `config.patch({"cache_size_limit": 2})`; re-entrant,
+    so one patch object may decorate a recursive function or be nested in itself.
+    """
+
+    def __init__(self, changes=None, **more_changes):
+        self.changes = dict(changes or {}, **more_changes)
+        unknown = set(self.changes) - _KNOB_NAMES
+        if unknown:
+            raise AttributeError(
+                f"cdynamo.config has no knob(s) {sorted(unknown)}; knobs: {sorted(_KNOB_NAMES)}"
+            )
+        self._saved = []
+
+    def __enter__(self):
+        module = sys.modules[__name__]
+        self._saved.append({name: getattr(module, name) for name in self.changes})
+        for name, value in self.changes.items():
+            if name == "debug" and isinstance(value, str):
+                value = parse_debug(value)
+            setattr(module, name, value)
+        return self
+
+    def __exit__(self, *exc_info):
+        module = sys.modules[__name__]
+        for name, value in self._saved.pop().items():
+            setattr(module, name, value)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def patched(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return patched

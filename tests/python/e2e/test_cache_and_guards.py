@@ -1,0 +1,188 @@
+"""The code cache and its guards: hits, recompiles on each guarded property (with the reason
+recorded in user terms), reset(), and config.cache_size_limit."""
+import warnings
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo import config
+from cdynamo.testing import CompileCounter, same
+from cdynamo.utils import counters
+
+
+def add_one(x):
+    return x + 1
+
+
+def scale(x, factor):
+    return x * factor
+
+
+def recompile_reasons():
+    return list(counters["recompiles"])
+
+
+def compile_static(fn, counter):
+    # dynamic=False: a new shape must recompile, today and once automatic dynamic shapes exist.
+    return cdynamo.optimize(counter, dynamic=False)(fn)
+
+
+def test_second_call_hits_cache():
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    for _ in range(5):
+        x = torch.randn(3, 4)  # new values, same metadata
+        assert same(compiled(x), add_one(x))
+    assert counter.frame_count == 1
+    assert counters["recompiles"] == {}
+
+
+@pytest.mark.parametrize(
+    "first, second, property_names",
+    [
+        (torch.randn(3, 4), torch.randn(3, 4, dtype=torch.float64), ("dtype",)),
+        (torch.randn(3, 4), torch.randn(5, 4), ("size", "shape")),
+        (torch.randn(3, 4), torch.randn(3, 4).requires_grad_(), ("requires_grad",)),
+        (torch.randn(4, 4), torch.randn(4, 4).t(), ("stride",)),
+        (torch.randn(3, 4), torch.randn(3), ("dim", "rank", "size", "shape")),
+    ],
+    ids=["dtype", "shape", "requires_grad", "strides", "rank"],
+)
+def test_change_of_tensor_property_recompiles_exactly_once(first, second, property_names):
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    assert same(compiled(first), add_one(first))
+    assert same(compiled(second), add_one(second))
+    assert counter.frame_count == 2
+
+    (reason,) = recompile_reasons()
+    assert any(name in reason for name in property_names), reason
+
+    # Both versions are cached now: alternating between them compiles nothing more.
+    for x in (first, second, first, second):
+        assert same(compiled(x), add_one(x))
+    assert counter.frame_count == 2
+    assert sum(counters["recompiles"].values()) == 1
+
+
+def test_requires_grad_recompile_keeps_autograd_working():
+    def fn(x):
+        return (x.sin() * 2).sum()
+
+    counter = CompileCounter()
+    compiled = compile_static(fn, counter)
+    compiled(torch.randn(4))
+
+    x = torch.randn(4, requires_grad=True)
+    compiled(x).backward()
+    assert counter.frame_count == 2
+    assert same(x.grad, 2 * x.detach().cos())
+
+
+def test_int_argument_is_specialised():
+    counter = CompileCounter()
+    compiled = compile_static(scale, counter)
+    x = torch.randn(4)
+    assert same(compiled(x, 2), x * 2)
+    assert same(compiled(x, 2), x * 2)
+    assert counter.frame_count == 1
+    assert same(compiled(x, 3), x * 3)
+    assert counter.frame_count == 2
+
+
+def test_argument_type_is_guarded():
+    counter = CompileCounter()
+    compiled = compile_static(scale, counter)
+    x = torch.randn(4)
+    assert same(compiled(x, 2), x * 2)
+    assert same(compiled(x, 2.0), x * 2.0)
+    assert same(compiled(x, torch.tensor(2.0)), x * 2.0)
+    assert counter.frame_count == 3
+
+
+def test_global_grad_mode_is_guarded():
+    def fn(x, w):
+        return x @ w
+
+    counter = CompileCounter()
+    compiled = compile_static(fn, counter)
+    x, w = torch.randn(2, 3), torch.randn(3, 3, requires_grad=True)
+    with torch.no_grad():
+        out_no_grad = compiled(x, w)
+    out_grad = compiled(x, w)
+    assert not out_no_grad.requires_grad
+    assert out_grad.requires_grad
+    assert counter.frame_count == 2
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_change_of_device_recompiles():
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    x = torch.randn(4)
+    assert same(compiled(x), add_one(x))
+    assert same(compiled(x.cuda()), add_one(x.cuda()))
+    assert counter.frame_count == 2
+    (reason,) = recompile_reasons()
+    assert "device" in reason
+
+
+def test_recompile_reason_names_the_function():
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    compiled(torch.randn(2))
+    compiled(torch.randn(2, dtype=torch.float64))
+    (reason,) = recompile_reasons()
+    assert "add_one" in reason
+
+
+def test_reset_empties_caches():
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    x = torch.randn(3)
+    compiled(x)
+    cdynamo.reset()
+    assert same(compiled(x), add_one(x))
+    assert counter.frame_count == 2
+    # A fresh start, not a recompile: reset forgot the first entry.
+    assert counters["recompiles"] == {}
+
+
+def _cache_limit_warnings(caught):
+    return [w for w in caught if "cache_size_limit" in str(w.message)]
+
+
+def test_cache_size_limit_falls_back_with_one_warning():
+    counter = CompileCounter()
+    compiled = compile_static(add_one, counter)
+    with config.patch(cache_size_limit=3), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # so a second warning would be seen, not deduplicated
+        for size in range(1, 8):
+            x = torch.randn(size)
+            assert same(compiled(x), add_one(x))
+        # Sizes that got an entry before the limit still hit their cache entries.
+        for size in range(1, 4):
+            x = torch.randn(size)
+            assert same(compiled(x), add_one(x))
+    assert counter.frame_count == 3
+    (warning,) = _cache_limit_warnings(caught)
+    message = str(warning.message)
+    assert "add_one" in message
+    assert "size" in message or "shape" in message  # the guard that kept failing
+
+
+def test_cache_size_limit_is_per_code_object():
+    def add_two(x):
+        return x + 2
+
+    counter = CompileCounter()
+    first, second = compile_static(add_one, counter), compile_static(add_two, counter)
+    with config.patch(cache_size_limit=2), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for size in range(1, 4):
+            first(torch.randn(size))
+        for size in range(1, 3):
+            second(torch.randn(size))
+    assert counter.frame_count == 4
+    assert len(_cache_limit_warnings(caught)) == 1

@@ -1,0 +1,167 @@
+"""Code cdynamo cannot capture: eager fallback with the right result and a recorded reason,
+errors naming the construct and the user's line under fullgraph/nopython, failing backends,
+and frames that are never traced."""
+import os
+import warnings
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo import config, exc
+from cdynamo.testing import CompileCounter, same
+from cdynamo.utils import counters
+
+from .helpers import line_of
+
+
+def prints(x):
+    y = x + 1
+    print("value:", y.shape[0])
+    return y * 2
+
+
+def calls_item(x):
+    scale = x.sum().item()
+    return x * scale
+
+
+def branches_on_data(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+
+def explicit_break(x):
+    y = x.sin()
+    cdynamo.graph_break()
+    return y.cos()
+
+
+UNSUPPORTED = [
+    (prints, "print(\"value:"),
+    (calls_item, ".item()"),
+    (branches_on_data, "if x.sum() > 0"),
+    (explicit_break, "graph_break()"),
+]
+UNSUPPORTED_IDS = [fn.__name__ for fn, _ in UNSUPPORTED]
+
+
+def graph_break_reasons():
+    return list(counters["graph_break"])
+
+
+@pytest.mark.parametrize("fn, marker", UNSUPPORTED, ids=UNSUPPORTED_IDS)
+def test_unsupported_code_falls_back_with_right_result_and_reason(fn, marker, capsys):
+    compiled = cdynamo.optimize(CompileCounter())(fn)
+    for x in (torch.randn(4).abs() + 0.1, -torch.randn(4).abs() - 0.1):  # both branch outcomes
+        assert same(compiled(x), fn(x))
+    assert graph_break_reasons(), "no reason recorded for the fallback"
+
+
+def test_fallback_runs_side_effects_exactly_once(capsys):
+    compiled = cdynamo.optimize(CompileCounter())(prints)
+    compiled(torch.randn(3))
+    assert capsys.readouterr().out == "value: 3\n"
+
+
+def test_fallback_reason_names_the_construct():
+    x = torch.randn(4)
+    cdynamo.optimize(CompileCounter())(calls_item)(x)
+    assert any("item" in reason for reason in graph_break_reasons()), graph_break_reasons()
+
+
+def test_fallback_is_decided_once_not_on_every_call():
+    compiled = cdynamo.optimize(CompileCounter())(calls_item)
+    for _ in range(5):
+        x = torch.randn(4)
+        assert same(compiled(x), calls_item(x))
+    assert sum(counters["graph_break"].values()) == 1
+    assert counters["stats"]["frames_fallback"] == 1
+
+
+@pytest.mark.parametrize("fn, marker", UNSUPPORTED, ids=UNSUPPORTED_IDS)
+@pytest.mark.parametrize("strict_mode", ["fullgraph", "nopython"])
+def test_strict_mode_raises_naming_construct_file_and_line(fn, marker, strict_mode):
+    if strict_mode == "fullgraph":
+        compiled = cdynamo.compile(fn, backend=CompileCounter(), fullgraph=True)
+    else:
+        compiled = cdynamo.optimize(CompileCounter(), nopython=True)(fn)
+    with pytest.raises(exc.Unsupported) as raised:
+        compiled(torch.randn(4).abs() + 0.1)
+    message = str(raised.value)
+    assert os.path.basename(__file__) in message, message
+    assert str(line_of(fn, marker)) in message, message
+
+
+@pytest.mark.parametrize("fn, construct", [(prints, "print"), (calls_item, "item")])
+def test_strict_mode_error_names_the_construct(fn, construct):
+    compiled = cdynamo.compile(fn, backend=CompileCounter(), fullgraph=True)
+    with pytest.raises(exc.Unsupported, match=construct):
+        compiled(torch.randn(4))
+
+
+def failing_backend(gm, example_inputs):
+    raise RuntimeError("this backend cannot compile anything")
+
+
+def not_a_compiler(gm, example_inputs):
+    return "not callable"
+
+
+def add_one(x):
+    return x + 1
+
+
+def test_failing_backend_raises_naming_it():
+    compiled = cdynamo.optimize(failing_backend)(add_one)
+    with pytest.raises(exc.BackendCompilerFailed) as raised:
+        compiled(torch.randn(3))
+    assert "failing_backend" in str(raised.value)
+    assert "cannot compile anything" in str(raised.value)
+    assert isinstance(raised.value.inner_exception, RuntimeError)
+
+
+def test_backend_returning_non_callable_raises_naming_it():
+    compiled = cdynamo.optimize(not_a_compiler)(add_one)
+    with pytest.raises(exc.BackendCompilerFailed, match="not_a_compiler"):
+        compiled(torch.randn(3))
+
+
+def test_failing_backend_falls_back_when_errors_are_suppressed():
+    x = torch.randn(3)
+    with config.patch(suppress_errors=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert same(cdynamo.optimize(failing_backend)(add_one)(x), add_one(x))
+    assert any("failing_backend" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+def test_generators_are_not_traced():
+    def generate(x):
+        yield x + 1
+        yield x * 2
+
+    counter = CompileCounter()
+    x = torch.randn(3)
+    assert same(list(cdynamo.optimize(counter)(generate)(x)), [x + 1, x * 2])
+    assert counter.frame_count == 0
+
+
+def test_frames_of_torch_are_not_traced():
+    counter = CompileCounter()
+    x = torch.randn(3)
+    # F.softmax is Python code inside torch's package: a skipped directory.
+    assert same(cdynamo.optimize(counter)(torch.nn.functional.softmax)(x, dim=0), x.softmax(0))
+    assert counter.frame_count == 0
+
+
+def test_skip_dirs_is_honoured():
+    def fn(x):
+        return x + 1
+
+    counter = CompileCounter()
+    x = torch.randn(3)
+    this_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+    with config.patch(skip_dirs=config.skip_dirs + [this_dir]):
+        assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
+    assert counter.frame_count == 0
