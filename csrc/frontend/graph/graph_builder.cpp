@@ -19,7 +19,7 @@ Ref call_method(Handle obj, const char* name, std::initializer_list<Handle> args
 Ref str(const std::string& text) { return check(PyUnicode_FromStringAndSize(text.data(), text.size())); }
 
 bool is_tensor(Handle obj) {
-  static Ref tensor_type = import_attr("torch", "Tensor");
+  static Ref& tensor_type = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
   int result = PyObject_IsInstance(obj.ptr(), tensor_type.ptr());
   check_status(result);
   return result;

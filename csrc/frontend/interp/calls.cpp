@@ -80,7 +80,7 @@ std::string Tracer::callable_policy(Handle fn) {
   auto cached = policy_cache_.find(fn.ptr());
   if (cached != policy_cache_.end()) return cached->second;
   std::string policy;
-  static Ref graph_break = import_attr("cdynamo.eval_frame", "graph_break");
+  static Ref& graph_break = *new Ref(import_attr("cdynamo.eval_frame", "graph_break"));  // never freed: outlives the interpreter
   if (fn.ptr() == graph_break.ptr()) {
     policy = "unsupported:cdynamo.graph_break() was called";
   } else {
@@ -130,7 +130,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
   if (policy == "graph") {
-    static Ref operator_module = check(PyUnicode_FromString("_operator"));
+    static Ref& operator_module = *new Ref(check(PyUnicode_FromString("_operator")));  // never freed: outlives the interpreter
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();

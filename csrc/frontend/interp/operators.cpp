@@ -64,7 +64,7 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
 }
 
 void Tracer::unary_op(const char* name, ValuePtr operand) {
-  static Ref ops = call_helper("cdynamo._trace_support", "unary_operators", {});
+  static Ref& ops = *new Ref(call_helper("cdynamo._trace_support", "unary_operators", {}));  // never freed: outlives the interpreter
   PyObject* op = PyDict_GetItemString(ops.ptr(), name);
   if (!op) throw InternalError(std::string("unknown unary operator ") + name);
   if (operand->is_tensor()) {
@@ -76,13 +76,13 @@ void Tracer::unary_op(const char* name, ValuePtr operand) {
 }
 
 void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
-  static Ref ops = call_helper("cdynamo._trace_support", "compare_operators", {});
+  static Ref& ops = *new Ref(call_helper("cdynamo._trace_support", "compare_operators", {}));  // never freed: outlives the interpreter
   if (op < 0 || op >= PyTuple_GET_SIZE(ops.ptr())) unsupported("unknown comparison");
   binary_op(PyTuple_GET_ITEM(ops.ptr(), op), "comparison", std::move(lhs), std::move(rhs));
 }
 
 void Tracer::subscript(ValuePtr container, ValuePtr key) {
-  static Ref getitem = import_attr("operator", "getitem");
+  static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
     push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
     return;
@@ -127,7 +127,7 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
 }
 
 void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
-  static Ref setitem = import_attr("operator", "setitem");
+  static Ref& setitem = *new Ref(import_attr("operator", "setitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
@@ -166,8 +166,8 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     }
     case ValueKind::NNModule: {
       Ref modules = check(PyObject_GetAttrString(iterable->obj.ptr(), "_modules"));
-      static Ref container_types = check(Py_BuildValue("(OO)", import_attr("torch.nn", "Sequential").ptr(),
-                                                       import_attr("torch.nn", "ModuleList").ptr()));
+      static Ref& container_types = *new Ref(check(Py_BuildValue("(OO)", import_attr("torch.nn", "Sequential").ptr(),
+                                                       import_attr("torch.nn", "ModuleList").ptr())));  // never freed: outlives the interpreter
       int is_container = PyObject_IsInstance(iterable->obj.ptr(), container_types.ptr());
       check_status(is_container);
       if (!is_container) unsupported("iterating over a " + iterable->describe());
@@ -181,7 +181,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       Ref shape = check(PyObject_GetAttrString(iterable->fake.ptr(), "shape"));
       if (PyTuple_GET_SIZE(shape.ptr()) == 0) unsupported("iterating over a 0-d tensor");
       long rows = PyLong_AsLong(PyTuple_GET_ITEM(shape.ptr(), 0));
-      static Ref getitem = import_attr("operator", "getitem");
+      static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
       std::vector<ValuePtr> values;
       for (long i = 0; i < rows; ++i)
         values.push_back(graph_.call("call_function", getitem,

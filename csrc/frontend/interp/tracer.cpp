@@ -250,7 +250,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case BINARY_OP: {
       ValuePtr rhs = pop();
       ValuePtr lhs = pop();
-      static Ref ops = call_helper("cdynamo._trace_support", "binary_operators", {});
+      static Ref& ops = *new Ref(call_helper("cdynamo._trace_support", "binary_operators", {}));  // never freed: outlives the interpreter
       if (arg < 0 || arg >= PyTuple_GET_SIZE(ops.ptr())) unsupported("unknown binary operator");
       binary_op(PyTuple_GET_ITEM(ops.ptr(), arg), "binary operator", lhs, rhs);
       return true;

@@ -177,7 +177,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         unsupported("Tensor has no attribute " + name);
       }
       if (is_tensor(fake_attr)) {
-        static Ref getattr_fn = import_attr("builtins", "getattr");
+        static Ref& getattr_fn = *new Ref(import_attr("builtins", "getattr"));  // never freed: outlives the interpreter
         return graph_.call("call_function", getattr_fn, {base, Value::constant(attr_name)}, {}, "Tensor." + name);
       }
       if (PyCallable_Check(fake_attr.ptr())) {
