@@ -132,12 +132,9 @@ def is_leaf_module(module):
     return cls.__module__.startswith(("torch.nn.", "torch.ao.nn."))
 
 
-def make_graph_module(root, graph, name):
-    gm = torch.fx.GraphModule(root, graph, class_name=name)
-    ops = sum(1 for node in graph.nodes if node.op in ("call_function", "call_method", "call_module"))
-    utils.counters["stats"]["unique_graphs"] += 1
-    utils.counters["stats"]["calls_captured"] += ops
-    utils.log("graphs", f"graph {name}:\n{gm.code}")
+def make_graph_module(root, graph, code_name):
+    gm = torch.fx.GraphModule(root, graph, class_name="GraphModule")
+    utils.record_graph(code_name, gm)
     return gm
 
 

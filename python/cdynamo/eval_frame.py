@@ -8,7 +8,7 @@ import threading
 
 import torch
 
-from . import _C, config
+from . import _C
 from .backends.registry import list_backends, lookup_backend
 
 
@@ -29,10 +29,6 @@ class CompileOptions:
 _context_stack = threading.local()
 
 
-def _sync_config():
-    _C.set_skip_prefixes(list(config.skip_dirs))
-
-
 class _HookContext:
     """A hook mode usable as a decorator and as a context manager."""
 
@@ -44,7 +40,6 @@ class _HookContext:
             return OptimizedModule(fn, self)
         if not callable(fn):
             raise TypeError(f"cdynamo can only optimize functions and nn.Modules, got {type(fn).__name__}")
-        _sync_config()
         wrapper = _C.OptimizedCallable(fn, self.callback)
         try:
             functools.update_wrapper(wrapper, fn)
@@ -53,7 +48,6 @@ class _HookContext:
         return wrapper
 
     def __enter__(self):
-        _sync_config()
         stack = getattr(_context_stack, "previous", None)
         if stack is None:
             stack = _context_stack.previous = []
@@ -106,7 +100,6 @@ def disable(fn=None, recursive=True):
 def reset():
     """Forgets every compiled entry: the next call of each function compiles again."""
     _C.reset()
-    _sync_config()
 
 
 def graph_break():
@@ -114,14 +107,39 @@ def graph_break():
 
 
 class OptimizedModule(torch.nn.Module):
-    """What compile(module) returns: calls the original module with cdynamo's hook on, and
-    shares its parameters, buffers and submodules."""
+    """What compile(module) returns: calls the original module with cdynamo's hook on.
+
+    It shares the original's parameters, buffers, submodules, hooks and training flag, so
+    state_dict() keys, parameters(), train()/eval() and load_state_dict() behave exactly as on
+    the original (no "_orig_mod." prefix)."""
+
+    _SHARED_STATE = (
+        "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
+        "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+        "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+        "_backward_pre_hooks", "_is_full_backward_hook", "_state_dict_hooks",
+        "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+    )
 
     def __init__(self, module, context):
         super().__init__()
-        self._orig_mod = module
-        # Stored outside nn.Module's attribute machinery: it is neither a module nor a tensor.
+        # Plain attributes, outside nn.Module's registries: neither is a submodule of the wrapper.
+        self.__dict__["_orig_mod"] = module
         self.__dict__["_compiled_call"] = _C.OptimizedCallable(module, context.callback)
+        for name in self._SHARED_STATE:
+            if name in module.__dict__:
+                self.__dict__[name] = module.__dict__[name]
+
+    @property
+    def training(self):
+        original = self.__dict__.get("_orig_mod")
+        return True if original is None else original.training
+
+    @training.setter
+    def training(self, mode):
+        original = self.__dict__.get("_orig_mod")
+        if original is not None:
+            original.training = mode
 
     def __call__(self, *args, **kwargs):
         return self._compiled_call(*args, **kwargs)
@@ -130,12 +148,10 @@ class OptimizedModule(torch.nn.Module):
         return self._compiled_call(*args, **kwargs)
 
     def __getattr__(self, name):
-        if name == "_orig_mod":
-            return self._modules["_orig_mod"]
         try:
             return super().__getattr__(name)
         except AttributeError:
-            return getattr(self._modules["_orig_mod"], name)
+            return getattr(self.__dict__["_orig_mod"], name)
 
 
 def compile(model=None, *, backend=None, fullgraph=False, dynamic=None, mode=None, options=None, disable=False):

@@ -88,6 +88,14 @@ size_t GuardManager::size() const {
   return n;
 }
 
+bool GuardManager::expired() const {
+  for (const auto& leaf : leaves_)
+    if (leaf->expired()) return true;
+  for (const auto& accessor : accessors_)
+    if (accessor->manager.expired()) return true;
+  return false;
+}
+
 std::string GuardManager::dump(int indent) const {
   const std::string pad(static_cast<size_t>(indent), ' ');
   std::string out = pad + source_ + "\n";

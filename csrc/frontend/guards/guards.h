@@ -26,6 +26,8 @@ class LeafGuard {
   virtual std::string describe(PyObject* value, const std::string& source) const = 0;
   // A short name and the expected value, for dumps of the tree: "EQUALS_MATCH 3".
   virtual std::string repr() const = 0;
+  // True once the guard can never pass again (an object it matches by identity was freed).
+  virtual bool expired() const { return false; }
   uint64_t fail_count = 0;
 };
 
@@ -60,6 +62,8 @@ class GuardManager {
   std::string failure_reason(PyObject* value) const;
   // Number of leaf guards in this subtree.
   size_t size() const;
+  // True if some guard in this subtree can never pass again.
+  bool expired() const;
   // The subtree in check order with fail counts, one line per node or guard (for logs, tests).
   std::string dump(int indent = 0) const;
 
@@ -105,6 +109,8 @@ class RootGuardManager {
   // The first failing guard's description, or "" if all pass.
   std::string failure_reason(const FrameView& frame) const;
   size_t size() const;
+  // True if the tree can never pass again: its entry only holds memory and can be dropped.
+  bool expired() const;
   std::string dump() const;
   // One more than the highest localsplus index any guard reads (the frame must have that many).
   int locals_needed() const;

@@ -53,15 +53,33 @@ class TypeMatch final : public LeafGuard {
 
 class IdMatch final : public LeafGuard {
  public:
-  explicit IdMatch(Handle obj) : obj_(Ref::borrow(obj)) {}
-  bool check(PyObject* value) const override { return value == obj_.ptr(); }
+  explicit IdMatch(Handle obj) : raw_(obj.ptr()) {
+    // A weak reference where the type allows one: a cache entry must not keep the user's
+    // modules and functions alive. A dead referent reads as None, so a new object at the
+    // same address never matches.
+    if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(obj.ptr()))) {
+      weak_ = Ref::steal(PyWeakref_NewRef(obj.ptr(), nullptr));
+      if (!weak_) PyErr_Clear();
+    }
+    if (!weak_) strong_ = Ref::borrow(obj);
+  }
+  bool check(PyObject* value) const override {
+    if (value != raw_) return false;
+    return strong_ || PyWeakref_GET_OBJECT(weak_.ptr()) == value;
+  }
+  bool expired() const override { return weak_ && PyWeakref_GET_OBJECT(weak_.ptr()) == Py_None; }
   std::string describe(PyObject* /*value*/, const std::string& source) const override {
     return source + " is no longer the same object";
   }
-  std::string repr() const override { return "ID_MATCH " + safe_repr(obj_.ptr()); }
+  std::string repr() const override {
+    if (expired()) return "ID_MATCH <freed object>";
+    return "ID_MATCH " + safe_repr(raw_);
+  }
 
  private:
-  Ref obj_;  // keeps the object alive, so its address cannot be reused
+  PyObject* raw_;  // compared only; alive as long as weak_ says so, or held by strong_
+  Ref weak_;
+  Ref strong_;
 };
 
 // Builtin immutables whose == runs no Python code (for the callout bookkeeping).

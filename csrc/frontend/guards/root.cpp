@@ -263,6 +263,12 @@ size_t RootGuardManager::size() const {
   return n;
 }
 
+bool RootGuardManager::expired() const {
+  for (const auto& e : impl_->entries)
+    if (e->manager.expired()) return true;
+  return false;
+}
+
 std::string RootGuardManager::dump() const {
   const Impl& s = *impl_;
   std::string out;

@@ -43,23 +43,6 @@ PyObject* py_reset(PyObject*, PyObject*) {
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
-// Ownership contract: borrows an iterable of str; returns None.
-PyObject* py_set_skip_prefixes(PyObject*, PyObject* prefixes) {
-  CDYNAMO_BOUNDARY_BEGIN
-  std::vector<std::string> result;
-  Ref iterator = check(PyObject_GetIter(prefixes));
-  while (PyObject* item = PyIter_Next(iterator.ptr())) {
-    Ref owned = steal(item);
-    const char* text = PyUnicode_AsUTF8(item);
-    if (!text) throw PythonError();
-    result.emplace_back(text);
-  }
-  if (PyErr_Occurred()) throw PythonError();
-  hook::set_skip_prefixes(std::move(result));
-  Py_RETURN_NONE;
-  CDYNAMO_BOUNDARY_END(nullptr)
-}
-
 // Ownership contract: borrows a function or code object; returns None.
 PyObject* py_skip_code(PyObject*, PyObject* fn) {
   CDYNAMO_BOUNDARY_BEGIN
@@ -92,7 +75,6 @@ PyMethodDef hook_methods[] = {
     {"_enter", py_enter, METH_O, "Set this thread's hook callback; returns the previous one"},
     {"_leave", py_leave, METH_O, "Restore the callback returned by _enter"},
     {"reset", py_reset, METH_NOARGS, "Drop every compiled entry of every code object"},
-    {"set_skip_prefixes", py_set_skip_prefixes, METH_O, "File path prefixes never traced"},
     {"skip_code", py_skip_code, METH_O, "Never trace frames of this function's code"},
     {"cache_info", py_cache_info, METH_O, "Cache state of a function's code object"},
     {nullptr, nullptr, 0, nullptr}};

@@ -6,13 +6,15 @@
 #include <unordered_set>
 #include <vector>
 #include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/hook/callback.h"
 
 namespace cdynamo::hook {
 namespace {
 
 Py_ssize_t g_extra_index = -1;
 std::unordered_set<CodeState*> g_all_states;
-std::vector<std::string> g_skip_prefixes;
+Ref& g_is_skipped_file = *new Ref();  // never freed: outlives the interpreter
 
 void free_code_state(void* extra) {
   auto* state = static_cast<CodeState*>(extra);
@@ -37,9 +39,26 @@ bool is_skipped_file(PyCodeObject* code) {
   std::string_view name(filename);
   // Frozen modules, fx-generated forward()s and exec'd strings have no file of their own.
   if (name.empty() || name.front() == '<') return name != "<stdin>" && name != "<string>";
-  for (const std::string& prefix : g_skip_prefixes)
-    if (name.starts_with(prefix)) return true;
-  return false;
+  // The policy (config.skip_dirs / trace_dirs, longest prefix wins) lives in Python; it runs
+  // once per code object, with the hook off so its own frames are not intercepted.
+  BusyScope busy;
+  PyObject* fn = g_is_skipped_file.ptr();
+  if (!fn) {
+    try {
+      g_is_skipped_file = import_attr("cdynamo.utils", "is_skipped_file");
+    } catch (const PythonError&) {
+      PyErr_Clear();
+      return true;
+    }
+    fn = g_is_skipped_file.ptr();
+  }
+  Ref result = steal(PyObject_CallOneArg(fn, code->co_filename));
+  int truth = result ? PyObject_IsTrue(result.ptr()) : -1;
+  if (truth < 0) {
+    PyErr_Clear();
+    return true;
+  }
+  return truth;
 }
 
 bool is_untraceable_code(PyCodeObject* code) {
@@ -100,7 +119,5 @@ void mark_skip_permanently(PyCodeObject* code) {
   state.strategy = Strategy::Skip;
   state.strategy_is_permanent = true;
 }
-
-void set_skip_prefixes(std::vector<std::string> prefixes) { g_skip_prefixes = std::move(prefixes); }
 
 }  // namespace cdynamo::hook

@@ -37,8 +37,8 @@ struct CodeState {
   std::list<CacheEntry> entries;
 };
 
-// The state of `code`, created on first sight (deciding Skip for generators and skip-listed
-// files). Never NULL; throws PythonError if co_extra cannot be set.
+// The state of `code`, created on first sight (deciding Skip for generators and for files
+// cdynamo.utils.is_skipped_file rejects). Never NULL; throws PythonError if co_extra cannot be set.
 CodeState& code_state(PyCodeObject* code);
 // The state if the code was seen before, else NULL.
 CodeState* existing_code_state(PyCodeObject* code);
@@ -49,8 +49,5 @@ void mark_skip_permanently(PyCodeObject* code);
 
 // Drops every cache entry and non-permanent strategy of every code object.
 void reset_all_code_states();
-
-// Path prefixes of files whose frames are never traced (set from cdynamo.config.skip_dirs).
-void set_skip_prefixes(std::vector<std::string> prefixes);
 
 }  // namespace cdynamo::hook

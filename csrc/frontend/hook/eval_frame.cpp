@@ -1,6 +1,8 @@
 // The PEP 523 frame-evaluation hook: cache lookup with C++ guards, compile on a miss, and
 // running transformed code in a shadow frame. Assumes the GIL is held (CPython calls it so).
 #include <string>
+#include <variant>
+#include <vector>
 #include "common/cpython_compat.h"
 #include "common/error.h"
 #include "common/py_import.h"
@@ -27,16 +29,24 @@ PyObject* callback_backend(PyObject* callback) {
   return PyTuple_Check(callback) ? PyTuple_GET_ITEM(callback, 0) : nullptr;
 }
 
-CacheEntry* lookup(CodeState& state, const guards::FrameView& view, PyObject* backend) {
+// Entries that can never match again (an object they were traced with was freed) move to
+// `expired`, which the caller frees once it no longer uses the hit: freeing runs finalizers.
+CacheEntry* lookup(CodeState& state, const guards::FrameView& view, PyObject* backend,
+                   std::list<CacheEntry>& expired) {
   BusyScope busy;
-  for (auto it = state.entries.begin(); it != state.entries.end(); ++it) {
-    if (backend && it->backend.ptr() != backend) continue;
-    if (!it->guards->check(view)) continue;
-    // Most recently hit first: a loop over a few input shapes finds its entry at once.
-    if (it != state.entries.begin()) state.entries.splice(state.entries.begin(), state.entries, it);
-    return &state.entries.front();
+  CacheEntry* hit = nullptr;
+  for (auto it = state.entries.begin(); it != state.entries.end();) {
+    auto current = it++;
+    if (backend && current->backend.ptr() != backend) continue;
+    if (current->guards->check(view)) {
+      // Most recently hit first: a loop over a few input shapes finds its entry at once.
+      state.entries.splice(state.entries.begin(), state.entries, current);
+      hit = &state.entries.front();
+      break;
+    }
+    if (current->guards->expired()) expired.splice(expired.end(), state.entries, current);
   }
-  return nullptr;
+  return hit;
 }
 
 // A function object around the transformed code with the frame's globals and closure, reused
@@ -86,13 +96,22 @@ std::string code_location(PyCodeObject* code) {
          std::to_string(code->co_firstlineno) + ")";
 }
 
-void record(const char* what, const std::string& a, const std::string& b = "") {
-  Ref first = steal(PyUnicode_FromString(a.c_str()));
-  Ref second = steal(PyUnicode_FromString(b.c_str()));
-  if (!first || !second) throw PythonError();
-  if (b.empty()) call_helper("cdynamo.utils", what, {first});
-  else call_helper("cdynamo.utils", what, {first, second});
+// Calls cdynamo.utils.<what>(...) with strings and ints (its reporting entry points).
+void report(const char* what, std::initializer_list<std::variant<std::string, long>> args) {
+  std::vector<Ref> owned;
+  std::vector<Handle> handles;
+  for (const auto& arg : args) {
+    if (const auto* text = std::get_if<std::string>(&arg)) owned.push_back(check(PyUnicode_FromString(text->c_str())));
+    else owned.push_back(check(PyLong_FromLong(std::get<long>(arg))));
+    handles.push_back(owned.back());
+  }
+  Ref fn = import_attr("cdynamo.utils", what);
+  std::vector<PyObject*> argv;
+  for (Handle h : handles) argv.push_back(h.ptr());
+  check(PyObject_Vectorcall(fn.ptr(), argv.data(), argv.size(), nullptr));
 }
+
+std::string code_name(PyCodeObject* code) { return to_std_string(code->co_qualname); }
 
 bool options_flag(PyObject* callback, const char* name) {
   Ref value = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), name));
@@ -125,11 +144,8 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
     over_limit = static_cast<long>(state.entries.size()) >= limit;
     if (over_limit && !state.cache_limit_warned) {
       state.cache_limit_warned = true;
-      std::string message = "cdynamo: " + code_location(code) + " reached config.cache_size_limit (" +
-                            std::to_string(limit) + " compiled versions); it runs eagerly for inputs that match none of them. "
-                            "The guard that kept failing: " + recompile_reason +
-                            ". Make that value stable across calls, or raise cdynamo.config.cache_size_limit.";
-      if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) throw PythonError();
+      report("warn_cache_size_limit", {code_name(code), to_std_string(code->co_filename),
+                                       static_cast<long>(code->co_firstlineno), recompile_reason});
     }
   } catch (...) {
     set_python_error_from_current_exception();
@@ -146,7 +162,11 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
     try {
       nopython = !error.silent && options_flag(callback, "nopython");
       if (!nopython) {
-        if (!error.silent) record("record_graph_break", error.what(), code_location(code));
+        if (!error.silent) {
+          std::string where = error.filename.empty() ? code_location(code)
+                                                     : error.filename + ":" + std::to_string(error.line);
+          report("record_frame_fallback", {code_name(code), std::string(error.what()) + " (" + where + ")"});
+        }
         state.strategy = Strategy::Fallback;
         state.fallback_reason = error.what();
       }
@@ -177,11 +197,10 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
       PyErr_Fetch(&type, &value, &traceback);
       PyErr_NormalizeException(&type, &value, &traceback);
       Ref owned_type = steal(type), error = steal(value), owned_traceback = steal(traceback);
-      std::string reason = "cdynamo failed to compile " + code_location(code) + ": " +
-                           to_std_string(Ref(check(PyObject_Repr(error.ptr())))) +
-                           "; running it eagerly (config.suppress_errors is True)";
-      if (PyErr_WarnEx(PyExc_UserWarning, reason.c_str(), 1) < 0) throw PythonError();
-      record("record_graph_break", reason, code_location(code));
+      std::string reason = to_std_string(Ref(check(PyObject_Repr(error.ptr()))));
+      report("warn_fallback", {code_name(code), to_std_string(code->co_filename),
+                               static_cast<long>(code->co_firstlineno), reason});
+      report("record_frame_fallback", {code_name(code), reason});
       state.strategy = Strategy::Fallback;
       state.fallback_reason = reason;
     } catch (...) {
@@ -197,7 +216,8 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   entry.backend = Ref::borrow(callback_backend(callback));
   try {
     mark_skip_permanently(reinterpret_cast<PyCodeObject*>(entry.transformed_code.ptr()));
-    if (!recompile_reason.empty()) record("record_recompile", code_location(code), recompile_reason);
+    report("record_frame_compiled", {code_name(code)});
+    if (!recompile_reason.empty()) report("record_recompile", {code_name(code), recompile_reason});
   } catch (...) {
     set_python_error_from_current_exception();
     return fail_frame(tstate, frame);
@@ -233,7 +253,8 @@ PyObject* eval_frame_hook(PyThreadState* tstate, CdFrame* frame, int throwflag) 
 
   guards::FrameView view = frame_view(frame);
   if (!state->entries.empty()) {
-    if (CacheEntry* hit = lookup(*state, view, callback_backend(callback)))
+    std::list<CacheEntry> expired;
+    if (CacheEntry* hit = lookup(*state, view, callback_backend(callback), expired))
       return run_entry(tstate, frame, *hit);
   }
   if (callback == Py_False || state->strategy == Strategy::Fallback)

@@ -43,7 +43,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
     throw nothing;
   }
   tracer.graph().set_output(outputs);
-  Ref graph_module = tracer.graph().build_graph_module("GraphModule");
+  Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
 
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
