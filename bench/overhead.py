@@ -31,7 +31,8 @@ CASES = {
 
 def make_function(source):
     namespace = {"torch": torch}
-    exec(compile(source, "<bench.overhead>", "exec"), namespace)
+    # Named after this file: frames of "<...>" pseudo-files are never traced.
+    exec(compile(source, __file__, "exec"), namespace)
     return namespace["f"]
 
 
@@ -64,7 +65,23 @@ def time_per_call(fn, args, iterations):
     return elapsed / iterations / 1e9
 
 
+def check_cdynamo_captured(title):
+    """A silent fallback to eager would make cdynamo look free: insist on one captured graph."""
+    from cdynamo.utils import counters
+
+    stats = counters["stats"]
+    if stats["unique_graphs"] != 1 or stats["frames_fallback"] != 0:
+        raise SystemExit(
+            f"case {title!r}: cdynamo captured {stats['unique_graphs']} graph(s) with "
+            f"{stats['frames_fallback']} fallback(s) instead of 1 graph; reasons: "
+            f"{dict(counters['graph_break'])}"
+        )
+
+
 def measure_case(case, args):
+    from cdynamo.utils import counters
+
+    counters.clear()
     inputs = case["inputs"]()
     systems = make_systems(case["source"], args.cdynamo_backend, args.with_inductor)
     expected = systems["eager"](*inputs)
@@ -72,6 +89,7 @@ def measure_case(case, args):
         for _ in range(5):  # first call compiles; the rest warm caches
             result = fn(*inputs)
         torch.testing.assert_close(result, expected, msg=lambda m, name=name: f"{name}: {m}")
+    check_cdynamo_captured(case["title"])
 
     # Iterations so that one repeat of the eager call lasts about --repeat-seconds.
     eager_seconds = time_per_call(systems["eager"], inputs, 1000)
@@ -87,7 +105,8 @@ def measure_case(case, args):
 
 def format_table(results):
     systems = list(next(iter(results.values()))["us"])
-    header = "| case | " + " | ".join(f"{name} µs" for name in systems) + " |"
+    header = "| case | eager µs | " + " | ".join(
+        f"{name} µs (+overhead)" for name in systems[1:]) + " |"
     lines = [header, "|" + "---|" * (len(systems) + 1)]
     for key, result in results.items():
         eager = result["us"]["eager"]
