@@ -130,7 +130,6 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
   if (policy == "graph") {
-    static Ref& operator_module = *new Ref(check(PyUnicode_FromString("_operator")));  // never freed: outlives the interpreter
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();

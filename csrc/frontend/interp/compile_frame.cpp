@@ -49,6 +49,10 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
   Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
   Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
+  // The compiled graph runs with the hook off, as TorchDynamo's does: whatever Python the
+  // backend's runtime executes (AOTAutograd wrappers, library code) is not user code to trace.
+  Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
+  compiled = check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
 
   CompiledFrame compiled_frame;
   compiled_frame.transformed_code =
