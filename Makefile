@@ -6,7 +6,7 @@ TORCH_PIN := torch==2.13.0
 BUILD_DIR := build/dev
 JOBS ?= 2
 
-.PHONY: run test build venv bench verify clean sanitize
+.PHONY: run test build venv bench verify clean sanitize wheel
 
 $(VENV)/.installed:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -33,6 +33,11 @@ bench: build
 
 verify: build
 	PYTHONPATH=python $(PY) -m cdynamo.verify
+
+# The pip-installable package, built the way users build it (against the venv's torch).
+wheel: venv
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps . -w build/wheels
+	ls build/wheels/cdynamo-*.whl
 
 sanitize: venv
 	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Debug -DCDYNAMO_SANITIZE=ON >/dev/null
