@@ -1,0 +1,169 @@
+// IR tables (names, arities, dtype facts), scalar-graph builders and Program lookups.
+// Assumes the X-macro lists in ir.h are the single source of every per-kind table.
+#include "backend/ir/ir.h"
+#include "common/error.h"
+
+namespace cdynamo::ir {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+#define CDYNAMO_DTYPE_NAME(name, ctype, torch_name) \
+  case DType::name: return #name;
+    CDYNAMO_DTYPES(CDYNAMO_DTYPE_NAME)
+#undef CDYNAMO_DTYPE_NAME
+  }
+  return "?";
+}
+
+const char* dtype_torch_name(DType dtype) {
+  switch (dtype) {
+#define CDYNAMO_DTYPE_TORCH(name, ctype, torch_name) \
+  case DType::name: return torch_name;
+    CDYNAMO_DTYPES(CDYNAMO_DTYPE_TORCH)
+#undef CDYNAMO_DTYPE_TORCH
+  }
+  return "?";
+}
+
+DType dtype_from_torch_name(const std::string& name) {
+#define CDYNAMO_DTYPE_PARSE(dname, ctype, torch_name) \
+  if (name == torch_name) return DType::dname;
+  CDYNAMO_DTYPES(CDYNAMO_DTYPE_PARSE)
+#undef CDYNAMO_DTYPE_PARSE
+  throw UserError("the inductor backend does not support tensors of dtype " + name);
+}
+
+bool is_floating(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 || dtype == DType::Float32 || dtype == DType::Float64;
+}
+bool is_integral(DType dtype) { return !is_floating(dtype); }
+
+int dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::Bool:
+    case DType::UInt8:
+    case DType::Int8: return 1;
+    case DType::Int16:
+    case DType::Float16:
+    case DType::BFloat16: return 2;
+    case DType::Int32:
+    case DType::Float32: return 4;
+    case DType::Int64:
+    case DType::Float64: return 8;
+  }
+  return 0;
+}
+
+const char* scalar_op_name(ScalarOp op) {
+  switch (op) {
+#define CDYNAMO_SCALAR_NAME(name, arity, doc) \
+  case ScalarOp::name: return #name;
+    CDYNAMO_SCALAR_OPS(CDYNAMO_SCALAR_NAME)
+#undef CDYNAMO_SCALAR_NAME
+  }
+  return "?";
+}
+
+int scalar_op_arity(ScalarOp op) {
+  switch (op) {
+#define CDYNAMO_SCALAR_ARITY(name, arity, doc) \
+  case ScalarOp::name: return arity;
+    CDYNAMO_SCALAR_OPS(CDYNAMO_SCALAR_ARITY)
+#undef CDYNAMO_SCALAR_ARITY
+  }
+  return -1;
+}
+
+const char* reduction_type_name(ReductionType type) {
+  switch (type) {
+#define CDYNAMO_REDUCTION_NAME(name) \
+  case ReductionType::name: return #name;
+    CDYNAMO_REDUCTION_TYPES(CDYNAMO_REDUCTION_NAME)
+#undef CDYNAMO_REDUCTION_NAME
+  }
+  return "?";
+}
+
+namespace {
+Scalar make(ScalarOp op, DType dtype, std::vector<Scalar> args) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = op;
+  node->dtype = dtype;
+  node->args = std::move(args);
+  if (static_cast<int>(node->args.size()) != scalar_op_arity(op))
+    throw InternalError(std::string("wrong number of operands for ") + scalar_op_name(op));
+  return node;
+}
+}  // namespace
+
+Scalar load(const std::string& buffer, DType dtype, Expr index) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::Load;
+  node->dtype = dtype;
+  node->buffer = buffer;
+  node->index = std::move(index);
+  return node;
+}
+
+Scalar masked_load(Scalar mask, const std::string& buffer, DType dtype, Expr index, Scalar other) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::MaskedLoad;
+  node->dtype = dtype;
+  node->buffer = buffer;
+  node->index = std::move(index);
+  node->args = {std::move(mask), std::move(other)};
+  return node;
+}
+
+Scalar constant(double value, DType dtype) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::Constant;
+  node->dtype = dtype;
+  if (dtype == DType::Bool) node->constant = value != 0.0;
+  else if (is_integral(dtype)) node->constant = static_cast<int64_t>(value);
+  else node->constant = value;
+  return node;
+}
+
+Scalar constant_int(int64_t value, DType dtype) {
+  if (is_floating(dtype)) return constant(static_cast<double>(value), dtype);
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::Constant;
+  node->dtype = dtype;
+  if (dtype == DType::Bool) node->constant = value != 0;
+  else node->constant = value;
+  return node;
+}
+
+Scalar index_value(Expr index, DType dtype) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::Index;
+  node->dtype = dtype;
+  node->index = std::move(index);
+  return node;
+}
+
+Scalar cast(Scalar value, DType dtype) {
+  if (value->dtype == dtype) return value;
+  return make(ScalarOp::Cast, dtype, {std::move(value)});
+}
+
+Scalar unary(ScalarOp op, Scalar x, DType dtype) { return make(op, dtype, {std::move(x)}); }
+Scalar binary(ScalarOp op, Scalar a, Scalar b, DType dtype) { return make(op, dtype, {std::move(a), std::move(b)}); }
+Scalar where(Scalar condition, Scalar a, Scalar b) {
+  DType dtype = a->dtype;
+  return make(ScalarOp::Where, dtype, {std::move(condition), std::move(a), std::move(b)});
+}
+
+const Buffer& Program::buffer(const std::string& name) const {
+  for (const Buffer& b : buffers)
+    if (b.name == name) return b;
+  throw InternalError("no buffer named " + name);
+}
+Buffer& Program::buffer(const std::string& name) {
+  for (Buffer& b : buffers)
+    if (b.name == name) return b;
+  throw InternalError("no buffer named " + name);
+}
+
+}  // namespace cdynamo::ir

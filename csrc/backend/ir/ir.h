@@ -1,0 +1,219 @@
+// The loop-level IR of the inductor backend, shared by the C++/OpenMP and Triton generators:
+// buffers with layouts, pointwise and reduction computations whose bodies are scalar value
+// graphs over index expressions, extern calls of aten ops, and the scheduled program.
+// Target-neutral: nothing here knows about CPUs, vectors or threads. All node lists are X-macros.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+#include "backend/ir/expr.h"
+
+namespace cdynamo::ir {
+
+// ---------------------------------------------------------------------------------------------
+// Element types: name, C++ type in generated code, torch dtype name.
+#define CDYNAMO_DTYPES(X)                       \
+  X(Bool, bool, "torch.bool")                   \
+  X(UInt8, uint8_t, "torch.uint8")              \
+  X(Int8, int8_t, "torch.int8")                 \
+  X(Int16, int16_t, "torch.int16")              \
+  X(Int32, int32_t, "torch.int32")              \
+  X(Int64, int64_t, "torch.int64")              \
+  X(Float16, cd_half, "torch.float16")          \
+  X(BFloat16, cd_bfloat16, "torch.bfloat16")    \
+  X(Float32, float, "torch.float32")            \
+  X(Float64, double, "torch.float64")
+
+enum class DType {
+#define CDYNAMO_DTYPE_ENUM(name, ctype, torch_name) name,
+  CDYNAMO_DTYPES(CDYNAMO_DTYPE_ENUM)
+#undef CDYNAMO_DTYPE_ENUM
+};
+const char* dtype_name(DType dtype);        // "Float32"
+const char* dtype_torch_name(DType dtype);  // "torch.float32"
+DType dtype_from_torch_name(const std::string& name);  // throws for unknown names
+bool is_floating(DType dtype);
+bool is_integral(DType dtype);  // includes Bool
+int dtype_size(DType dtype);    // bytes
+
+// ---------------------------------------------------------------------------------------------
+// Scalar value graphs: the body of a pointwise or reduction computation, evaluated once per
+// index point. Leaves read buffers at index expressions over the loop variables.
+//
+//   name,        arity, meaning
+#define CDYNAMO_SCALAR_OPS(X)                                                        \
+  /* leaves */                                                                       \
+  X(Load, 0, "buffer[index]")                                                        \
+  X(Constant, 0, "a literal (double or int64 payload) of the node's dtype")          \
+  X(Index, 0, "the value of an index expression (arange, iota)")                     \
+  /* type conversion */                                                              \
+  X(Cast, 1, "convert args[0] to the node's dtype (torch semantics)")                \
+  /* unary math */                                                                   \
+  X(Neg, 1, "-x") X(Abs, 1, "|x|") X(Sign, 1, "sign(x)")                             \
+  X(Exp, 1, "e^x") X(Exp2, 1, "2^x") X(Expm1, 1, "e^x - 1") X(Log, 1, "ln x")        \
+  X(Log2, 1, "log2 x") X(Log10, 1, "log10 x") X(Log1p, 1, "ln(1+x)")                 \
+  X(Sqrt, 1, "sqrt x") X(Rsqrt, 1, "1/sqrt x") X(Reciprocal, 1, "1/x")               \
+  X(Sin, 1, "sin") X(Cos, 1, "cos") X(Tan, 1, "tan") X(Asin, 1, "asin")              \
+  X(Acos, 1, "acos") X(Atan, 1, "atan") X(Sinh, 1, "sinh") X(Cosh, 1, "cosh")        \
+  X(Tanh, 1, "tanh") X(Asinh, 1, "asinh") X(Acosh, 1, "acosh") X(Atanh, 1, "atanh") \
+  X(Erf, 1, "erf") X(Erfc, 1, "erfc") X(Sigmoid, 1, "1/(1+e^-x)")                    \
+  X(Floor, 1, "floor") X(Ceil, 1, "ceil") X(Round, 1, "round half to even")          \
+  X(Trunc, 1, "trunc") X(IsNan, 1, "x != x") X(IsInf, 1, "|x| == inf")               \
+  X(LogicalNot, 1, "!x") X(BitwiseNot, 1, "~x")                                      \
+  /* binary math (operands already promoted to a common dtype, except Pow) */        \
+  X(Add, 2, "a + b") X(Sub, 2, "a - b") X(Mul, 2, "a * b") X(Div, 2, "a / b (true)") \
+  X(FloorDiv, 2, "floor(a / b)") X(Remainder, 2, "Python-style a mod b")             \
+  X(Fmod, 2, "C fmod") X(Pow, 2, "a ** b") X(Atan2, 2, "atan2(a, b)")                \
+  X(Maximum, 2, "max, NaN-propagating") X(Minimum, 2, "min, NaN-propagating")        \
+  X(Eq, 2, "==") X(Ne, 2, "!=") X(Lt, 2, "<") X(Le, 2, "<=") X(Gt, 2, ">")           \
+  X(Ge, 2, ">=") X(LogicalAnd, 2, "&&") X(LogicalOr, 2, "||")                        \
+  X(LogicalXor, 2, "!= of truth") X(BitwiseAnd, 2, "&") X(BitwiseOr, 2, "|")         \
+  X(BitwiseXor, 2, "^") X(ShiftLeft, 2, "<<") X(ShiftRight, 2, ">>")                 \
+  /* selection */                                                                    \
+  X(Where, 3, "args[0] ? args[1] : args[2]")                                         \
+  /* a load guarded by a mask (padding, cat): mask ? buffer[index] : args[1] */      \
+  X(MaskedLoad, 2, "args[0] ? buffer[index] : args[1]")
+
+enum class ScalarOp {
+#define CDYNAMO_SCALAR_ENUM(name, arity, doc) name,
+  CDYNAMO_SCALAR_OPS(CDYNAMO_SCALAR_ENUM)
+#undef CDYNAMO_SCALAR_ENUM
+};
+const char* scalar_op_name(ScalarOp op);
+int scalar_op_arity(ScalarOp op);
+
+struct ScalarNode;
+using Scalar = std::shared_ptr<const ScalarNode>;
+
+struct ScalarNode {
+  ScalarOp op;
+  DType dtype;                // the result's dtype
+  std::vector<Scalar> args;
+  std::string buffer;         // Load, MaskedLoad: the buffer read
+  Expr index;                 // Load, MaskedLoad: flat element offset; Index: the value
+  std::variant<double, int64_t, bool> constant;  // Constant (inf and nan allowed)
+};
+
+// Builders (no simplification beyond constant folding of casts of constants).
+Scalar load(const std::string& buffer, DType dtype, Expr index);
+Scalar masked_load(Scalar mask, const std::string& buffer, DType dtype, Expr index, Scalar other);
+Scalar constant(double value, DType dtype);
+Scalar constant_int(int64_t value, DType dtype);
+Scalar index_value(Expr index, DType dtype);
+Scalar cast(Scalar value, DType dtype);
+Scalar unary(ScalarOp op, Scalar x, DType dtype);
+Scalar binary(ScalarOp op, Scalar a, Scalar b, DType dtype);
+Scalar where(Scalar condition, Scalar a, Scalar b);
+
+// ---------------------------------------------------------------------------------------------
+// Buffers: named storage with a strided layout. Graph inputs and constants (parameters) are
+// given; everything else is allocated by the runtime (Intermediate) or returned (Output).
+struct Buffer {
+  enum class Kind { Input, Constant, Intermediate, Output };
+  std::string name;
+  Kind kind = Kind::Intermediate;
+  DType dtype = DType::Float32;
+  std::vector<Expr> sizes;
+  std::vector<Expr> strides;
+  Expr offset = 0;               // element offset into the storage
+  std::string reuses;            // planned in-place reuse: allocate nothing, alias this buffer
+  std::string device = "cpu";    // "cpu" or "cuda:N"
+};
+
+// ---------------------------------------------------------------------------------------------
+// Computations, one per realized buffer.
+#define CDYNAMO_REDUCTION_TYPES(X) \
+  X(Sum) X(Prod) X(Max) X(Min) X(ArgMax) X(ArgMin) X(Any) X(All) X(XorSum)
+
+enum class ReductionType {
+#define CDYNAMO_REDUCTION_ENUM(name) name,
+  CDYNAMO_REDUCTION_TYPES(CDYNAMO_REDUCTION_ENUM)
+#undef CDYNAMO_REDUCTION_ENUM
+};
+const char* reduction_type_name(ReductionType type);
+
+// out[index(i0..)] = body(i0..) for every point of `ranges`.
+// Index variables: i0, i1, ... in `ranges` order; the store goes to `output` at
+// linear_index({i...}, output strides, output offset).
+struct Pointwise {
+  std::string output;
+  std::vector<Expr> ranges;
+  Scalar body;
+};
+
+// out[index(i0..)] = reduce over (r0..) in `reduction_ranges` of body(i0.., r0..).
+// ArgMax/ArgMin store the int64 position of the extreme along the flattened reduction index
+// (first occurrence wins; NaN counts as the maximum, like torch). Sum/Prod accumulate in the
+// output dtype, except Float16/BFloat16 bodies, which accumulate in Float32.
+struct Reduction {
+  std::string output;
+  std::vector<Expr> ranges;
+  std::vector<Expr> reduction_ranges;
+  ReductionType type;
+  Scalar body;
+};
+
+// A call of an aten operator the backend does not generate code for (matmul, convolution,
+// and every op without a lowering). Arguments follow the op's schema.
+struct ExternArg {
+  // A buffer (tensor argument), a list of buffers (Tensor[]), or a constant encoded as text
+  // the runtime parses against the schema: "3", "2.5", "True", "None", "[1, 2]", "torch.float32".
+  std::variant<std::string /*buffer*/, std::vector<std::string> /*buffers*/, std::monostate> tensor;
+  std::string constant;  // used when tensor holds std::monostate
+  std::string name;      // keyword name for keyword-only arguments, else ""
+};
+struct Extern {
+  std::string op;        // "aten::mm"
+  std::string overload;  // "default", "out", "Tensor", ...
+  std::vector<ExternArg> args;
+  std::vector<std::string> outputs;  // buffers bound to the op's returns, in order
+};
+
+#define CDYNAMO_NODE_KINDS(X) X(Pointwise) X(Reduction) X(Extern)
+using Node = std::variant<Pointwise, Reduction, Extern>;
+
+// ---------------------------------------------------------------------------------------------
+// The scheduled program: kernels (fused groups of pointwise/reduction nodes sharing one
+// iteration space) and extern calls, in execution order.
+struct Kernel {
+  std::string name;                      // unique within the program: "kernel0", ...
+  std::vector<Expr> ranges;              // the shared outer iteration space (i0..)
+  std::vector<Expr> reduction_ranges;    // empty for pure pointwise kernels (r0..)
+  // Nodes in dependency order; each is a Pointwise over `ranges` or a Reduction over
+  // `ranges` x `reduction_ranges`. A Pointwise after a Reduction in the same kernel may read
+  // the reduction's output at the same i-point (an epilogue).
+  std::vector<Node> nodes;
+  std::vector<std::string> inputs;   // buffers read (not produced inside the kernel)
+  std::vector<std::string> outputs;  // buffers written that someone reads later or returns
+  std::vector<std::string> locals;   // buffers produced and consumed inside the kernel only
+};
+
+using Step = std::variant<Kernel, Extern>;
+
+struct Program {
+  std::vector<Buffer> buffers;
+  std::vector<std::string> inputs;   // graph placeholders, in call order (Input buffers)
+  std::vector<std::string> outputs;  // returned buffers, in return order (may repeat, may be inputs)
+  std::vector<Step> steps;
+  // Buffers whose storage can be freed after step k: frees[k]
+  std::vector<std::vector<std::string>> frees;
+
+  const Buffer& buffer(const std::string& name) const;  // throws if missing
+  Buffer& buffer(const std::string& name);
+};
+
+// A stable, human-readable text form (golden tests, debug logs).
+std::string to_string(const Expr& e);
+std::string to_string(const Scalar& s);
+std::string to_string(const Node& n);
+std::string to_string(const Program& p);
+
+// Checks structural invariants (names defined before use, arities, dtypes consistent,
+// index variables in range, every buffer read is produced earlier or an input); throws
+// InternalError naming the first violation. Run after each pass in tests.
+void verify(const Program& p);
+
+}  // namespace cdynamo::ir
