@@ -2,6 +2,7 @@
 // Assumes divisors of FloorDiv/Mod are positive (sizes and strides), as in tensor indexing.
 #include "backend/ir/expr.h"
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include "common/error.h"
 
