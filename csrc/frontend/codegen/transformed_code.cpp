@@ -85,6 +85,11 @@ class CodeBuilder {
         emit(BINARY_SUBSCR);
         return;
       }
+      case Source::Kind::DictItem:
+        load_source(*source.base);
+        load_const(source.key);
+        emit(BINARY_SUBSCR);
+        return;
     }
   }
 
@@ -161,6 +166,14 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
       for (size_t i = 0; i < value->items.size(); ++i) rebuild(code, value->items[i], outputs, depth + static_cast<int>(i));
       code.emit(value->kind == ValueKind::List ? BUILD_LIST : BUILD_TUPLE, static_cast<int>(value->items.size()));
       if (structseq) code.call(1);
+      return;
+    }
+    case ValueKind::Dict: {
+      for (size_t i = 0; i < value->items.size(); ++i) {
+        code.load_const(value->keys[i]);
+        rebuild(code, value->items[i], outputs, depth + 2 * static_cast<int>(i) + 1);
+      }
+      code.emit(BUILD_MAP, static_cast<int>(value->items.size()));
       return;
     }
     case ValueKind::NNModule:

@@ -101,6 +101,12 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
       if (value->kind == ValueKind::List) return list;
       return check(PyList_AsTuple(list.ptr()));
     }
+    case ValueKind::Dict: {
+      Ref dict = check(PyDict_New());
+      for (size_t i = 0; i < value->items.size(); ++i)
+        check_status(PyDict_SetItem(dict.ptr(), value->keys[i].ptr(), to_fx_arg(value->items[i], fake, what).ptr()));
+      return dict;
+    }
     default:
       throw interp::Unsupported(what + " received a " + value->describe() +
                                 ", which cannot be passed into a graph");

@@ -147,11 +147,32 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
 
 ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   std::string name = callable_name(fn);
+  if (name == "dict" && args.size() <= 1) {
+    auto result = Value::dict({}, {});
+    if (!args.empty()) {
+      if (args[0]->kind == ValueKind::Dict) {
+        result->keys = args[0]->keys;
+        result->items = args[0]->items;
+      } else {
+        for (auto& pair : iterate(args[0])) {
+          std::vector<ValuePtr> parts = iterate(pair);
+          if (parts.size() != 2 || !parts[0]->is_constant()) unsupported("dict() of a sequence that is not of constant-keyed pairs");
+          result->keys.push_back(parts[0]->obj);
+          result->items.push_back(parts[1]);
+        }
+      }
+    }
+    for (auto& [key, value] : kwargs) {
+      result->keys.push_back(check(PyUnicode_FromString(key.c_str())));
+      result->items.push_back(value);
+    }
+    return result;
+  }
   if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
   auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
-    if (x->is_sequence()) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
     if (x->is_tensor() || x->obj) {
       Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
       if (n < 0) throw PythonError();
@@ -213,6 +234,35 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   ValuePtr self = method->items.at(0);
   const std::string& name = method->name;
+  if (self->kind == ValueKind::Dict) {
+    if (name == "get" && !args.empty() && args[0]->is_constant()) {
+      int at = self->dict_index(args[0]->obj);
+      if (at >= 0) return self->items[at];
+      return args.size() > 1 ? args[1] : Value::constant(Ref::borrow(Py_None));
+    }
+    if (name == "keys" || name == "values" || name == "items") {
+      std::vector<ValuePtr> result;
+      for (size_t i = 0; i < self->items.size(); ++i) {
+        ValuePtr key = Value::constant(self->keys[i]);
+        if (name == "keys") result.push_back(key);
+        else if (name == "values") result.push_back(self->items[i]);
+        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
+      }
+      return Value::sequence(ValueKind::List, std::move(result));
+    }
+    if (name == "update" && args.size() == 1 && args[0]->kind == ValueKind::Dict && !self->source) {
+      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
+        int at = self->dict_index(args[0]->keys[i]);
+        if (at >= 0) self->items[at] = args[0]->items[i];
+        else {
+          self->keys.push_back(args[0]->keys[i]);
+          self->items.push_back(args[0]->items[i]);
+        }
+      }
+      return Value::constant(Ref::borrow(Py_None));
+    }
+    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
+  }
   if (self->kind == ValueKind::List || self->kind == ValueKind::Tuple) {
     if (self->kind == ValueKind::List && name == "append" && args.size() == 1 && !self->source) {
       self->items.push_back(args[0]);

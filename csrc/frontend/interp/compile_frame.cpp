@@ -14,7 +14,7 @@ void collect_outputs(const ValuePtr& value, std::vector<ValuePtr>& outputs) {
     for (const auto& seen : outputs)
       if (seen->node.ptr() == value->node.ptr()) return;
     outputs.push_back(value);
-  } else if (value->is_sequence()) {
+  } else if (value->is_sequence() || value->kind == ValueKind::Dict) {
     for (const auto& item : value->items) collect_outputs(item, outputs);
   }
 }

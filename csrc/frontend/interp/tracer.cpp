@@ -131,7 +131,8 @@ bool Tracer::truth_value(const ValuePtr& value) {
       return truth;
     }
     case ValueKind::Tuple:
-    case ValueKind::List: return !value->items.empty();
+    case ValueKind::List:
+    case ValueKind::Dict: return !value->items.empty();
     case ValueKind::Tensor:
       unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
                   "use torch.where, or move the branch out of the compiled function");
@@ -235,7 +236,10 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       pop();  // the NULL below the callable
       if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
       graph::KwArgs keywords;
-      if (kwargs) {
+      if (kwargs && kwargs->kind == ValueKind::Dict) {
+        for (size_t i = 0; i < kwargs->keys.size(); ++i)
+          keywords.emplace_back(to_std_string(kwargs->keys[i]), kwargs->items[i]);
+      } else if (kwargs) {
         if (!kwargs->is_constant() || !PyDict_Check(kwargs->obj.ptr()))
           unsupported("f(**kwargs) where kwargs is a " + kwargs->describe());
         PyObject *key, *item;
@@ -303,6 +307,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CONTAINS_OP: {
       ValuePtr container = pop();
       ValuePtr item = pop();
+      if (container->kind == ValueKind::Dict && item->is_constant()) {
+        bool found = container->dict_index(item->obj) >= 0;
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
       if (!container->is_fully_constant() || !item->is_fully_constant())
         unsupported("'in' on a " + container->describe());
       int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
@@ -377,6 +386,79 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case UNPACK_SEQUENCE: unpack_sequence(pop(), arg); return true;
+    case UNPACK_EX: {
+      std::vector<ValuePtr> items = iterate(pop());
+      size_t before = arg & 0xFF, after = arg >> 8;
+      if (items.size() < before + after) unsupported("not enough values to unpack");
+      std::vector<ValuePtr> ordered(items.begin(), items.begin() + before);
+      ordered.push_back(Value::sequence(ValueKind::List, std::vector<ValuePtr>(items.begin() + before, items.end() - after)));
+      ordered.insert(ordered.end(), items.end() - after, items.end());
+      for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) push(*it);
+      return true;
+    }
+    case BUILD_MAP: {
+      std::vector<ValuePtr> flat = pop_n(2 * arg);
+      std::vector<Ref> keys;
+      std::vector<ValuePtr> values;
+      for (int i = 0; i < arg; ++i) {
+        if (!flat[2 * i]->is_constant()) unsupported("a dict key that is a " + flat[2 * i]->describe());
+        keys.push_back(flat[2 * i]->obj);
+        values.push_back(flat[2 * i + 1]);
+      }
+      push(Value::dict(std::move(keys), std::move(values)));
+      return true;
+    }
+    case BUILD_CONST_KEY_MAP: {
+      ValuePtr names = pop();
+      std::vector<ValuePtr> values = pop_n(arg);
+      std::vector<Ref> keys;
+      for (int i = 0; i < arg; ++i) keys.push_back(Ref::borrow(PyTuple_GET_ITEM(names->obj.ptr(), i)));
+      push(Value::dict(std::move(keys), std::move(values)));
+      return true;
+    }
+    case DICT_MERGE:
+    case DICT_UPDATE: {
+      ValuePtr update = pop();
+      ValuePtr& target = top(arg);
+      if (target->kind != ValueKind::Dict || target->source) unsupported("updating a dict from outside the function");
+      if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
+        PyObject *key, *item;
+        Py_ssize_t pos = 0;
+        std::vector<std::pair<Ref, ValuePtr>> entries;
+        while (PyDict_Next(update->obj.ptr(), &pos, &key, &item))
+          entries.emplace_back(Ref::borrow(key), Value::constant(Ref::borrow(item)));
+        update = Value::dict({}, {});
+        for (auto& [k, v] : entries) {
+          update->keys.push_back(k);
+          update->items.push_back(v);
+        }
+      }
+      if (update->kind != ValueKind::Dict) unsupported("merging a " + update->describe() + " into a dict");
+      for (size_t i = 0; i < update->keys.size(); ++i) {
+        int at = target->dict_index(update->keys[i]);
+        if (at >= 0) {
+          if (inst.opcode == DICT_MERGE) unsupported("a keyword argument given twice");
+          target->items[at] = update->items[i];
+        } else {
+          target->keys.push_back(update->keys[i]);
+          target->items.push_back(update->items[i]);
+        }
+      }
+      return true;
+    }
+    case MAP_ADD: {
+      ValuePtr value = pop();
+      ValuePtr key = pop();
+      ValuePtr& target = top(arg);
+      if (target->kind != ValueKind::Dict || !key->is_constant()) unsupported("building a dict with a traced key");
+      int at = target->dict_index(key->obj);
+      if (at >= 0) target->items[at] = value;
+      else {
+        target->keys.push_back(key->obj);
+        target->items.push_back(value);
+      }
+      return true;
+    }
     case FORMAT_VALUE: {
       ValuePtr spec = (arg & 0x04) ? pop() : nullptr;
       ValuePtr value = pop();

@@ -15,7 +15,7 @@ using SourcePtr = std::shared_ptr<const Source>;
 
 // How to reach a value from the frame being traced.
 struct Source {
-  enum class Kind { Local, Global, Closure, Attr, Item };
+  enum class Kind { Local, Global, Closure, Attr, Item, DictItem };
   Kind kind;
   int index = -1;    // Local: localsplus slot; Closure: index in the function's closure; Item
   std::string name;  // Local/Global/Closure: variable name; Attr: attribute name
@@ -26,6 +26,8 @@ struct Source {
   static SourcePtr closure(int index, std::string name);
   static SourcePtr attr(SourcePtr base, std::string name);
   static SourcePtr item(SourcePtr base, int index);
+  static SourcePtr dict_item(SourcePtr base, Ref key);
+  Ref key;           // DictItem: the constant key
 
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
   // The guard node for this source in `root`, created on first use.
@@ -37,6 +39,7 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
+  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]) */                 \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
@@ -59,7 +62,8 @@ struct Value {
   Ref obj;    // Constant/PyModule/NNModule/Object: the object; TensorMethod: unused
   Ref node;   // Tensor: the torch.fx.Node
   Ref fake;   // Tensor: the fake tensor that stands for it while tracing
-  std::vector<ValuePtr> items;  // Tuple/List/Iterator items; TensorMethod: {self}
+  std::vector<ValuePtr> items;  // Tuple/List/Iterator/Dict items; TensorMethod: {self}
+  std::vector<Ref> keys;        // Dict: the constant keys, parallel to items
   std::string name;             // TensorMethod: the method name
   size_t position = 0;          // Iterator: next item
   SourcePtr source;             // null when the value was made by the trace
@@ -69,6 +73,9 @@ struct Value {
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);
   static ValuePtr sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr source = nullptr);
   static ValuePtr null();
+  static ValuePtr dict(std::vector<Ref> keys, std::vector<ValuePtr> items, SourcePtr source = nullptr);
+  // Dict: the index of `key` (compared with ==), or -1. Throws PythonError if == raises.
+  int dict_index(Handle key) const;
 
   bool is_constant() const { return kind == ValueKind::Constant; }
   bool is_tensor() const { return kind == ValueKind::Tensor; }

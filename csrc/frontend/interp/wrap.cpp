@@ -48,6 +48,7 @@ std::string path_of(const SourcePtr& source) {
     case Source::Kind::Closure: return source->name;
     case Source::Kind::Attr: return path_of(source->base) + "." + source->name;
     case Source::Kind::Item: return path_of(source->base) + "." + std::to_string(source->index);
+    case Source::Kind::DictItem: return path_of(source->base) + "." + to_std_string(source->key);
   }
   return "?";
 }
@@ -93,6 +94,21 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     for (Py_ssize_t i = 0; i < size; ++i)
       items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
     return Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+  }
+  if (PyDict_CheckExact(o)) {
+    // Guarded key by key: same length and every key present means the same key set.
+    manager.add_type_match(Py_TYPE(o));
+    manager.add_length_check(PyDict_GET_SIZE(o));
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> items;
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &key, &item)) {
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      keys.push_back(Ref::borrow(key));
+      items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
+    }
+    return Value::dict(std::move(keys), std::move(items), source);
   }
   if (is_torch_constant(obj)) {
     manager.add_equals_match(obj);
@@ -142,6 +158,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
       if (value->obj) return value->obj;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
+    case ValueKind::Dict: return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Constant:
     case ValueKind::PyModule:
     case ValueKind::NNModule:
@@ -189,6 +206,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       return Value::constant(std::move(fake_attr));
     }
+    case ValueKind::Dict:
     case ValueKind::List:
     case ValueKind::Tuple: {
       if (base->obj) {  // torch.return_types: fields by name
