@@ -85,6 +85,7 @@ class CodeBuilder {
         emit(BINARY_SUBSCR);
         return;
       }
+      case Source::Kind::Fixed: load_const(source.key); return;
       case Source::Kind::DictItem:
         load_source(*source.base);
         load_const(source.key);

@@ -99,6 +99,8 @@ class RootGuardManager {
   GuardManager& local(int index, const std::string& name);  // localsplus[index]
   GuardManager& global(const std::string& name);             // globals[name] or builtins[name]
   GuardManager& closure_cell(int index, const std::string& name);  // closure[index].cell_contents
+  // A fixed object (kept alive): the globals dict or a closure cell of an inlined function.
+  GuardManager& fixed(Handle object, const std::string& source);
 
   // Grad mode must equal what it was when this call is made (torch.is_grad_enabled()).
   void add_grad_mode_guard();

@@ -90,7 +90,7 @@ class NoAliasingGuard final : public RootGuard {
 std::string local_source(const std::string& name) { return "L['" + name + "']"; }
 std::string global_source(const std::string& name) { return "G['" + name + "']"; }
 
-enum class RootKind { kLocal, kGlobal, kClosure };
+enum class RootKind { kLocal, kGlobal, kClosure, kFixed };
 
 // How one top-level value is found in the frame, and the manager that guards it.
 struct RootEntry {
@@ -123,6 +123,8 @@ struct RootEntry {
         PyObject* cell = PyTuple_GET_ITEM(frame.closure, index);
         return PyCell_Check(cell) ? Py_XNewRef(PyCell_GET(cell)) : nullptr;
       }
+      case RootKind::kFixed:
+        return Py_NewRef(fixed.ptr());
     }
     return nullptr;
   }
@@ -135,6 +137,8 @@ struct RootEntry {
         return manager.source() + " is missing (no such global or builtin)";
       case RootKind::kClosure:
         return manager.source() + " (a closure variable) is unbound";
+      case RootKind::kFixed:
+        return manager.source() + " is missing";
     }
     return manager.source() + " is missing";
   }
@@ -142,7 +146,8 @@ struct RootEntry {
   RootKind kind;
   int index;
   std::string name;
-  Ref key;  // the interned name, for globals
+  Ref key;    // the interned name, for globals
+  Ref fixed;  // kFixed: the object itself (a globals dict or closure cell of an inlined function)
   GuardManager manager;
   uint64_t fail_count = 0;
 };
@@ -198,6 +203,15 @@ GuardManager& RootGuardManager::local(int index, const std::string& name) {
 
 GuardManager& RootGuardManager::global(const std::string& name) {
   return impl_->entry(RootKind::kGlobal, -1, name, global_source(name));
+}
+
+GuardManager& RootGuardManager::fixed(Handle object, const std::string& source) {
+  Impl& s = *impl_;
+  for (auto& e : s.entries)
+    if (e->kind == RootKind::kFixed && e->fixed.ptr() == object.ptr()) return e->manager;
+  s.entries.push_back(std::make_unique<RootEntry>(RootKind::kFixed, -1, source, source));
+  s.entries.back()->fixed = Ref::borrow(object);
+  return s.entries.back()->manager;
 }
 
 GuardManager& RootGuardManager::closure_cell(int index, const std::string& name) {

@@ -72,6 +72,10 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    case ValueKind::UserMethod: {
+      args.insert(args.begin(), callable->items.at(0));
+      return inline_call(callable->obj, std::move(args), std::move(kwargs));
+    }
     default: unsupported("calling a " + callable->describe());
   }
 }
@@ -138,9 +142,13 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
-  if (policy == "user_function")
-    unsupported("calling the Python function " + name +
-                " (inlining user functions comes in a later version; it is compiled as its own frame)");
+  if (policy == "user_function") {
+    if (PyMethod_Check(fn.ptr())) {
+      args.insert(args.begin(), Value::constant(Ref::borrow(PyMethod_GET_SELF(fn.ptr()))));
+      return inline_call(PyMethod_GET_FUNCTION(fn.ptr()), std::move(args), std::move(kwargs));
+    }
+    return inline_call(fn, std::move(args), std::move(kwargs));
+  }
   if (policy.starts_with("unsupported:")) unsupported(policy.substr(12));
   unsupported("calling " + name);
 }
@@ -311,8 +319,16 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     for (auto& child : iterate(module)) x = call_nn_module(child, {x}, {});
     return x;
   }
-  unsupported("calling the user-defined module " + type_name + " (" + module->module_path +
-              "): inlining user code comes in a later version; it is compiled as its own frame");
+  if (PyObject_IsTrue(hooks.ptr())) unsupported("calling the module " + module->module_path + " that has forward hooks");
+  // A user-defined module: run its forward() inline, as Module.__call__ would without hooks.
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  Ref module_call = import_attr("torch.nn", "Module");
+  Ref default_call = check(PyObject_GetAttrString(module_call.ptr(), "__call__"));
+  Ref own_call = check(PyObject_GetAttrString(type, "__call__"));
+  if (own_call.ptr() != default_call.ptr()) unsupported(type_name + " overrides __call__");
+  Ref forward = check(PyObject_GetAttrString(type, "forward"));
+  args.insert(args.begin(), module);
+  return inline_call(forward, std::move(args), std::move(kwargs));
 }
 
 }  // namespace cdynamo::interp

@@ -18,103 +18,114 @@ namespace cdynamo::interp {
 // Frame state
 // ============================================================================================
 
-Tracer::Tracer(CdFrame* frame)
-    : code_(cd_frame_code(frame)),
-      frame_locals_(cd_frame_localsplus(frame)),
-      globals_(cd_frame_globals(frame)),
-      builtins_(cd_frame_builtins(frame)),
-      closure_(nullptr),
-      argument_slots_(argument_slot_count(cd_frame_code(frame))),
-      first_free_slot_(cd_frame_code(frame)->co_nlocalsplus - cd_frame_code(frame)->co_nfreevars),
-      instructions_(bytecode::decode(cd_frame_code(frame))),
-      guards_(std::make_unique<guards::RootGuardManager>()) {
-  PyObject* function = cd_frame_function(frame);
-  if (function && PyFunction_Check(function)) closure_ = PyFunction_GET_CLOSURE(function);
-  locals_.resize(code_->co_nlocalsplus);
-  local_initialised_.resize(code_->co_nlocalsplus, false);
+Tracer::Tracer(CdFrame* real_frame) : guards_(std::make_unique<guards::RootGuardManager>()) {
+  auto root = std::make_unique<InterpFrame>();
+  root->code = cd_frame_code(real_frame);
+  root->real_locals = cd_frame_localsplus(real_frame);
+  root->globals = cd_frame_globals(real_frame);
+  root->builtins = cd_frame_builtins(real_frame);
+  PyObject* function = cd_frame_function(real_frame);
+  if (function && PyFunction_Check(function)) root->closure = PyFunction_GET_CLOSURE(function);
+  root->argument_slots = argument_slot_count(root->code);
+  root->first_free_slot = root->code->co_nlocalsplus - root->code->co_nfreevars;
+  root->instructions = bytecode::decode(root->code);
+  root->locals.resize(root->code->co_nlocalsplus);
+  root->local_initialised.resize(root->code->co_nlocalsplus, false);
+  root_globals_ = root->globals;
+  frames_.push_back(std::move(root));
   // Graphs depend on grad mode (autograd records or not): always guarded.
   guards_->add_grad_mode_guard();
 }
 
 std::string Tracer::local_name(int slot) const {
-  return to_std_string(PyTuple_GET_ITEM(code_->co_localsplusnames, slot));
+  return to_std_string(PyTuple_GET_ITEM(frames_.back()->code->co_localsplusnames, slot));
 }
 
 void Tracer::unsupported(const std::string& reason) const {
+  const InterpFrame& current = *frames_.back();
   Unsupported error(reason);
-  error.filename = to_std_string(code_->co_filename);
-  error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
-  error.function = to_std_string(code_->co_qualname);
+  error.filename = to_std_string(current.code->co_filename);
+  error.line = current.line >= 0 ? current.line : current.code->co_firstlineno;
+  error.function = to_std_string(current.code->co_qualname);
   throw error;
 }
 
 ValuePtr Tracer::pop() {
-  if (stack_.empty()) throw InternalError("interpreter stack underflow");
-  ValuePtr value = std::move(stack_.back());
-  stack_.pop_back();
+  if (frame().stack.empty()) throw InternalError("interpreter stack underflow");
+  ValuePtr value = std::move(frame().stack.back());
+  frame().stack.pop_back();
   return value;
 }
 
 ValuePtr& Tracer::top(int depth) {
-  if (depth < 1 || static_cast<size_t>(depth) > stack_.size()) throw InternalError("bad stack depth");
-  return stack_[stack_.size() - depth];
+  if (depth < 1 || static_cast<size_t>(depth) > frame().stack.size()) throw InternalError("bad stack depth");
+  return frame().stack[frame().stack.size() - depth];
 }
 
 std::vector<ValuePtr> Tracer::pop_n(int n) {
-  if (static_cast<size_t>(n) > stack_.size()) throw InternalError("interpreter stack underflow");
-  std::vector<ValuePtr> values(stack_.end() - n, stack_.end());
-  stack_.resize(stack_.size() - n);
+  if (static_cast<size_t>(n) > frame().stack.size()) throw InternalError("interpreter stack underflow");
+  std::vector<ValuePtr> values(frame().stack.end() - n, frame().stack.end());
+  frame().stack.resize(frame().stack.size() - n);
   return values;
 }
 
 ValuePtr Tracer::load_local(int slot) {
-  if (!locals_[slot] && !local_initialised_[slot]) {
-    local_initialised_[slot] = true;
-    if (slot >= first_free_slot_) {
-      int index = slot - first_free_slot_;
-      if (!closure_) unsupported("free variable " + local_name(slot) + " without a closure");
-      PyObject* cell = PyTuple_GET_ITEM(closure_, index);
+  if (!frame().locals[slot] && !frame().local_initialised[slot]) {
+    frame().local_initialised[slot] = true;
+    if (slot >= frame().first_free_slot) {
+      int index = slot - frame().first_free_slot;
+      if (!frame().closure) unsupported("free variable " + local_name(slot) + " without a closure");
+      PyObject* cell = PyTuple_GET_ITEM(frame().closure, index);
       PyObject* contents = PyCell_GET(cell);
       if (!contents) unsupported("free variable " + local_name(slot) + " is not bound yet");
-      locals_[slot] = wrap(contents, Source::closure(index, local_name(slot)));
-    } else if (slot < argument_slots_ && frame_locals_[slot]) {
-      locals_[slot] = wrap(frame_locals_[slot], Source::local(slot, local_name(slot)));
+      // An inlined function's cells are reached through the cell object itself.
+      SourcePtr source = in_root_frame()
+                             ? Source::closure(index, local_name(slot))
+                             : Source::attr(Source::fixed(Ref::borrow(cell), "<cell " + local_name(slot) + ">"), "cell_contents");
+      frame().locals[slot] = wrap(contents, source);
+    } else if (frame().real_locals && slot < frame().argument_slots && frame().real_locals[slot]) {
+      frame().locals[slot] = wrap(frame().real_locals[slot], Source::local(slot, local_name(slot)));
     }
   }
-  if (!locals_[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
-  return locals_[slot];
+  if (!frame().locals[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
+  return frame().locals[slot];
 }
 
 void Tracer::store_local(int slot, ValuePtr value) {
-  local_initialised_[slot] = true;
-  locals_[slot] = value->kind == ValueKind::Null ? nullptr : std::move(value);
+  frame().local_initialised[slot] = true;
+  frame().locals[slot] = value->kind == ValueKind::Null ? nullptr : std::move(value);
 }
 
 // ============================================================================================
 // The loop
 // ============================================================================================
 
+ValuePtr Tracer::run_frame() {
+  while (true) {
+    InterpFrame& current = frame();
+    if (current.pc >= current.instructions.size()) throw InternalError("frame ended without RETURN");
+    const bytecode::Instruction& inst = current.instructions[current.pc++];
+    if (inst.position.line >= 0) current.line = inst.position.line;
+    if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
+    if (!step(inst)) return current.return_value;
+  }
+}
+
 TraceResult Tracer::run() {
-  size_t steps = 0;
+  TraceResult result;
   try {
-    while (pc_ < instructions_.size()) {
-      const bytecode::Instruction& inst = instructions_[pc_++];
-      if (inst.position.line >= 0) line_ = inst.position.line;
-      if (++steps > 1000000) unsupported("the function runs more than a million bytecode steps");
-      if (!step(inst)) break;
-    }
+    result.return_value = run_frame();
   } catch (Unsupported& error) {
-    // Errors raised below the interpreter (graph building) learn where they happened here.
+    // Errors raised below the interpreter (graph building) learn where they happened here:
+    // the innermost inlined frame, and the chain of calls that led there.
+    const InterpFrame& innermost = *frames_.back();
     if (error.filename.empty()) {
-      error.filename = to_std_string(code_->co_filename);
-      error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
-      error.function = to_std_string(code_->co_qualname);
+      error.filename = to_std_string(innermost.code->co_filename);
+      error.line = innermost.line >= 0 ? innermost.line : innermost.code->co_firstlineno;
+      error.function = to_std_string(innermost.code->co_qualname);
     }
     throw;
   }
-  if (!return_value_) throw InternalError("frame ended without RETURN");
-  TraceResult result;
-  result.return_value = return_value_;
   return result;
 }
 
@@ -153,7 +164,7 @@ void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop
   }
   if (truth == jump_when) {
     if (!pop_always) push(condition);
-    pc_ = inst.target;
+    frame().pc = inst.target;
   }
 }
 
@@ -176,7 +187,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case COPY: push(top(arg)); return true;
     case SWAP: std::swap(top(1), top(arg)); return true;
 
-    case LOAD_CONST: push(Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)))); return true;
+    case LOAD_CONST: push(Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg)))); return true;
     case LOAD_FAST:
 #if CD_PY312
     case LOAD_FAST_CHECK:
@@ -184,34 +195,34 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case LOAD_DEREF: push(load_local(arg)); return true;
 #if CD_PY312
     case LOAD_FAST_AND_CLEAR: {
-      ValuePtr value = locals_[arg];
-      if (!value && !local_initialised_[arg] && arg < argument_slots_) value = load_local(arg);
+      ValuePtr value = frame().locals[arg];
+      if (!value && !frame().local_initialised[arg] && arg < frame().argument_slots) value = load_local(arg);
       push(value ? value : Value::null());
-      locals_[arg] = nullptr;
-      local_initialised_[arg] = true;
+      frame().locals[arg] = nullptr;
+      frame().local_initialised[arg] = true;
       return true;
     }
 #endif
     case STORE_FAST: store_local(arg, pop()); return true;
     case STORE_DEREF:
-      if (arg >= first_free_slot_) unsupported("assigning to the enclosing function's variable " + local_name(arg));
+      if (arg >= frame().first_free_slot) unsupported("assigning to the enclosing function's variable " + local_name(arg));
       store_local(arg, pop());
       return true;
-    case DELETE_FAST: locals_[arg] = nullptr; local_initialised_[arg] = true; return true;
+    case DELETE_FAST: frame().locals[arg] = nullptr; frame().local_initialised[arg] = true; return true;
 
     case LOAD_GLOBAL: {
       if (arg & 1) push(Value::null());
-      push(load_global(to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1))));
+      push(load_global(to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 1))));
       return true;
     }
     case LOAD_ATTR: {
 #if CD_PY312
-      std::string name = to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1));
+      std::string name = to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 1));
       ValuePtr base = pop();
       if (arg & 1) push(Value::null());
       push(load_attr(base, name));
 #else
-      push(load_attr(pop(), to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+      push(load_attr(pop(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg))));
 #endif
       return true;
     }
@@ -219,13 +230,13 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case LOAD_METHOD: {
       ValuePtr base = pop();
       push(Value::null());
-      push(load_attr(base, to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+      push(load_attr(base, to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg))));
       return true;
     }
 #endif
-    case KW_NAMES: kw_names_ = Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)); return true;
+    case KW_NAMES: frame().kw_names = Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg)); return true;
     case CALL: {
-      Ref names = std::move(kw_names_);
+      Ref names = std::move(frame().kw_names);
       call(arg, names);
       return true;
     }
@@ -492,16 +503,16 @@ bool Tracer::step(const bytecode::Instruction& inst) {
         return true;
       }
       pop();
-      pc_ = inst.target;
+      frame().pc = inst.target;
 #if CD_PY312
-      if (pc_ < instructions_.size() && instructions_[pc_].opcode == END_FOR) ++pc_;
+      if (frame().pc < frame().instructions.size() && frame().instructions[frame().pc].opcode == END_FOR) ++frame().pc;
 #endif
       return true;
     }
 
     case JUMP_FORWARD:
     case JUMP_BACKWARD:
-    case JUMP_BACKWARD_NO_INTERRUPT: pc_ = inst.target; return true;
+    case JUMP_BACKWARD_NO_INTERRUPT: frame().pc = inst.target; return true;
 #if CD_PY312
     case POP_JUMP_IF_FALSE: jump_if(inst, false, true, false); return true;
     case POP_JUMP_IF_TRUE: jump_if(inst, true, true, false); return true;
@@ -520,9 +531,9 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case JUMP_IF_TRUE_OR_POP: jump_if(inst, true, false, false); return true;
 #endif
 
-    case RETURN_VALUE: return_value_ = pop(); return false;
+    case RETURN_VALUE: frame().return_value = pop(); return false;
 #if CD_PY312
-    case RETURN_CONST: return_value_ = Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg))); return false;
+    case RETURN_CONST: frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg))); return false;
 #endif
     case RAISE_VARARGS: unsupported("raise statement");
     case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");

@@ -20,6 +20,27 @@ struct TraceResult {
   std::vector<ValuePtr> graph_outputs;  // tensors returned, each once, in output order
 };
 
+// One Python frame being interpreted: the traced frame itself, or a function inlined into it.
+struct InterpFrame {
+  PyCodeObject* code = nullptr;
+  Ref code_ref;                       // inlined frames: keeps the code alive
+  Ref function;                       // inlined frames: the function being run
+  bytecode::InstructionList instructions;
+  size_t pc = 0;
+  int line = -1;
+  std::vector<ValuePtr> locals;          // per fast-local slot; null = not bound (yet)
+  std::vector<bool> local_initialised;   // root: argument slots read from the real frame once
+  std::vector<ValuePtr> stack;
+  Ref kw_names;                          // pending KW_NAMES (3.11/3.12)
+  PyObject* globals = nullptr;
+  PyObject* builtins = nullptr;
+  PyObject* closure = nullptr;           // tuple of cells, or NULL
+  PyObject* const* real_locals = nullptr;  // root only: the real frame's fast locals
+  int argument_slots = 0;
+  int first_free_slot = 0;
+  ValuePtr return_value;
+};
+
 class Tracer {
  public:
   explicit Tracer(CdFrame* frame);
@@ -31,9 +52,12 @@ class Tracer {
 
  private:
   // --- chapter: frame state --------------------------------------------------------------
+  InterpFrame& frame() { return *frames_.back(); }
+  bool in_root_frame() const { return frames_.size() == 1; }
+  ValuePtr run_frame();  // runs the current frame to its return
   ValuePtr pop();
   ValuePtr& top(int depth = 1);  // top(1) is the top of the stack
-  void push(ValuePtr value) { stack_.push_back(std::move(value)); }
+  void push(ValuePtr value) { frame().stack.push_back(std::move(value)); }
   std::vector<ValuePtr> pop_n(int n);  // in stack order (deepest first)
   ValuePtr load_local(int slot);
   void store_local(int slot, ValuePtr value);
@@ -67,24 +91,18 @@ class Tracer {
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // Runs a Python function's bytecode inside this trace (its operations join the same graph).
+  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
+                                       graph::KwArgs kwargs);
+  // Where an inlined frame's globals live, for guards and reloads.
+  SourcePtr global_source(const std::string& name, bool in_builtins);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 
-  PyCodeObject* code_;
-  PyObject* const* frame_locals_;
-  PyObject* globals_;
-  PyObject* builtins_;
-  PyObject* closure_;
-  int argument_slots_;
-  int first_free_slot_;
-  bytecode::InstructionList instructions_;
-  size_t pc_ = 0;
-  int line_ = -1;
-
-  std::vector<ValuePtr> locals_;       // per fast-local slot; null = not bound (yet)
-  std::vector<bool> local_initialised_;  // argument slots read from the frame once
-  std::vector<ValuePtr> stack_;
-  Ref kw_names_;  // pending KW_NAMES (3.11/3.12)
+  std::vector<std::unique_ptr<InterpFrame>> frames_;
+  PyObject* root_globals_ = nullptr;
+  size_t steps_ = 0;
 
   graph::GraphBuilder graph_;
   std::unique_ptr<guards::RootGuardManager> guards_;
@@ -93,7 +111,6 @@ class Tracer {
   std::vector<std::pair<int, std::string>> local_tensor_inputs_;
   std::unordered_map<PyObject*, std::string> policy_cache_;
   std::vector<Ref> keep_alive_;  // keys of the maps above
-  ValuePtr return_value_;
 };
 
 }  // namespace cdynamo::interp

@@ -22,6 +22,12 @@ SourcePtr Source::item(SourcePtr base, int index) {
   return std::make_shared<Source>(Source{Kind::Item, index, "", std::move(base)});
 }
 
+SourcePtr Source::fixed(Ref object, std::string display_name) {
+  auto source = std::make_shared<Source>(Source{Kind::Fixed, -1, std::move(display_name), nullptr});
+  source->key = std::move(object);
+  return source;
+}
+
 SourcePtr Source::dict_item(SourcePtr base, Ref key) {
   auto source = std::make_shared<Source>(Source{Kind::DictItem, -1, "", std::move(base)});
   source->key = std::move(key);
@@ -35,6 +41,7 @@ std::string Source::str() const {
     case Kind::Closure: return "L['" + name + "']";
     case Kind::Attr: return base->str() + "." + name;
     case Kind::Item: return base->str() + "[" + std::to_string(index) + "]";
+    case Kind::Fixed: return name;
     case Kind::DictItem: {
       Ref repr = steal(PyObject_Repr(key.ptr()));
       if (!repr) PyErr_Clear();
@@ -52,6 +59,7 @@ guards::GuardManager& Source::manager(guards::RootGuardManager& root) const {
     case Kind::Attr: return base->manager(root).attr(name);
     case Kind::Item: return base->manager(root).item(index);
     case Kind::DictItem: return base->manager(root).dict_item(key);
+    case Kind::Fixed: return root.fixed(key, name);
   }
   throw InternalError("unknown source kind");
 }

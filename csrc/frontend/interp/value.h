@@ -15,7 +15,7 @@ using SourcePtr = std::shared_ptr<const Source>;
 
 // How to reach a value from the frame being traced.
 struct Source {
-  enum class Kind { Local, Global, Closure, Attr, Item, DictItem };
+  enum class Kind { Local, Global, Closure, Attr, Item, DictItem, Fixed };
   Kind kind;
   int index = -1;    // Local: localsplus slot; Closure: index in the function's closure; Item
   std::string name;  // Local/Global/Closure: variable name; Attr: attribute name
@@ -27,7 +27,9 @@ struct Source {
   static SourcePtr attr(SourcePtr base, std::string name);
   static SourcePtr item(SourcePtr base, int index);
   static SourcePtr dict_item(SourcePtr base, Ref key);
-  Ref key;           // DictItem: the constant key
+  // A specific object (kept alive by the guards): an inlined function's globals dict or cell.
+  static SourcePtr fixed(Ref object, std::string display_name);
+  Ref key;           // DictItem: the constant key; Fixed: the object
 
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
   // The guard node for this source in `root`, created on first use.
@@ -43,6 +45,7 @@ struct Source {
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
+  X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
   X(Null)         /* the NULL that CPython pushes before a callable */

@@ -49,6 +49,7 @@ std::string path_of(const SourcePtr& source) {
     case Source::Kind::Attr: return path_of(source->base) + "." + source->name;
     case Source::Kind::Item: return path_of(source->base) + "." + std::to_string(source->index);
     case Source::Kind::DictItem: return path_of(source->base) + "." + to_std_string(source->key);
+    case Source::Kind::Fixed: return "fixed";
   }
   return "?";
 }
@@ -127,6 +128,16 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     value->module_path = path_of(source);
     return value;
   }
+  if (PyMethod_Check(o)) {
+    // A bound method is a new object on each attribute read: guard its function and receiver.
+    Ref function = Ref::borrow(PyMethod_GET_FUNCTION(o));
+    Source::attr(source, "__func__")->manager(*guards_).add_id_match(function);
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = function;
+    method->items = {wrap(PyMethod_GET_SELF(o), Source::attr(source, "__self__"))};
+    return method;
+  }
   if (PyCallable_Check(o) || PyType_Check(o)) {
     // Functions, builtins and classes: the trace depends on which one it is.
     manager.add_id_match(obj);
@@ -138,11 +149,23 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   return value;
 }
 
+SourcePtr Tracer::global_source(const std::string& name, bool in_builtins) {
+  if (frame().globals == root_globals_) return Source::global(name);
+  PyObject* namespace_dict = in_builtins ? frame().builtins : frame().globals;
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  std::string display = in_builtins ? "<builtins>" : "<globals of " + to_std_string(frame().code->co_filename) + ">";
+  return Source::dict_item(Source::fixed(Ref::borrow(namespace_dict), display), std::move(key));
+}
+
 ValuePtr Tracer::load_global(const std::string& name) {
-  PyObject* value = PyDict_GetItemString(globals_, name.c_str());
-  if (!value && PyDict_Check(builtins_)) value = PyDict_GetItemString(builtins_, name.c_str());
+  PyObject* value = PyDict_GetItemString(frame().globals, name.c_str());
+  bool in_builtins = false;
+  if (!value && PyDict_Check(frame().builtins)) {
+    value = PyDict_GetItemString(frame().builtins, name.c_str());
+    in_builtins = true;
+  }
   if (!value) unsupported("name '" + name + "' is not defined");
-  return wrap(value, Source::global(name));
+  return wrap(value, global_source(name, in_builtins));
 }
 
 Ref Tracer::type_of(const ValuePtr& value) {
@@ -227,6 +250,14 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         PyErr_Clear();
         unsupported(base->describe() + " has no attribute " + name);
       }
+      if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
+        // A method of the object's class (its type is guarded): bind it to the traced value.
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::UserMethod;
+        method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->items = {base};
+        return method;
+      }
       if (base->source && base->kind == ValueKind::Object) return wrap(attr, Source::attr(base->source, name));
       return Value::constant(std::move(attr));
     }
@@ -276,6 +307,14 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   PyErr_Clear();
   if (class_attr && PyObject_TypeCheck(class_attr.ptr(), &PyProperty_Type))
     unsupported("the property " + std::string(Py_TYPE(obj)->tp_name) + "." + name + " (properties run user code)");
+  if (class_attr && PyFunction_Check(class_attr.ptr())) {
+    // A method of the module's class: fixed by the module's identity, which is guarded.
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = class_attr;
+    method->items = {module};
+    return method;
+  }
   // Methods and class-level values: fixed by the module's identity, which is guarded.
   return Value::constant(std::move(attr));
 }

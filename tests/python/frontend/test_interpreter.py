@@ -224,18 +224,85 @@ def test_data_dependent_branch_falls_back_with_reason():
     assert "branching on a tensor" in reasons
 
 
-def test_user_function_call_falls_back_but_inner_frame_compiles():
-    def helper(x):
-        return x.cos() + 1
+def helper_with_defaults(x, scale=2.0, *, shift=1):
+    return x.cos() * scale + shift
+
+
+def test_user_functions_are_inlined_into_one_graph():
+    bias = torch.ones(3)
+
+    def inner(x):
+        return torch.tanh(x) + bias  # a closure variable of an inlined function
 
     def fn(x):
-        return helper(x.sin())
+        y = helper_with_defaults(x.sin(), shift=3)
+        return inner(y) + helper_with_defaults(y, 0.5)
+
+    counter = compiled_once(fn, torch.randn(3))
+    assert counter.op_count >= 8
+
+
+def test_user_modules_and_methods_are_inlined():
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def act(self, x, *, slope=0.1):
+            return F.leaky_relu(x, slope)
+
+        def forward(self, x):
+            return self.act(self.fc(x)) + x
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList([Block(), Block()])
+
+        def forward(self, x, **options):
+            for block in self.blocks:
+                x = block(x)
+            return x * options.get("scale", 1.0)
+
+    model = Model()
+    with torch.no_grad():
+        counter = compiled_once(model, torch.randn(2, 4), scale=3.0)
+    assert counter.op_count == 7  # per block: linear, leaky_relu, add; then the final mul
+
+
+def test_inlined_library_call_falls_back_with_reason():
+    import copy
+
+    def fn(x):
+        return copy.copy(x) + 1
 
     counter = CompileCounter()
     out = cdynamo.optimize(counter)(fn)(torch.ones(3))
-    torch.testing.assert_close(out, fn(torch.ones(3)))
-    assert counter.frame_count == 1  # helper's own frame
-    assert any("helper" in reason for reason in counters["graph_break"])
+    assert torch.equal(out, torch.ones(3) + 1)
+    assert counter.frame_count == 0
+    assert any("library code" in reason for reason in counters["graph_break"])
+
+
+def test_guard_on_inlined_global_recompiles_when_it_changes():
+    global SCALE
+
+    def fn(x):
+        return x * scale_value()
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    compiled(torch.ones(2))
+    old = SCALE
+    try:
+        SCALE = 5
+        torch.testing.assert_close(compiled(torch.ones(2)), torch.ones(2) * 5)
+    finally:
+        SCALE = old
+    assert counter.frame_count == 2
+
+
+def scale_value():
+    return SCALE
 
 
 def test_fullgraph_error_names_construct_file_and_line():
