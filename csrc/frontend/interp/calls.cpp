@@ -72,6 +72,9 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    case ValueKind::GradModeExit:
+      set_grad_mode_in_graph(callable->position != 0);
+      return Value::constant(Ref::borrow(Py_None));
     case ValueKind::UserMethod: {
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
@@ -126,6 +129,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
          PyBytes_Check(self)))
       return fold(fn, args, kwargs);
   }
+  static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
+  static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
+  if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
+    return Value::constant(check(PyObject_CallNoArgs(fn.ptr())));  // an inert object until entered
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);

@@ -32,9 +32,43 @@ Tracer::Tracer(CdFrame* real_frame) : guards_(std::make_unique<guards::RootGuard
   root->locals.resize(root->code->co_nlocalsplus);
   root->local_initialised.resize(root->code->co_nlocalsplus, false);
   root_globals_ = root->globals;
+  initial_grad_mode_ = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   frames_.push_back(std::move(root));
   // Graphs depend on grad mode (autograd records or not): always guarded.
   guards_->add_grad_mode_guard();
+}
+
+Tracer::~Tracer() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  try {
+    call_helper("torch._C", "_set_grad_enabled", {initial_grad_mode_ ? Py_True : Py_False});
+  } catch (...) {
+    PyErr_Clear();
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+void Tracer::set_grad_mode_in_graph(bool enabled) {
+  static Ref& set_grad = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
+  graph_.call("call_function", set_grad, {Value::constant(Ref::borrow(enabled ? Py_True : Py_False))}, {},
+              "torch.set_grad_enabled", true);
+}
+
+void Tracer::before_with(ValuePtr manager) {
+  static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
+  static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
+  PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
+  if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
+    unsupported("a with-block on a " + manager->describe() +
+                " (only torch.no_grad() and torch.enable_grad() blocks are supported yet)");
+  bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
+  set_grad_mode_in_graph(type == enable_grad.ptr());
+  auto exit = std::make_shared<Value>();
+  exit->kind = ValueKind::GradModeExit;
+  exit->position = previous ? 1 : 0;
+  push(exit);
+  push(Value::constant(Ref::borrow(Py_None)));
 }
 
 std::string Tracer::local_name(int slot) const {
@@ -537,7 +571,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #endif
     case RAISE_VARARGS: unsupported("raise statement");
     case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
-    case BEFORE_WITH: unsupported("a with-block (context managers are not supported yet)");
+    case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: unsupported("assigning an attribute (a side effect on an object)");
     case STORE_GLOBAL: unsupported("assigning a global variable");
     case IMPORT_NAME: unsupported("an import statement");

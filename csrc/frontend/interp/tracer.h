@@ -44,6 +44,7 @@ struct InterpFrame {
 class Tracer {
  public:
   explicit Tracer(CdFrame* frame);
+  ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
 
   graph::GraphBuilder& graph() { return graph_; }
@@ -103,6 +104,9 @@ class Tracer {
   std::vector<std::unique_ptr<InterpFrame>> frames_;
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
+  bool initial_grad_mode_ = true;
+  void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
+  void before_with(ValuePtr manager);
 
   graph::GraphBuilder graph_;
   std::unique_ptr<guards::RootGuardManager> guards_;

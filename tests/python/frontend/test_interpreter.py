@@ -325,3 +325,18 @@ def test_generators_are_never_traced():
     out = list(cdynamo.optimize(counter)(gen)(torch.ones(2)))
     assert torch.equal(out[0], torch.ones(2) + 1)
     assert counter.frame_count == 0
+
+
+def test_no_grad_and_enable_grad_blocks():
+    w = torch.randn(3, requires_grad=True)
+
+    def fn(x):
+        with torch.no_grad():
+            y = x * w
+            with torch.enable_grad():
+                z = x * w
+        return y, z, y.requires_grad, z.requires_grad
+
+    counter = compiled_once(fn, torch.randn(3))
+    assert torch.is_grad_enabled()
+    assert counter.frame_count == 1
