@@ -106,6 +106,8 @@ class RootGuardManager {
   void add_grad_mode_guard();
   // The tensors at these local sources must be pairwise distinct objects.
   void add_no_aliasing_guard(std::vector<std::pair<int, std::string>> local_indices_and_names);
+  // The locals at slots a and b must be the same object (as they were when traced).
+  void add_same_object_guard(int a, const std::string& name_a, int b, const std::string& name_b);
 
   bool check(const FrameView& frame);
   // The first failing guard's description, or "" if all pass.

@@ -87,6 +87,22 @@ class NoAliasingGuard final : public RootGuard {
   std::vector<std::string> sources_;
 };
 
+// Two locals that were the same object when traced (one graph input serves both).
+class SameObjectGuard final : public RootGuard {
+ public:
+  SameObjectGuard(int a, std::string source_a, int b, std::string source_b)
+      : a_(a), b_(b), source_a_(std::move(source_a)), source_b_(std::move(source_b)) {}
+  bool check(const FrameView& frame) const override { return frame.localsplus[a_] == frame.localsplus[b_]; }
+  std::string describe(const FrameView&) const override {
+    return source_a_ + " and " + source_b_ + " are no longer the same object (compiled for one object passed twice)";
+  }
+  std::string repr() const override { return "SAME_OBJECT " + source_a_ + " " + source_b_; }
+
+ private:
+  int a_, b_;
+  std::string source_a_, source_b_;
+};
+
 std::string local_source(const std::string& name) { return "L['" + name + "']"; }
 std::string global_source(const std::string& name) { return "G['" + name + "']"; }
 
@@ -237,6 +253,12 @@ void RootGuardManager::add_no_aliasing_guard(
   if (indices.size() < 2) return;  // nothing can alias
   impl_->relational_guards.push_back(
       std::make_unique<NoAliasingGuard>(std::move(indices), std::move(sources)));
+}
+
+void RootGuardManager::add_same_object_guard(int a, const std::string& name_a, int b, const std::string& name_b) {
+  impl_->locals_needed = std::max({impl_->locals_needed, a + 1, b + 1});
+  impl_->relational_guards.push_back(
+      std::make_unique<SameObjectGuard>(a, local_source(name_a), b, local_source(name_b)));
 }
 
 bool RootGuardManager::check(const FrameView& frame) {

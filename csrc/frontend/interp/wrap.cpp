@@ -77,6 +77,13 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (is_tensor(obj)) {
     auto seen = tensor_inputs_.find(o);
+    if (seen != tensor_inputs_.end() && seen->second->source->kind == Source::Kind::Local &&
+        source->kind == Source::Kind::Local) {
+      // One tensor passed as two arguments: one graph input, and a guard that it stays so.
+      guards_->add_same_object_guard(seen->second->source->index, seen->second->source->name, source->index,
+                                     source->name);
+      return seen->second;
+    }
     if (seen != tensor_inputs_.end())
       unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
                   " (aliased inputs are not supported yet)");

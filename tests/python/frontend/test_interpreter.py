@@ -340,3 +340,17 @@ def test_no_grad_and_enable_grad_blocks():
     counter = compiled_once(fn, torch.randn(3))
     assert torch.is_grad_enabled()
     assert counter.frame_count == 1
+
+
+def test_same_tensor_passed_twice_is_one_input_and_guarded():
+    def fn(a, b):
+        a.add_(1)
+        return a + b
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    x = torch.zeros(2)
+    torch.testing.assert_close(compiled(x, x), torch.full((2,), 2.0))
+    torch.testing.assert_close(compiled(torch.zeros(2), torch.zeros(2)), torch.ones(2))
+    assert counter.frame_count == 2
+    assert any("same object" in reason for reason in counters["recompiles"])
