@@ -20,6 +20,7 @@ venv: $(VENV)/.installed
 build: venv
 	$(VENV)/bin/cmake -S . -B $(BUILD_DIR) -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	$(VENV)/bin/cmake --build $(BUILD_DIR) -j $(JOBS)
+	cp -f $(BUILD_DIR)/_C*.so python/cdynamo/
 	ln -sf $(BUILD_DIR)/compile_commands.json compile_commands.json
 
 run: build
