@@ -18,7 +18,8 @@ namespace cdynamo::interp {
 // Frame state
 // ============================================================================================
 
-Tracer::Tracer(CdFrame* real_frame) : guards_(std::make_unique<guards::RootGuardManager>()) {
+Tracer::Tracer(CdFrame* real_frame, int break_at)
+    : guards_(std::make_unique<guards::RootGuardManager>()), break_at_(break_at) {
   auto root = std::make_unique<InterpFrame>();
   root->code = cd_frame_code(real_frame);
   root->real_locals = cd_frame_localsplus(real_frame);
@@ -138,6 +139,10 @@ ValuePtr Tracer::run_frame() {
   while (true) {
     InterpFrame& current = frame();
     if (current.pc >= current.instructions.size()) throw InternalError("frame ended without RETURN");
+    if (break_at_ >= 0 && frames_.size() == 1 && current.pc == static_cast<size_t>(break_at_)) {
+      reached_break_ = true;
+      return nullptr;
+    }
     const bytecode::Instruction& inst = current.instructions[current.pc++];
     if (inst.position.line >= 0) current.line = inst.position.line;
     if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
@@ -149,6 +154,16 @@ TraceResult Tracer::run() {
   TraceResult result;
   try {
     result.return_value = run_frame();
+    if (reached_break_) {
+      InterpFrame& root = *frames_.front();
+      BreakState state;
+      state.instruction = break_at_;
+      state.stack = root.stack;
+      state.locals = root.locals;
+      state.local_touched = root.local_initialised;
+      state.kw_names = root.kw_names;
+      result.break_state = std::move(state);
+    }
   } catch (Unsupported& error) {
     // Errors raised below the interpreter (graph building) learn where they happened here:
     // the innermost inlined frame, and the chain of calls that led there.
@@ -161,6 +176,16 @@ TraceResult Tracer::run() {
     throw;
   }
   return result;
+}
+
+bool Tracer::can_break_at(int instruction) const {
+  const InterpFrame& root = *frames_.front();
+  if (instruction < 0 || static_cast<size_t>(instruction) >= root.instructions.size()) return false;
+  // Inside try/with blocks the handler would have to be re-entered in the resume function;
+  // cell variables would need their cells rebuilt. Neither is supported yet.
+  if (root.instructions[instruction].handler) return false;
+  if (root.code->co_ncellvars > 0) return false;
+  return true;
 }
 
 std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {

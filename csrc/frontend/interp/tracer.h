@@ -2,6 +2,7 @@
 // recording torch operations into a graph and guards on everything it relied on.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,9 +16,20 @@
 namespace cdynamo::interp {
 
 // The outcome of tracing one frame to its RETURN.
+// The traced frame's state where a graph break stops the trace: the transformed code rebuilds
+// it, runs the unsupported instruction itself, and continues in a resume function.
+struct BreakState {
+  int instruction = -1;               // index of the instruction run outside the graph
+  std::vector<ValuePtr> stack;        // the root frame's stack before it
+  std::vector<ValuePtr> locals;       // per slot: the traced value, or null
+  std::vector<bool> local_touched;    // per slot: the trace read, wrote or deleted it
+  Ref kw_names;                       // pending KW_NAMES for a CALL
+};
+
+// The outcome of tracing one frame: to its RETURN, or to a graph break.
 struct TraceResult {
-  ValuePtr return_value;
-  std::vector<ValuePtr> graph_outputs;  // tensors returned, each once, in output order
+  ValuePtr return_value;                // null at a graph break
+  std::optional<BreakState> break_state;
 };
 
 // One Python frame being interpreted: the traced frame itself, or a function inlined into it.
@@ -43,7 +55,12 @@ struct InterpFrame {
 
 class Tracer {
  public:
-  explicit Tracer(CdFrame* frame);
+  // break_at: index of a root-frame instruction at which to stop with a graph break (-1: none).
+  explicit Tracer(CdFrame* frame, int break_at = -1);
+  // After run() threw Unsupported: the root-frame instruction that was executing (where a
+  // retrace would break), and whether a partial graph may end there.
+  int failing_root_instruction() const { return static_cast<int>(frames_.front()->pc) - 1; }
+  bool can_break_at(int instruction) const;
   ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
 
@@ -104,6 +121,8 @@ class Tracer {
   std::vector<std::unique_ptr<InterpFrame>> frames_;
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
+  int break_at_ = -1;
+  bool reached_break_ = false;
   bool initial_grad_mode_ = true;
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void before_with(ValuePtr manager);

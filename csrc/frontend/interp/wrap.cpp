@@ -142,6 +142,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     auto method = std::make_shared<Value>();
     method->kind = ValueKind::UserMethod;
     method->obj = function;
+    method->name = to_std_string(Ref(check(PyObject_GetAttrString(function.ptr(), "__name__"))));
     method->items = {wrap(PyMethod_GET_SELF(o), Source::attr(source, "__self__"))};
     return method;
   }
@@ -262,6 +263,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
         method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->name = name;
         method->items = {base};
         return method;
       }
@@ -319,6 +321,7 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     auto method = std::make_shared<Value>();
     method->kind = ValueKind::UserMethod;
     method->obj = class_attr;
+    method->name = name;
     method->items = {module};
     return method;
   }

@@ -210,18 +210,78 @@ def test_comparisons_and_identity():
     compiled_once(fn, torch.randn(5), torch.randn(5), None)
 
 
-def test_data_dependent_branch_falls_back_with_reason():
+def test_data_dependent_branch_breaks_the_graph_and_resumes_on_both_paths():
     def fn(x):
-        if x.sum() > 0:
-            return x + 1
-        return x - 1
+        y = x * 2
+        if y.sum() > 0:
+            return y + 1
+        return y - 1
 
     counter = CompileCounter()
-    out = cdynamo.optimize(counter)(fn)(torch.ones(3))
-    assert torch.equal(out, torch.ones(3) + 1)
-    assert counter.frame_count == 0
-    reasons = " ".join(counters["graph_break"])
-    assert "branching on a tensor" in reasons
+    compiled = cdynamo.optimize(counter)(fn)
+    assert torch.equal(compiled(torch.ones(3)), torch.ones(3) * 2 + 1)
+    assert torch.equal(compiled(-torch.ones(3)), -torch.ones(3) * 2 - 1)
+    assert torch.equal(compiled(torch.ones(3)), torch.ones(3) * 2 + 1)
+    # the graph before the branch, then one graph per path taken
+    assert counter.frame_count == 3
+    assert any("branching on a tensor" in reason for reason in counters["graph_break"])
+
+
+def test_print_in_the_middle_gives_two_graphs():
+    def fn(x, n):
+        y = x.sin() * n
+        print("between graphs", y.shape, sep=": ")
+        return y.cos() + n
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(torch.ones(4), 3), fn(torch.ones(4), 3))
+    assert counter.frame_count == 2
+    assert counter.op_count == 4
+    assert sum(counters["graph_break"].values()) == 1
+
+
+def test_item_breaks_and_the_scalar_flows_into_the_next_graph():
+    def fn(x):
+        scale = x.max().item()
+        return x / scale, scale
+
+    counter = CompileCounter()
+    out, scale = cdynamo.optimize(counter)(fn)(torch.tensor([1.0, 4.0]))
+    assert scale == 4.0
+    torch.testing.assert_close(out, torch.tensor([0.25, 1.0]))
+    assert counter.frame_count == 2
+
+
+def test_break_inside_an_inlined_function_breaks_at_its_call_site():
+    def noisy(x):
+        print("inside")
+        return x + 1
+
+    def fn(x):
+        y = x.sin()
+        z = noisy(y)
+        return z.cos(), y
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    for _ in range(2):
+        out = compiled(torch.ones(3))
+        torch.testing.assert_close(out, fn(torch.ones(3)))
+    assert counter.frame_count >= 3  # before the call, inside noisy after its print, after the call
+
+
+def test_break_inside_a_loop_over_python_values_falls_back_whole():
+    def fn(x):
+        for i in range(2):
+            print(i)
+            x = x + i
+        return x
+
+    counter = CompileCounter()
+    out = cdynamo.optimize(counter)(fn)(torch.zeros(2))
+    torch.testing.assert_close(out, torch.ones(2))
 
 
 def helper_with_defaults(x, scale=2.0, *, shift=1):
@@ -270,16 +330,17 @@ def test_user_modules_and_methods_are_inlined():
     assert counter.op_count == 7  # per block: linear, leaky_relu, add; then the final mul
 
 
-def test_inlined_library_call_falls_back_with_reason():
+def test_library_call_is_a_graph_break():
     import copy
 
     def fn(x):
-        return copy.copy(x) + 1
+        y = x * 3
+        return copy.copy(y) + 1
 
     counter = CompileCounter()
     out = cdynamo.optimize(counter)(fn)(torch.ones(3))
-    assert torch.equal(out, torch.ones(3) + 1)
-    assert counter.frame_count == 0
+    assert torch.equal(out, torch.ones(3) * 3 + 1)
+    assert counter.frame_count == 2
     assert any("library code" in reason for reason in counters["graph_break"])
 
 
