@@ -43,7 +43,8 @@ void plan_reuse(ir::Program& program, ScheduleStats& stats) {
     std::set<std::string> taken;  // donors already given away in this kernel
     for (const std::string& out_name : kernel->outputs) {
       ir::Buffer& out = program.buffer(out_name);
-      if (out.kind != ir::Buffer::Kind::Intermediate || !out.reuses.empty()) continue;
+      // Outputs may take a dying intermediate's storage too: the caller gets that tensor.
+      if (out.kind == ir::Buffer::Kind::Input || out.kind == ir::Buffer::Kind::Constant || !out.reuses.empty()) continue;
       if (life.family[out_name].size() > 1) continue;  // something already views it
       // The node writing `out` and its position in the kernel.
       size_t writer = 0;
@@ -60,7 +61,7 @@ void plan_reuse(ir::Program& program, ScheduleStats& stats) {
         // The whole family must die here, and only `donor` of it may be read in this kernel.
         bool ok = true;
         for (const std::string& member : life.family[root]) {
-          if (outputs.count(member) || program.buffer(member).kind == ir::Buffer::Kind::Output) ok = false;
+          if (outputs.count(member) || program.buffer(member).kind != ir::Buffer::Kind::Intermediate) ok = false;
           if (life.last_use.count(member) && life.last_use[member] > k) ok = false;
           if (member != donor_name && std::find(kernel->inputs.begin(), kernel->inputs.end(), member) != kernel->inputs.end())
             ok = false;
