@@ -1,5 +1,5 @@
-// Symbolic integer expressions: construction, simplifying arithmetic, printing, evaluation.
-// Assumes divisors of FloorDiv/Mod are positive (sizes and strides), as in tensor indexing.
+// Symbolic integer expressions: construction, simplifying arithmetic (range-aware // and %),
+// printing, evaluation. Assumes divisors of FloorDiv/Mod are positive, as in tensor indexing.
 #include "backend/ir/expr.h"
 #include <algorithm>
 #include <optional>
@@ -34,6 +34,165 @@ std::pair<int64_t, std::optional<Expr>> split_coefficient(const Expr& term) {
 Expr scaled(int64_t coefficient, const Expr& rest) {
   if (coefficient == 1) return rest;
   return make_expr(ExprKind::Mul, {Expr(coefficient), rest});
+}
+
+// ---- bounds: what variable ranges prove about an expression -------------------------------
+
+// An interval [lo, hi]; a side is unknown when its flag is false.
+struct Bounds {
+  bool has_lo = false, has_hi = false;
+  int64_t lo = 0, hi = 0;
+  static Bounds exactly(int64_t v) { return {true, true, v, v}; }
+};
+
+// Bounds that would overflow are dropped rather than wrapped.
+std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+Bounds bounds_of(const Expr& e, const VarRanges& ranges);
+
+Bounds bounds_of_sum(const Expr& e, const VarRanges& ranges) {
+  Bounds sum = Bounds::exactly(0);
+  for (const Expr& term : e.operands()) {
+    Bounds t = bounds_of(term, ranges);
+    auto lo = sum.has_lo && t.has_lo ? checked_add(sum.lo, t.lo) : std::nullopt;
+    auto hi = sum.has_hi && t.has_hi ? checked_add(sum.hi, t.hi) : std::nullopt;
+    sum = {lo.has_value(), hi.has_value(), lo.value_or(0), hi.value_or(0)};
+  }
+  return sum;
+}
+
+Bounds bounds_of_product(const Expr& e, const VarRanges& ranges) {
+  Bounds prod = Bounds::exactly(1);
+  for (const Expr& factor : e.operands()) {
+    Bounds f = bounds_of(factor, ranges);
+    if (!(prod.has_lo && prod.has_hi && f.has_lo && f.has_hi)) {
+      // Only the sign survives: a product of non-negative factors is non-negative.
+      bool nonneg = prod.has_lo && prod.lo >= 0 && f.has_lo && f.lo >= 0;
+      prod = Bounds{nonneg, false, 0, 0};
+      continue;
+    }
+    std::optional<int64_t> corners[4] = {checked_mul(prod.lo, f.lo), checked_mul(prod.lo, f.hi),
+                                         checked_mul(prod.hi, f.lo), checked_mul(prod.hi, f.hi)};
+    for (auto& c : corners)
+      if (!c) return {};
+    prod.lo = std::min({*corners[0], *corners[1], *corners[2], *corners[3]});
+    prod.hi = std::max({*corners[0], *corners[1], *corners[2], *corners[3]});
+  }
+  return prod;
+}
+
+Bounds bounds_of(const Expr& e, const VarRanges& ranges) {
+  switch (e.kind()) {
+    case ExprKind::Const: return Bounds::exactly(e.const_value());
+    case ExprKind::Var: {
+      auto it = ranges.find(e.var_name());
+      if (it == ranges.end()) return {};
+      Bounds b{true, false, 0, 0};  // loop indices are >= 0 even over symbolic ranges
+      if (it->second.is_const()) {
+        b.has_hi = true;
+        b.hi = it->second.const_value() - 1;
+      }
+      return b;
+    }
+    case ExprKind::Add: return bounds_of_sum(e, ranges);
+    case ExprKind::Mul: return bounds_of_product(e, ranges);
+    case ExprKind::FloorDiv: {
+      Bounds a = bounds_of(e.operands()[0], ranges);
+      const Expr& d = e.operands()[1];
+      if (!d.is_const() || d.const_value() <= 0)
+        return a.has_lo && a.lo >= 0 ? Bounds{true, false, 0, 0} : Bounds{};
+      int64_t k = d.const_value();
+      return {a.has_lo, a.has_hi, a.has_lo ? floordiv_int(a.lo, k) : 0, a.has_hi ? floordiv_int(a.hi, k) : 0};
+    }
+    case ExprKind::Mod: {
+      const Expr& d = e.operands()[1];
+      Bounds a = bounds_of(e.operands()[0], ranges);
+      if (!d.is_const()) return Bounds{true, false, 0, 0};
+      int64_t k = d.const_value();
+      if (a.has_lo && a.has_hi && a.lo >= 0 && a.hi < k) return a;
+      return {true, true, 0, k - 1};
+    }
+    case ExprKind::Min:
+    case ExprKind::Max: {
+      Bounds a = bounds_of(e.operands()[0], ranges), b = bounds_of(e.operands()[1], ranges);
+      Bounds out;
+      if (e.kind() == ExprKind::Min) {  // lo needs both sides, hi either
+        out.has_lo = a.has_lo && b.has_lo;
+        out.lo = std::min(a.lo, b.lo);
+        out.has_hi = a.has_hi || b.has_hi;
+        out.hi = a.has_hi && b.has_hi ? std::min(a.hi, b.hi) : (a.has_hi ? a.hi : b.hi);
+      } else {  // the mirror image
+        out.has_hi = a.has_hi && b.has_hi;
+        out.hi = std::max(a.hi, b.hi);
+        out.has_lo = a.has_lo || b.has_lo;
+        out.lo = a.has_lo && b.has_lo ? std::max(a.lo, b.lo) : (a.has_lo ? a.lo : b.lo);
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+bool provably_in(const Expr& e, int64_t lo, int64_t hi_exclusive, const VarRanges& ranges) {
+  Bounds b = bounds_of(e, ranges);
+  return b.has_lo && b.has_hi && b.lo >= lo && b.hi < hi_exclusive;
+}
+
+int64_t gcd64(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+std::vector<Expr> terms_of(const Expr& e) {
+  if (e.kind() == ExprKind::Add) return e.operands();
+  return {e};
+}
+
+// a == k*quotient + rest, where quotient gathers the terms whose coefficient k divides.
+struct DivSplit {
+  Expr quotient, rest;
+  int64_t rest_gcd = 0;  // gcd of the rest's coefficients (constants included)
+};
+DivSplit split_by_divisor(const Expr& a, int64_t k);
+
+// Divides every coefficient of a sum by g (g divides all of them).
+Expr divide_coefficients(const Expr& a, int64_t g);
+
+// c*k*(y // k) + c*(y % k) -> c*y: the recombination that reshapes of contiguous data produce.
+std::optional<Expr> recombine_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
+  for (size_t m = 0; m < collected.size(); ++m) {
+    const auto& [mod_term, c] = collected[m];
+    if (mod_term.kind() != ExprKind::Mod || !mod_term.operands()[1].is_const()) continue;
+    const Expr& y = mod_term.operands()[0];
+    const Expr& k = mod_term.operands()[1];
+    for (size_t d = 0; d < collected.size(); ++d) {
+      const auto& [div_term, cd] = collected[d];
+      if (div_term.kind() != ExprKind::FloorDiv || div_term.operands()[0] != y || div_term.operands()[1] != k) continue;
+      if (cd != c * k.const_value()) continue;
+      std::vector<std::pair<Expr, int64_t>> rest;
+      for (size_t t = 0; t < collected.size(); ++t)
+        if (t != m && t != d) rest.push_back(collected[t]);
+      Expr sum = Expr(c) * y;
+      for (auto& [term, coefficient] : rest) sum = sum + scaled(coefficient, term);
+      return sum;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -107,9 +266,10 @@ Expr operator+(const Expr& a, const Expr& b) {
     if (it == collected.end()) collected.emplace_back(*rest, coefficient);
     else it->second += coefficient;
   }
+  std::erase_if(collected, [](auto& entry) { return entry.second == 0; });
+  if (auto recombined = recombine_div_mod(collected)) return *recombined + Expr(constant);
   std::vector<Expr> result;
-  for (auto& [rest, coefficient] : collected)
-    if (coefficient != 0) result.push_back(scaled(coefficient, rest));
+  for (auto& [rest, coefficient] : collected) result.push_back(scaled(coefficient, rest));
   std::sort(result.begin(), result.end());
   if (constant != 0) result.push_back(Expr(constant));
   if (result.empty()) return Expr(0);
@@ -147,48 +307,120 @@ Expr operator*(const Expr& a, const Expr& b) {
   return make_expr(ExprKind::Mul, std::move(factors));
 }
 
-Expr floordiv(const Expr& a, const Expr& b) {
+namespace {
+
+DivSplit split_by_divisor(const Expr& a, int64_t k) {
+  DivSplit out;
+  for (const Expr& term : terms_of(a)) {
+    auto [coefficient, rest] = split_coefficient(term);
+    if (coefficient % k == 0) {
+      out.quotient = out.quotient + (rest ? Expr(coefficient / k) * *rest : Expr(coefficient / k));
+    } else {
+      out.rest = out.rest + term;
+      out.rest_gcd = gcd64(out.rest_gcd, coefficient);
+    }
+  }
+  return out;
+}
+
+Expr divide_coefficients(const Expr& a, int64_t g) {
+  Expr out = 0;
+  for (const Expr& term : terms_of(a)) {
+    auto [coefficient, rest] = split_coefficient(term);
+    out = out + (rest ? Expr(coefficient / g) * *rest : Expr(coefficient / g));
+  }
+  return out;
+}
+
+Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   if (b.is_const(1)) return a;
   if (a.is_const() && b.is_const()) return Expr(floordiv_int(a.const_value(), b.const_value()));
   if (a.is_const(0)) return Expr(0);
-  if (b.is_const()) {
+  if (a == b) return Expr(1);
+  if (b.is_const() && b.const_value() > 0) {
     int64_t k = b.const_value();
-    auto [coefficient, rest] = split_coefficient(a);
-    if (rest && coefficient % k == 0) return Expr(coefficient / k) * *rest;
     if (a.kind() == ExprKind::FloorDiv && a.operands()[1].is_const())
-      return floordiv(a.operands()[0], Expr(a.operands()[1].const_value() * k));
+      return floordiv_ranged(a.operands()[0], Expr(a.operands()[1].const_value() * k), ranges);
+    // (k*q + rest) // k == q + rest // k for integer q, always.
+    DivSplit split = split_by_divisor(a, k);
+    if (split.rest.is_const()) return split.quotient + Expr(floordiv_int(split.rest.const_value(), k));
+    if (provably_in(split.rest, 0, k, ranges)) return split.quotient;
+    // (g*y) // (g*m) == y // m
+    if (int64_t g = gcd64(split.rest_gcd, k); g > 1)
+      return split.quotient + floordiv_ranged(divide_coefficients(split.rest, g), Expr(k / g), ranges);
+    Expr rest_div = split.quotient.is_const(0) ? make_expr(ExprKind::FloorDiv, {a, b})
+                                               : make_expr(ExprKind::FloorDiv, {split.rest, b});
+    return split.quotient + rest_div;
+  }
+  // Symbolic divisor: (b*q) // b -> q.
+  if (a.kind() == ExprKind::Mul) {
+    const auto& factors = a.operands();
+    auto it = std::find(factors.begin(), factors.end(), b);
+    if (it != factors.end()) {
+      Expr rest = 1;
+      for (auto f = factors.begin(); f != factors.end(); ++f)
+        if (f != it) rest = rest * *f;
+      return rest;
+    }
   }
   return make_expr(ExprKind::FloorDiv, {a, b});
 }
 
-Expr mod(const Expr& a, const Expr& b) {
+Expr mod_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   if (b.is_const(1)) return Expr(0);
   if (a.is_const() && b.is_const()) return Expr(mod_int(a.const_value(), b.const_value()));
-  if (b.is_const()) {
-    auto [coefficient, rest] = split_coefficient(a);
-    if (rest && coefficient % b.const_value() == 0) return Expr(0);
-    if (a.kind() == ExprKind::Mod && a.operands()[1] == b) return a;
+  if (a == b || a.is_const(0)) return Expr(0);
+  if (b.is_const() && b.const_value() > 0) {
+    int64_t k = b.const_value();
+    if (a.kind() == ExprKind::Mod && a.operands()[1].is_const() && a.operands()[1].const_value() % k == 0)
+      return mod_ranged(a.operands()[0], b, ranges);  // (x % (m*k)) % k == x % k
+    DivSplit split = split_by_divisor(a, k);
+    const Expr& rest = split.rest;
+    if (rest.is_const()) return Expr(mod_int(rest.const_value(), k));
+    if (provably_in(rest, 0, k, ranges)) return rest;
+    // (g*y) % (g*m) == g*(y % m)
+    if (int64_t g = gcd64(split.rest_gcd, k); g > 1)
+      return Expr(g) * mod_ranged(divide_coefficients(rest, g), Expr(k / g), ranges);
+    return make_expr(ExprKind::Mod, {rest, b});
   }
+  if (a.kind() == ExprKind::Mul && std::find(a.operands().begin(), a.operands().end(), b) != a.operands().end())
+    return Expr(0);
   return make_expr(ExprKind::Mod, {a, b});
 }
 
-Expr min(const Expr& a, const Expr& b) {
+Expr min_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   if (a.is_const() && b.is_const()) return Expr(std::min(a.const_value(), b.const_value()));
   if (a == b) return a;
+  Bounds ba = bounds_of(a, ranges), bb = bounds_of(b, ranges);
+  if (ba.has_hi && bb.has_lo && ba.hi <= bb.lo) return a;
+  if (bb.has_hi && ba.has_lo && bb.hi <= ba.lo) return b;
   return make_expr(ExprKind::Min, {a, b});
 }
 
-Expr max(const Expr& a, const Expr& b) {
+Expr max_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   if (a.is_const() && b.is_const()) return Expr(std::max(a.const_value(), b.const_value()));
   if (a == b) return a;
+  Bounds ba = bounds_of(a, ranges), bb = bounds_of(b, ranges);
+  if (ba.has_lo && bb.has_hi && ba.lo >= bb.hi) return a;
+  if (bb.has_lo && ba.has_hi && bb.lo >= ba.hi) return b;
   return make_expr(ExprKind::Max, {a, b});
 }
 
+}  // namespace
+
+Expr floordiv(const Expr& a, const Expr& b) { return floordiv_ranged(a, b, {}); }
+Expr mod(const Expr& a, const Expr& b) { return mod_ranged(a, b, {}); }
+Expr min(const Expr& a, const Expr& b) { return min_ranged(a, b, {}); }
+Expr max(const Expr& a, const Expr& b) { return max_ranged(a, b, {}); }
+
 Expr simplify(const Expr& e, const VarRanges& ranges) {
-  (void)ranges;
   switch (e.kind()) {
-    case ExprKind::Const:
-    case ExprKind::Var: return e;
+    case ExprKind::Const: return e;
+    case ExprKind::Var: {
+      auto it = ranges.find(e.var_name());  // an index over a range of one is always 0
+      if (it != ranges.end() && it->second.is_const(1)) return Expr(0);
+      return e;
+    }
     case ExprKind::Add: {
       Expr sum = 0;
       for (const Expr& term : e.operands()) sum = sum + simplify(term, ranges);
@@ -199,12 +431,24 @@ Expr simplify(const Expr& e, const VarRanges& ranges) {
       for (const Expr& factor : e.operands()) product = product * simplify(factor, ranges);
       return product;
     }
-    case ExprKind::FloorDiv: return floordiv(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges));
-    case ExprKind::Mod: return mod(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges));
-    case ExprKind::Min: return min(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges));
-    case ExprKind::Max: return max(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges));
+    case ExprKind::FloorDiv:
+      return floordiv_ranged(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges), ranges);
+    case ExprKind::Mod: return mod_ranged(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges), ranges);
+    case ExprKind::Min: return min_ranged(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges), ranges);
+    case ExprKind::Max: return max_ranged(simplify(e.operands()[0], ranges), simplify(e.operands()[1], ranges), ranges);
   }
   return e;
+}
+
+bool provably_nonnegative(const Expr& e, const VarRanges& ranges) {
+  Bounds b = bounds_of(e, ranges);
+  return b.has_lo && b.lo >= 0;
+}
+
+std::optional<std::pair<int64_t, int64_t>> constant_bounds(const Expr& e, const VarRanges& ranges) {
+  Bounds b = bounds_of(e, ranges);
+  if (!b.has_lo || !b.has_hi) return std::nullopt;
+  return std::make_pair(b.lo, b.hi);
 }
 
 std::string Expr::str() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,8 +93,14 @@ Expr min(const Expr& a, const Expr& b);
 Expr max(const Expr& a, const Expr& b);
 
 // Range knowledge the simplifier may use: var -> [0, upper) for loop indices.
+// With ranges, simplify() also proves (k*q + r) // k -> q and (k*q + r) % k -> r when
+// 0 <= r < k, x // k -> 0 and x % k -> x for x in [0, k), drops variables over a range of 1,
+// resolves min/max by bounds, and recombines k*(y // k) + y % k -> y (always).
 using VarRanges = std::map<std::string, Expr>;
 Expr simplify(const Expr& e, const VarRanges& ranges = {});
+// Bound queries over the same range knowledge (other variables are unbounded).
+bool provably_nonnegative(const Expr& e, const VarRanges& ranges);
+std::optional<std::pair<int64_t, int64_t>> constant_bounds(const Expr& e, const VarRanges& ranges);  // [lo, hi]
 
 // The product of sizes (numel), simplified.
 Expr product(const std::vector<Expr>& sizes);

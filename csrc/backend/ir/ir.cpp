@@ -115,6 +115,18 @@ Scalar masked_load(Scalar mask, const std::string& buffer, DType dtype, Expr ind
   return node;
 }
 
+Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions) {
+  auto node = std::make_shared<ScalarNode>();
+  node->op = ScalarOp::Load;
+  node->dtype = dtype;
+  node->buffer = buffer;
+  node->index = std::move(index);
+  node->indirect = std::move(positions);
+  return node;
+}
+
+std::string indirect_var(size_t k) { return "ind" + std::to_string(k); }
+
 Scalar constant(double value, DType dtype) {
   auto node = std::make_shared<ScalarNode>();
   node->op = ScalarOp::Constant;

@@ -95,6 +95,10 @@ struct ScalarNode {
   std::string buffer;         // Load, MaskedLoad: the buffer read
   Expr index;                 // Load, MaskedLoad: flat element offset; Index: the value
   std::variant<double, int64_t, bool> constant;  // Constant (inf and nan allowed)
+  // Load, MaskedLoad: indirect indexing (gather, index, embedding). `index` may use the
+  // variables ind0, ind1, ... whose values are these Int64 scalars, evaluated at the same
+  // point before the load (negative positions already wrapped). Empty for direct loads.
+  std::vector<Scalar> indirect;
 };
 
 // Builders (no simplification beyond constant folding of casts of constants).
@@ -107,10 +111,31 @@ Scalar cast(Scalar value, DType dtype);
 Scalar unary(ScalarOp op, Scalar x, DType dtype);
 Scalar binary(ScalarOp op, Scalar a, Scalar b, DType dtype);
 Scalar where(Scalar condition, Scalar a, Scalar b);
+// A load whose index uses ind0..ind{n-1} bound to `positions` (Int64 scalars).
+Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions);
+// The name of the k-th indirect index variable: "ind0", ...
+std::string indirect_var(size_t k);
 
 // ---------------------------------------------------------------------------------------------
 // Buffers: named storage with a strided layout. Graph inputs and constants (parameters) are
 // given; everything else is allocated by the runtime (Intermediate) or returned (Output).
+//
+// Layout: element (k0, k1, ..) lives at offset + sum(k_j * strides[j]) elements from the
+// buffer's base pointer. For Input and Constant buffers and the outputs of extern calls the
+// base pointer is the tensor's data_ptr() (so their offset is 0); for others it is the start
+// of their own allocation.
+//
+// Aliases (`reuses` non-empty): the buffer owns no memory; it is a view of the storage of the
+// buffer named by `reuses` (always a root: a buffer without `reuses` itself), with its own
+// sizes/strides/offset measured from the root's base pointer: as a tensor,
+// root.as_strided(sizes, strides, root.storage_offset() + offset), with this buffer's dtype
+// (equal to the root's). Two producers make aliases:
+//  - lowering: a view of an input, constant or computed buffer that is passed to an extern call
+//    or returned from the graph (kind Output for returned views);
+//  - the scheduler's in-place reuse: a buffer written by a kernel into the storage of a buffer
+//    whose last use is that same kernel (same sizes, strides, offset and dtype).
+// The memory plan keeps a root alive as long as any alias of it is used, and never frees the
+// root of an Output alias, so the runtime may create an alias whenever it first needs it.
 struct Buffer {
   enum class Kind { Input, Constant, Intermediate, Output };
   std::string name;
@@ -119,7 +144,7 @@ struct Buffer {
   std::vector<Expr> sizes;
   std::vector<Expr> strides;
   Expr offset = 0;               // element offset into the storage
-  std::string reuses;            // planned in-place reuse: allocate nothing, alias this buffer
+  std::string reuses;            // alias of this root buffer's storage (see above); "" = owns memory
   std::string device = "cpu";    // "cpu" or "cuda:N"
 };
 
@@ -137,7 +162,11 @@ const char* reduction_type_name(ReductionType type);
 
 // out[index(i0..)] = body(i0..) for every point of `ranges`.
 // Index variables: i0, i1, ... in `ranges` order; the store goes to `output` at
-// linear_index({i...}, output strides, output offset).
+// linear_index({i...}, output strides, output offset). The output buffer's sizes equal
+// `ranges`, and body->dtype equals the output buffer's dtype (Float16/BFloat16 results are
+// computed in Float32 and rounded by an explicit Cast at the root of the body).
+// The output may be an Input buffer: that is a graph input mutation (x.add_(1)), always the
+// last writer of that input; the body reads the input only at the point it writes.
 struct Pointwise {
   std::string output;
   std::vector<Expr> ranges;
@@ -148,6 +177,11 @@ struct Pointwise {
 // ArgMax/ArgMin store the int64 position of the extreme along the flattened reduction index
 // (first occurrence wins; NaN counts as the maximum, like torch). Sum/Prod accumulate in the
 // output dtype, except Float16/BFloat16 bodies, which accumulate in Float32.
+// Body and output dtypes: Sum/Prod/Max/Min/XorSum: the body's dtype is the accumulator's and
+// the output buffer has the same dtype, or Float16/BFloat16 for a Float32 body (rounded on
+// store). ArgMax/ArgMin: Int64 output. Any/All: Bool body and output.
+// Variables: i0.. over `ranges` (output sizes equal `ranges`), r0.. over `reduction_ranges`.
+// An empty reduction yields the identity (0, 1, -inf/+inf, false/true).
 struct Reduction {
   std::string output;
   std::vector<Expr> ranges;
@@ -159,8 +193,10 @@ struct Reduction {
 // A call of an aten operator the backend does not generate code for (matmul, convolution,
 // and every op without a lowering). Arguments follow the op's schema.
 struct ExternArg {
-  // A buffer (tensor argument), a list of buffers (Tensor[]), or a constant encoded as text
-  // the runtime parses against the schema: "3", "2.5", "True", "None", "[1, 2]", "torch.float32".
+  // A buffer (tensor argument), a list of buffers (Tensor[] / Tensor?[]: "" stands for None),
+  // or a constant encoded as text the runtime parses against the schema: "3", "2.5", "inf",
+  // "True", "None", "[1, 2]", "torch.float32", "cpu" (devices as str(device)),
+  // "torch.contiguous_format", "torch.strided", "'tanh'" (strings quoted like Python's repr).
   std::variant<std::string /*buffer*/, std::vector<std::string> /*buffers*/, std::monostate> tensor;
   std::string constant;  // used when tensor holds std::monostate
   std::string name;      // keyword name for keyword-only arguments, else ""
@@ -185,10 +221,20 @@ struct Kernel {
   // Nodes in dependency order; each is a Pointwise over `ranges` or a Reduction over
   // `ranges` x `reduction_ranges`. A Pointwise after a Reduction in the same kernel may read
   // the reduction's output at the same i-point (an epilogue).
+  //
+  // In a reduction kernel a Pointwise may also range over `ranges` ++ `reduction_ranges` (a
+  // "full" pointwise, e.g. layer norm's normalising step): its variables i0..i{n-1} are the
+  // kernel's outer variables and i{n+j} is the kernel's r{j}. Execution model: for each outer
+  // point, the nodes run in order, each Reduction and each full Pointwise as its own loop over
+  // the reduction ranges. The scheduler only groups nodes such that every read of a buffer
+  // produced inside the kernel touches exactly the element that the producer wrote at the same
+  // kernel point (outer point for reductions and outer pointwise, outer+inner for full ones),
+  // so any execution order of the points that keeps per-point node order is correct.
   std::vector<Node> nodes;
   std::vector<std::string> inputs;   // buffers read (not produced inside the kernel)
   std::vector<std::string> outputs;  // buffers written that someone reads later or returns
   std::vector<std::string> locals;   // buffers produced and consumed inside the kernel only
+  // (a generator may keep a local in registers: every read of it is at the producing point)
 };
 
 using Step = std::variant<Kernel, Extern>;
@@ -198,7 +244,8 @@ struct Program {
   std::vector<std::string> inputs;   // graph placeholders, in call order (Input buffers)
   std::vector<std::string> outputs;  // returned buffers, in return order (may repeat, may be inputs)
   std::vector<Step> steps;
-  // Buffers whose storage can be freed after step k: frees[k]
+  // Buffers whose storage can be freed after step k: frees[k]. Never inputs, constants,
+  // outputs or roots of output aliases; a root outlives every alias of it.
   std::vector<std::vector<std::string>> frees;
 
   const Buffer& buffer(const std::string& name) const;  // throws if missing
@@ -206,7 +253,10 @@ struct Program {
 };
 
 // A stable, human-readable text form (golden tests, debug logs).
+// Scalars print as SSA lines ("%0 = load x[8*i0 + i1] : Float32", one per distinct node).
 std::string to_string(const Expr& e);
+std::string to_string(const Buffer& b);
+std::string to_string(const Kernel& k);
 std::string to_string(const Scalar& s);
 std::string to_string(const Node& n);
 std::string to_string(const Program& p);

@@ -1,0 +1,239 @@
+// Reads a torch.fx GraphModule into FxGraph: node kinds, targets, schema-normalised arguments
+// and tensor metadata. Assumes the GIL is held and the graph is at aten level (OpOverloads).
+#include "backend/lower/fx_graph.h"
+#include <algorithm>
+#include <unordered_map>
+#include "common/error.h"
+#include "common/py_import.h"
+
+namespace cdynamo::lower {
+namespace {
+
+Ref getattr(Handle obj, const char* name) { return check(PyObject_GetAttrString(obj.ptr(), name)); }
+
+std::string str_of(Handle obj) {
+  Ref s = check(PyObject_Str(obj.ptr()));
+  const char* utf8 = PyUnicode_AsUTF8(s.ptr());
+  if (!utf8) throw PythonError();
+  return utf8;
+}
+
+bool isinstance(Handle obj, Handle type) {
+  int result = PyObject_IsInstance(obj.ptr(), type.ptr());
+  if (result < 0) throw PythonError();
+  return result == 1;
+}
+
+// A size, stride or offset: a Python int, or a SymInt that becomes a size variable.
+ir::Expr expr_of(Handle obj) {
+  if (PyLong_Check(obj.ptr())) {
+    int64_t v = PyLong_AsLongLong(obj.ptr());
+    if (v == -1 && PyErr_Occurred()) throw PythonError();
+    return ir::Expr(v);
+  }
+  return ir::Expr::var(str_of(obj));
+}
+
+std::vector<ir::Expr> exprs_of(Handle sequence) {
+  Ref items = check(PySequence_Tuple(sequence.ptr()));
+  std::vector<ir::Expr> out;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items.ptr()); ++k) out.push_back(expr_of(PyTuple_GET_ITEM(items.ptr(), k)));
+  return out;
+}
+
+struct Converter {
+  Ref node_type, tensor_type, dtype_type, device_type;
+  std::unordered_map<PyObject*, int> node_index;
+
+  FxArg convert(Handle obj) const {
+    FxArg arg;
+    arg.object = Ref::borrow(obj);
+    PyObject* o = obj.ptr();
+    if (o == Py_None) {
+      arg.kind = FxArg::Kind::None;
+    } else if (PyBool_Check(o)) {
+      arg.kind = FxArg::Kind::Bool;
+      arg.b = o == Py_True;
+      arg.i = arg.b;
+    } else if (PyLong_Check(o)) {
+      arg.kind = FxArg::Kind::Int;
+      arg.i = PyLong_AsLongLong(o);
+      if (arg.i == -1 && PyErr_Occurred()) throw PythonError();
+    } else if (PyFloat_Check(o)) {
+      arg.kind = FxArg::Kind::Float;
+      arg.f = PyFloat_AS_DOUBLE(o);
+    } else if (PyUnicode_Check(o)) {
+      arg.kind = FxArg::Kind::String;
+      arg.text = str_of(obj);
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      arg.kind = FxArg::Kind::List;
+      Ref items = check(PySequence_Tuple(o));
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items.ptr()); ++k) arg.items.push_back(convert(PyTuple_GET_ITEM(items.ptr(), k)));
+    } else if (isinstance(obj, node_type)) {
+      arg.kind = FxArg::Kind::Node;
+      auto it = node_index.find(o);
+      if (it == node_index.end()) throw InternalError("fx argument refers to a node outside the graph");
+      arg.node = it->second;
+    } else if (isinstance(obj, dtype_type)) {
+      arg.kind = FxArg::Kind::Dtype;
+      arg.text = str_of(obj);
+    } else if (isinstance(obj, device_type)) {
+      arg.kind = FxArg::Kind::Device;
+      arg.text = str_of(obj);
+    } else {
+      arg.kind = FxArg::Kind::Other;
+      arg.text = str_of(obj);
+    }
+    return arg;
+  }
+};
+
+void read_meta(FxNode& node, Handle fx_node, const Converter& conv) {
+  Ref meta = getattr(fx_node, "meta");
+  PyObject* val = PyDict_GetItemString(meta.ptr(), "val");  // borrowed
+  if (!val) return;
+  if (isinstance(val, conv.tensor_type)) {
+    node.meta.push_back(tensor_meta_of(val));
+    return;
+  }
+  if (PyList_Check(val) || PyTuple_Check(val)) {
+    node.meta_is_sequence = true;
+    Ref items = check(PySequence_Tuple(val));
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items.ptr()); ++k) {
+      PyObject* item = PyTuple_GET_ITEM(items.ptr(), k);
+      if (isinstance(item, conv.tensor_type)) node.meta.push_back(tensor_meta_of(item));
+      else node.meta.push_back(std::nullopt);
+    }
+  }
+}
+
+// Fills params in schema order: positional args, then kwargs by name, then defaults.
+void read_op_arguments(FxNode& node, Handle fx_node, const Converter& conv) {
+  Ref args = getattr(fx_node, "args");
+  Ref kwargs = getattr(fx_node, "kwargs");
+  Ref schema = getattr(node.target_object, "_schema");
+  Ref arguments = check(PySequence_Tuple(getattr(schema, "arguments").ptr()));
+  Py_ssize_t positional = PyTuple_GET_SIZE(args.ptr());
+  Py_ssize_t next_positional = 0;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(arguments.ptr()); ++k) {
+    Handle argument = PyTuple_GET_ITEM(arguments.ptr(), k);
+    std::string name = str_of(getattr(argument, "name"));
+    bool kwarg_only = PyObject_IsTrue(getattr(argument, "kwarg_only").ptr()) == 1;
+    node.param_names.push_back(name);
+    node.param_kwarg_only.push_back(kwarg_only);
+    if (!kwarg_only && next_positional < positional) {
+      node.params.push_back(conv.convert(PyTuple_GET_ITEM(args.ptr(), next_positional++)));
+      continue;
+    }
+    if (PyObject* value = PyDict_GetItemString(kwargs.ptr(), name.c_str())) {
+      node.params.push_back(conv.convert(value));
+      continue;
+    }
+    Ref has_default = check(PyObject_CallMethod(argument.ptr(), "has_default_value", nullptr));
+    if (PyObject_IsTrue(has_default.ptr()) == 1) node.params.push_back(conv.convert(getattr(argument, "default_value")));
+    else node.params.push_back(FxArg{});
+  }
+}
+
+}  // namespace
+
+double FxArg::as_double() const {
+  switch (kind) {
+    case Kind::Bool: return b ? 1.0 : 0.0;
+    case Kind::Int: return static_cast<double>(i);
+    case Kind::Float: return f;
+    default: throw InternalError("expected a number argument, got " + text);
+  }
+}
+
+int64_t FxArg::as_int() const {
+  if (kind == Kind::Int || kind == Kind::Bool) return i;
+  throw UserError("expected an int argument (symbolic sizes are not supported yet), got " +
+                  (text.empty() ? std::to_string(static_cast<int>(kind)) : text));
+}
+
+std::vector<int64_t> FxArg::as_int_list() const {
+  if (kind == Kind::Int) return {i};
+  if (kind != Kind::List) throw InternalError("expected a list of ints");
+  std::vector<int64_t> out;
+  for (const FxArg& item : items) out.push_back(item.as_int());
+  return out;
+}
+
+ir::DType FxArg::as_dtype() const {
+  if (kind != Kind::Dtype) throw InternalError("expected a dtype argument");
+  return ir::dtype_from_torch_name(text);
+}
+
+const FxArg& FxNode::param(size_t k) const {
+  if (k >= params.size()) throw InternalError(target + ": no argument " + std::to_string(k));
+  return params[k];
+}
+
+const FxArg* FxNode::param_named(const std::string& wanted) const {
+  for (size_t k = 0; k < param_names.size(); ++k)
+    if (param_names[k] == wanted) return &params[k];
+  return nullptr;
+}
+
+const TensorMeta& FxNode::tensor_meta(size_t k) const {
+  if (k >= meta.size() || !meta[k]) throw InternalError("node " + name + " has no tensor metadata");
+  return *meta[k];
+}
+
+TensorMeta tensor_meta_of(PyObject* tensor) {
+  TensorMeta meta;
+  meta.dtype = ir::dtype_from_torch_name(str_of(getattr(tensor, "dtype")));
+  meta.sizes = exprs_of(getattr(tensor, "shape"));
+  meta.strides = exprs_of(check(PyObject_CallMethod(tensor, "stride", nullptr)));
+  meta.storage_offset = expr_of(check(PyObject_CallMethod(tensor, "storage_offset", nullptr)));
+  meta.device = str_of(getattr(tensor, "device"));
+  return meta;
+}
+
+FxGraph read_fx_graph(PyObject* graph_module) {
+  FxGraph graph;
+  graph.module = Ref::borrow(graph_module);
+  Converter conv;
+  conv.node_type = import_attr("torch.fx", "Node");
+  conv.tensor_type = import_attr("torch", "Tensor");
+  conv.dtype_type = import_attr("torch", "dtype");
+  conv.device_type = import_attr("torch", "device");
+  Ref getitem = import_attr("operator", "getitem");
+
+  Ref fx_graph = getattr(graph_module, "graph");
+  Ref node_list = check(PySequence_Tuple(getattr(fx_graph, "nodes").ptr()));
+  Py_ssize_t n = PyTuple_GET_SIZE(node_list.ptr());
+  for (Py_ssize_t k = 0; k < n; ++k) conv.node_index[PyTuple_GET_ITEM(node_list.ptr(), k)] = static_cast<int>(k);
+
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    Handle fx_node = PyTuple_GET_ITEM(node_list.ptr(), k);
+    FxNode node;
+    node.index = static_cast<int>(k);
+    node.name = str_of(getattr(fx_node, "name"));
+    node.op = str_of(getattr(fx_node, "op"));
+    node.target_object = getattr(fx_node, "target");
+    if (node.op == "call_function" && PyObject_HasAttrString(node.target_object.ptr(), "_schema")) {
+      Ref schema = getattr(node.target_object, "_schema");
+      node.schema_name = str_of(getattr(schema, "name"));
+      node.overload = str_of(getattr(schema, "overload_name"));
+      if (node.overload.empty()) node.overload = "default";
+      node.target = node.schema_name + "." + node.overload;
+      read_op_arguments(node, fx_node, conv);
+    } else {
+      if (node.target_object.is(getitem)) node.target = "getitem";
+      else node.target = str_of(node.target_object);
+      Ref args = check(PySequence_Tuple(getattr(fx_node, "args").ptr()));
+      for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(args.ptr()); ++a) node.params.push_back(conv.convert(PyTuple_GET_ITEM(args.ptr(), a)));
+    }
+    Ref users = check(PySequence_Tuple(getattr(fx_node, "users").ptr()));
+    for (Py_ssize_t u = 0; u < PyTuple_GET_SIZE(users.ptr()); ++u)
+      node.users.push_back(conv.node_index.at(PyTuple_GET_ITEM(users.ptr(), u)));
+    std::sort(node.users.begin(), node.users.end());
+    read_meta(node, fx_node, conv);
+    graph.nodes.push_back(std::move(node));
+  }
+  return graph;
+}
+
+}  // namespace cdynamo::lower

@@ -1,0 +1,75 @@
+// A C++ snapshot of an aten-level torch.fx graph: nodes, schema-normalised arguments and the
+// tensor metadata of node.meta["val"]. Assumes the GIL is held while reading; afterwards only
+// the Python objects kept in Refs (constants, targets) are touched again.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+#include "backend/ir/ir.h"
+#include "common/py_ref.h"
+
+namespace cdynamo::lower {
+
+// One argument of a node, converted from its Python value.
+struct FxArg {
+  enum class Kind { None, Bool, Int, Float, String, Node, List, Dtype, Device, Other };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0.0;
+  std::string text;          // String: the str; Dtype/Device/Other: str(object)
+  int node = -1;             // Node: index into FxGraph::nodes
+  std::vector<FxArg> items;  // List (list or tuple)
+  Ref object;                // the Python value itself (for repr of constants)
+
+  bool is_none() const { return kind == Kind::None; }
+  bool is_node() const { return kind == Kind::Node; }
+  bool is_number() const { return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float; }
+  double as_double() const;   // Bool/Int/Float; throws otherwise
+  int64_t as_int() const;     // Bool/Int; throws otherwise
+  std::vector<int64_t> as_int_list() const;  // List of Int, or a single Int
+  ir::DType as_dtype() const; // Dtype
+};
+
+// The metadata of a tensor value (a FakeTensor in node.meta["val"], or a real constant).
+struct TensorMeta {
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<ir::Expr> sizes, strides;
+  ir::Expr storage_offset = 0;
+  std::string device = "cpu";
+};
+
+struct FxNode {
+  int index = 0;
+  std::string name;    // the fx node name (a Python identifier)
+  std::string op;      // placeholder | get_attr | call_function | output | ...
+  std::string target;  // "aten::add.Tensor" for OpOverloads, "getitem", or the attribute name
+  std::string schema_name, overload;  // OpOverloads only: "aten::add", "Tensor"
+  Ref target_object;
+  // OpOverloads: one entry per schema argument, in schema order, defaults filled in.
+  // Everything else: the positional arguments.
+  std::vector<FxArg> params;
+  std::vector<std::string> param_names;
+  std::vector<bool> param_kwarg_only;
+  std::vector<int> users;  // indices of user nodes, in graph order
+  // node.meta["val"]: one entry for a tensor, one per item for a tuple/list (nullopt for
+  // non-tensor items); empty when missing.
+  std::vector<std::optional<TensorMeta>> meta;
+  bool meta_is_sequence = false;
+
+  const FxArg& param(size_t k) const;                 // throws if out of range
+  const FxArg* param_named(const std::string& name) const;  // nullptr if absent
+  const TensorMeta& tensor_meta(size_t k = 0) const;  // throws when missing
+};
+
+struct FxGraph {
+  Ref module;  // the GraphModule (get_attr targets are read from it)
+  std::vector<FxNode> nodes;
+};
+
+FxGraph read_fx_graph(PyObject* graph_module);
+
+// The metadata of a real or fake tensor object.
+TensorMeta tensor_meta_of(PyObject* tensor);
+
+}  // namespace cdynamo::lower

@@ -1,0 +1,264 @@
+// The lowering driver: walks the aten graph in order, turning placeholders and constants into
+// buffers, call_function nodes into values through the op registry (extern as the fallback),
+// trailing copy_ nodes into input mutations, and the output node into returned buffers.
+// Assumes a functional aten graph whose only mutations are trailing aten.copy_(input, value).
+#include "backend/lower/lower.h"
+#include <sstream>
+#include "backend/lower/lowering.h"
+#include "common/error.h"
+
+namespace cdynamo::lower {
+namespace {
+
+using ir::Buffer;
+
+// How many consumers read a node's value, looking through views (a view's readers read the
+// viewed storage) and getitem.
+int effective_users(const FxGraph& graph, int index, std::map<int, int>& memo) {
+  auto it = memo.find(index);
+  if (it != memo.end()) return it->second;
+  int count = 0;
+  for (int user : graph.nodes[index].users) {
+    const FxNode& u = graph.nodes[user];
+    if (u.target == "getitem" || is_view_op(u.target)) count += effective_users(graph, user, memo);
+    else ++count;
+  }
+  memo[index] = count;
+  return count;
+}
+
+bool is_dense(const std::vector<ir::Expr>& sizes, const std::vector<ir::Expr>& strides) {
+  if (sizes.size() != strides.size()) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims ignored
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (!sizes[k].is_const() || !strides[k].is_const()) return false;
+    if (sizes[k].const_value() == 0) return false;
+    if (sizes[k].const_value() != 1) dims.emplace_back(strides[k].const_value(), sizes[k].const_value());
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+class Driver {
+ public:
+  explicit Driver(FxGraph graph) : ctx_(std::move(graph)) {}
+
+  LoweredGraph run() {
+    const FxGraph& graph = ctx_.graph();
+    for (const FxNode& node : graph.nodes) {
+      if (node.op == "placeholder") lower_placeholder(node);
+      else if (node.op == "get_attr") lower_constant(node);
+      else if (node.op == "call_function") lower_call(node);
+      else if (node.op == "output") lower_output(node);
+      else throw UserError("the inductor backend does not support fx '" + node.op + "' nodes (" + node.name + ")");
+    }
+    return std::move(ctx_.out());
+  }
+
+ private:
+  void lower_placeholder(const FxNode& node) {
+    if (node.meta.size() != 1 || !node.meta[0] || node.meta_is_sequence)
+      throw UserError("graph input " + node.name + " is not a tensor; the inductor backend needs tensor inputs");
+    const TensorMeta& meta = *node.meta[0];
+    Buffer b;
+    b.name = node.name;
+    b.kind = Buffer::Kind::Input;
+    b.dtype = meta.dtype;
+    b.sizes = meta.sizes;
+    b.strides = meta.strides;
+    b.device = meta.device;
+    ctx_.add_buffer(b);
+    ctx_.out().inputs.push_back(b.name);
+    Value v = ctx_.from_buffer(b.name);
+    v.storage->origin = meta.storage_offset;
+    ctx_.set_lowered(node.index, Lowered::one(v));
+  }
+
+  void lower_constant(const FxNode& node) {
+    Ref tensor = ctx_.graph().module;
+    // Targets may be dotted paths into submodules.
+    std::string path = node.target;
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t dot = path.find('.', start);
+      std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      tensor = check(PyObject_GetAttrString(tensor.ptr(), part.c_str()));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    Ref tensor_type = check(PyObject_GetAttrString(check(PyImport_ImportModule("torch")).ptr(), "Tensor"));
+    if (PyObject_IsInstance(tensor.ptr(), tensor_type.ptr()) != 1)
+      throw UserError("get_attr " + node.target + " is not a tensor");
+    TensorMeta meta = tensor_meta_of(tensor.ptr());
+    Buffer b;
+    b.name = node.name;
+    b.kind = Buffer::Kind::Constant;
+    b.dtype = meta.dtype;
+    b.sizes = meta.sizes;
+    b.strides = meta.strides;
+    b.device = meta.device;
+    ctx_.add_buffer(b);
+    ctx_.out().constants.emplace_back(b.name, tensor);
+    Value v = ctx_.from_buffer(b.name);
+    v.storage->origin = meta.storage_offset;
+    ctx_.set_lowered(node.index, Lowered::one(v));
+  }
+
+  void lower_call(const FxNode& node) {
+    if (node.target == "getitem") {
+      const Lowered& sequence = ctx_.lowered(node.param(0).node);
+      int64_t k = node.param(1).as_int();
+      if (k < 0) k += static_cast<int64_t>(sequence.values.size());
+      if (k < 0 || k >= static_cast<int64_t>(sequence.values.size())) throw InternalError("getitem out of range");
+      const auto& item = sequence.values[k];
+      ctx_.set_lowered(node.index, item ? Lowered::one(*item) : Lowered{});
+      return;
+    }
+    if (node.target == "aten::copy_.default") {
+      lower_input_mutation(node);
+      return;
+    }
+    Lowered result;
+    auto it = registry().find(node.target);
+    bool lowered = false;
+    if (it != registry().end()) {
+      try {
+        result = it->second(ctx_, node);
+        lowered = true;
+      } catch (const NotLowered&) {
+        // The lowering does not handle this variant: the extern call below is always correct.
+      }
+    }
+    if (!lowered) result = lower_as_extern(ctx_, node);
+    apply_reuse_heuristic(node, result);
+    ctx_.set_lowered(node.index, std::move(result));
+  }
+
+  // A lazy value read by several consumers is recomputed in each unless it is expensive.
+  void apply_reuse_heuristic(const FxNode& node, Lowered& result) {
+    int users = effective_users(ctx_.graph(), node.index, users_memo_);
+    for (auto& value : result.values) {
+      if (!value || value->storage->realized()) continue;
+      Storage& st = *value->storage;
+      if (is_view_op(node.target)) st.users += std::max(users - 1, 0);
+      else st.users = std::max(st.users, users);
+      if (st.users > 1 && (st.cost > kReuseCost || static_cast<int>(st.reads.size()) > kReuseReads)) ctx_.realize(st);
+    }
+  }
+
+  // copy_(input, value): store value into the input buffer, after every other read of it.
+  void lower_input_mutation(const FxNode& node) {
+    const FxArg& dst_arg = node.param(0);
+    const FxNode& dst_node = ctx_.graph().nodes.at(dst_arg.node);
+    if (dst_node.op != "placeholder") {
+      // Mutating a constant (module state) or an intermediate: the extern copy_ is correct.
+      ctx_.set_lowered(node.index, lower_as_extern(ctx_, node));
+      return;
+    }
+    const std::string& dst = dst_node.name;
+    realize_live_readers(dst, node.index);
+    Value dst_value = ctx_.tensor(dst_arg);
+    Value src = broadcast_to(ctx_.tensor(node.param(1)), dst_value.sizes);
+    if (!reads_only_at_store_point(src, dst)) ctx_.realize(*src.storage);
+    if (!reads_only_at_store_point(src, dst)) src = ctx_.from_buffer(ctx_.buffer_for(src, false));
+    ctx_.store_into(src, dst);
+    ctx_.set_lowered(node.index, Lowered::one(dst_value));
+  }
+
+  // Lazy values that read `dst` and are still needed after node `at` are stored now, before
+  // the input is overwritten.
+  void realize_live_readers(const std::string& dst, int at) {
+    const FxGraph& graph = ctx_.graph();
+    for (int k = 0; k < at; ++k) {
+      bool live = false;
+      for (int user : graph.nodes[k].users) live = live || user >= at;
+      if (!live) continue;
+      if (!ctx_.has_lowered(k)) continue;
+      for (const auto& value : ctx_.lowered(k).values) {
+        if (value && !value->storage->realized() && value->storage->reads.count(dst)) ctx_.realize(*value->storage);
+      }
+    }
+  }
+
+
+  // True when every load of `dst` in src's body is at the element the store writes.
+  bool reads_only_at_store_point(const Value& src, const std::string& dst) {
+    const Buffer& b = ctx_.buffer(dst);
+    Index vars = make_vars('i', src.rank());
+    ir::VarRanges ranges = ranges_of(vars, src.sizes);
+    Scalar body = simplify_body(src.load(vars), ranges);
+    Expr store_at = ir::simplify(ir::linear_index(vars, b.strides, b.offset), ranges);
+    bool ok = true;
+    std::vector<const ir::ScalarNode*> stack{body.get()};
+    std::set<const ir::ScalarNode*> seen;
+    while (!stack.empty()) {
+      const ir::ScalarNode* s = stack.back();
+      stack.pop_back();
+      if (!seen.insert(s).second) continue;
+      if ((s->op == ir::ScalarOp::Load || s->op == ir::ScalarOp::MaskedLoad) && s->buffer == dst)
+        ok = ok && s->indirect.empty() && s->index == store_at;
+      for (const Scalar& a : s->args) stack.push_back(a.get());
+      for (const Scalar& a : s->indirect) stack.push_back(a.get());
+    }
+    return ok;
+  }
+
+  void lower_output(const FxNode& node) {
+    const FxArg& returned = node.param(0);
+    std::vector<FxArg> items = returned.kind == FxArg::Kind::List ? returned.items : std::vector<FxArg>{returned};
+    for (const FxArg& item : items) {
+      if (!item.is_node()) throw UserError("the inductor backend only returns tensors; the graph returns " + item.text);
+      const FxNode& producer = ctx_.graph().nodes.at(item.node);
+      ctx_.out().outputs.push_back(output_buffer(ctx_.tensor(item), producer));
+    }
+  }
+
+  // A buffer holding a returned value: the value's own buffer, an alias of it (views keep
+  // their strides, like eager), or a new Output buffer laid out like the eager result.
+  std::string output_buffer(const Value& v, const FxNode& producer) {
+    if (v.storage->realized()) {
+      Buffer& base = ctx_.buffer(v.storage->buffer);
+      if (!v.is_view() && v.storage->strides == base.strides && v.storage->offset == base.offset) {
+        if (base.kind == Buffer::Kind::Intermediate) base.kind = Buffer::Kind::Output;
+        return base.name;
+      }
+      if (strided_layout(v)) return ctx_.buffer_for(v, true, Buffer::Kind::Output);
+    }
+    std::vector<ir::Expr> strides = ir::contiguous_strides(v.sizes);
+    if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
+        is_dense(v.sizes, producer.meta[0]->strides))
+      strides = producer.meta[0]->strides;
+    if (!v.is_view()) {
+      // Realize the storage itself, so a value returned twice is stored once.
+      ctx_.realize(*v.storage, strides, Buffer::Kind::Output);
+      return v.storage->buffer;
+    }
+    return ctx_.store(v, strides, Buffer::Kind::Output);
+  }
+
+  LoweringContext ctx_;
+  std::map<int, int> users_memo_;
+};
+
+}  // namespace
+
+LoweredGraph lower_graph(PyObject* aten_graph_module) { return Driver(read_fx_graph(aten_graph_module)).run(); }
+
+std::string to_string(const LoweredGraph& graph) {
+  std::ostringstream out;
+  out << "inputs: ";
+  for (size_t k = 0; k < graph.inputs.size(); ++k) out << (k ? ", " : "") << graph.inputs[k];
+  out << "\noutputs: ";
+  for (size_t k = 0; k < graph.outputs.size(); ++k) out << (k ? ", " : "") << graph.outputs[k];
+  out << "\n";
+  for (const ir::Buffer& b : graph.buffers) out << "  " << ir::to_string(b) << "\n";
+  for (const ir::Node& n : graph.nodes) out << ir::to_string(n);
+  return out.str();
+}
+
+}  // namespace cdynamo::lower

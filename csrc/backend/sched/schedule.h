@@ -1,0 +1,24 @@
+// Scheduling: a lowered graph becomes an ir::Program of fused kernels and extern calls, with
+// dead code removed, in-place buffer reuse and a memory plan. Target-neutral.
+// Assumes the LoweredGraph invariants of lower.h (one producer per buffer, valid order).
+#pragma once
+#include "backend/ir/ir.h"
+#include "backend/lower/lower.h"
+
+namespace cdynamo::sched {
+
+struct ScheduleStats {
+  int dead_nodes = 0;    // nodes removed by dead-code elimination
+  int fused_nodes = 0;   // nodes that joined an existing kernel
+  int reused = 0;        // buffers planned in place of a dying one
+};
+
+// The full pipeline: dead-code elimination, fusion, kernel inputs/outputs/locals, in-place
+// reuse, memory plan.
+ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats = nullptr);
+
+// One step per node, no passes (frees all empty): the lowered graph as a Program, so the
+// verifier can check the lowering stage on its own.
+ir::Program unfused_program(const lower::LoweredGraph& graph);
+
+}  // namespace cdynamo::sched
