@@ -87,8 +87,24 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
 
 del _paths, _own_dir
 
+# Where the inductor backend keeps compiled C++ kernels (shared by processes; safe to delete).
+cache_dir = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "cdynamo")
+
+# True: a graph compiled by the inductor backend runs eagerly while its C++ kernels compile in a
+# background thread, and switches to the compiled kernels once they are ready.
+async_compile = False
+
 _KNOB_NAMES = frozenset(
-    {"cache_size_limit", "suppress_errors", "verbose", "debug", "skip_dirs", "trace_dirs"}
+    {
+        "cache_size_limit",
+        "suppress_errors",
+        "verbose",
+        "debug",
+        "skip_dirs",
+        "trace_dirs",
+        "cache_dir",
+        "async_compile",
+    }
 )
 
 
