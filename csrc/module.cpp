@@ -29,6 +29,8 @@ PyMODINIT_FUNC PyInit__C(void) {
   init_hook(module.ptr(), testing.ptr());
   init_interp(module.ptr(), testing.ptr());
   init_lower(module.ptr(), testing.ptr());
+  init_backend_runtime(module.ptr(), testing.ptr());
+  init_inductor(module.ptr(), testing.ptr());
   check_status(PyModule_AddObject(module.ptr(), "_testing", testing.release()));
   return module.release();
   CDYNAMO_BOUNDARY_END(nullptr)

@@ -11,6 +11,8 @@ void init_guards(PyObject* module, PyObject* testing);
 void init_hook(PyObject* module, PyObject* testing);
 void init_interp(PyObject* module, PyObject* testing);
 void init_lower(PyObject* module, PyObject* testing);
+void init_backend_runtime(PyObject* module, PyObject* testing);
+void init_inductor(PyObject* module, PyObject* testing);
 
 // Adds a NULL-terminated PyMethodDef table to a module.
 void add_functions(PyObject* module, PyMethodDef* methods);

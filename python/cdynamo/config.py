@@ -20,7 +20,7 @@ verbose = False
 
 # Kinds of debug output printed to stderr; the set is read on every log call so it can change at
 # run time. Initialised from CDYNAMO_DEBUG (comma-separated, e.g. CDYNAMO_DEBUG=graphs,guards).
-DEBUG_KINDS = frozenset({"graphs", "guards", "recompiles", "breaks", "bytecode"})
+DEBUG_KINDS = frozenset({"graphs", "guards", "recompiles", "breaks", "bytecode", "ir", "kernels"})
 
 
 def parse_debug(spec):
@@ -87,8 +87,28 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
 
 del _paths, _own_dir
 
+# Where the inductor backend keeps compiled C++ kernels (shared by processes; safe to delete).
+cache_dir = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "cdynamo")
+
+# True: a graph compiled by the inductor backend runs eagerly while its C++ kernels compile in a
+# background thread, and switches to the compiled kernels once they are ready.
+async_compile = False
+
+# Run the IR verifier on every program the inductor backend schedules (tests turn it on).
+verify_ir = os.environ.get("CDYNAMO_VERIFY_IR", "0") == "1"
+
 _KNOB_NAMES = frozenset(
-    {"cache_size_limit", "suppress_errors", "verbose", "debug", "skip_dirs", "trace_dirs"}
+    {
+        "cache_size_limit",
+        "suppress_errors",
+        "verbose",
+        "debug",
+        "skip_dirs",
+        "trace_dirs",
+        "cache_dir",
+        "async_compile",
+        "verify_ir",
+    }
 )
 
 

@@ -34,14 +34,26 @@ def _eager_training_path(gm, example_inputs):
 
 
 def aten_graph(gm, example_inputs):
-    """The functional, decomposed aten-level graph of gm (input mutations become trailing copy_)."""
+    """The functional, decomposed aten-level graph of gm (input mutations become trailing copy_).
+
+    Traced on fake tensors of a fake mode of our own, with static shapes: a caller's ambient
+    fake mode (torch.compile's, with its symbolic shape environment) is not used. Parameters and
+    buffers stay real tensors on the GraphModule: they become constants of the aten graph (the
+    runtime binds the very same tensor objects)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from .decompositions import table
 
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fake_inputs = [
+        fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs
+    ]
     functional = torch.func.functionalize(gm, remove="mutations_and_views")
-    with torch.no_grad():
-        return make_fx(functional, decomposition_table=table(), tracing_mode="fake")(*example_inputs)
+    with fake_mode, torch.no_grad():
+        return make_fx(functional, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
+            *fake_inputs
+        )
 
 
 def compile_fx(gm, example_inputs):

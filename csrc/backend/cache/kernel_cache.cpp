@@ -1,0 +1,249 @@
+// Kernel cache: keys, memory map, disk folders, the parallel g++ pool, dlopen, progress lines.
+// Assumes POSIX (dlopen, posix_spawn) and g++ on PATH (or $CDYNAMO_CXX).
+#include "backend/cache/kernel_cache.h"
+#include <dlfcn.h>
+#include <sched.h>
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include "backend/cache/process.h"
+#include "backend/cache/sha256.h"
+#include "backend/codegen/cpp/prelude.h"
+#include "common/error.h"
+
+namespace cdynamo::cache {
+namespace {
+
+struct State {
+  std::mutex mutex;
+  std::map<std::string, KernelFn> loaded;  // key -> entry point
+  CacheStats stats;
+};
+State& state() {
+  static auto* s = new State();  // leaked: kernels may run during interpreter shutdown
+  return *s;
+}
+
+std::string compiler() {
+  const char* env = std::getenv("CDYNAMO_CXX");
+  return env && *env ? env : "g++";
+}
+
+// What makes a cached .so valid: the compiler's version and the CPU (-march=native).
+const std::string& compiler_identity() {
+  static const std::string identity = [] {
+    std::string out = compiler() + "\n";
+    std::string log = "/tmp/cdynamo-cxx-version" + unique_suffix();
+    std::string error;
+    if (run_process({compiler(), "--version"}, log, &error) == 0) out += read_file(log);
+    else out += "unknown compiler: " + error;
+    std::remove(log.c_str());
+    std::string cpuinfo = read_file("/proc/cpuinfo");
+    size_t flags = cpuinfo.find("\nflags");
+    if (flags != std::string::npos) out += cpuinfo.substr(flags, cpuinfo.find('\n', flags + 1) - flags);
+    return out;
+  }();
+  return identity;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string key_of(const KernelSource& k) {
+  std::string material = compiler_identity();
+  for (const std::string& part : compile_flags()) (material += '\0') += part;
+  for (const std::string& part : link_libraries()) (material += '\0') += part;
+  material += '\0';
+  material += codegen::cpp::prelude_source();
+  material += '\0';
+  material += k.source;
+  return sha256_hex(material);
+}
+
+struct Paths {
+  std::string dir, source, library, prelude;
+};
+Paths paths_of(const CacheOptions& options, const std::string& key, const std::string& name) {
+  Paths p;
+  p.dir = options.cache_dir + "/kernels/" + key.substr(0, 2) + "/" + key;
+  p.source = p.dir + "/" + name + ".cpp";
+  p.library = p.dir + "/" + name + ".so";
+  p.prelude = p.dir + "/" + codegen::cpp::kPreludeFileName;
+  return p;
+}
+
+// dlopen + dlsym; nullptr (with the reason in *error) when the library is missing or broken.
+KernelFn load(const std::string& library, const std::string& name, std::string* error) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    if (error) *error = dlerror();
+    return nullptr;
+  }
+  void* symbol = dlsym(handle, name.c_str());  // the handle stays open: the kernel may be in use
+  if (!symbol && error) *error = "no symbol " + name + " in " + library;
+  return reinterpret_cast<KernelFn>(symbol);
+}
+
+// Writes the sources and runs g++ into a temporary file renamed into place on success.
+void build(const CacheOptions& options, const std::string& key, const KernelSource& k) {
+  Paths p = paths_of(options, key, k.name);
+  make_dirs(p.dir);
+  if (!file_exists(p.prelude)) write_file_atomic(p.prelude, codegen::cpp::prelude_source());
+  if (!file_exists(p.source)) write_file_atomic(p.source, k.source);
+  std::string suffix = unique_suffix();
+  std::string tmp = p.library + suffix, log = p.dir + "/" + k.name + suffix + ".log";
+  std::vector<std::string> argv = compile_flags();
+  argv.insert(argv.end(), {p.source, "-o", tmp});
+  for (const std::string& lib : link_libraries()) argv.push_back(lib);
+  std::string error;
+  int rc = run_process(argv, log, &error);
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().stats.compiled;
+  }
+  std::string message = read_file(log);
+  std::remove(log.c_str());
+  if (rc != 0) {
+    std::remove(tmp.c_str());
+    throw UserError("cdynamo: " + compiler() + " failed to compile kernel " + k.name + " (generated source: " + p.source +
+                    ")\n" + (error.empty() ? message : error + "\n" + message));
+  }
+  if (std::rename(tmp.c_str(), p.library.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UserError("cdynamo cannot move the compiled kernel into the cache: " + p.library);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> compile_flags() {
+  // No -ffast-math: NaN, infinities and signed zeros keep their meaning. -fno-math-errno lets
+  // sqrt and friends be single instructions; -ffp-contract=off keeps a*b+c rounded like eager;
+  // -fwrapv makes integer overflow wrap as torch's integer tensors do.
+  return {compiler(), "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17", "-fno-math-errno",
+          "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-Wno-psabi"};
+}
+
+std::vector<std::string> link_libraries() { return {"-lmvec", "-lm"}; }
+
+std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options) {
+  std::vector<KernelFn> result(kernels.size(), nullptr);
+  std::vector<std::string> keys;
+  for (const KernelSource& k : kernels) keys.push_back(key_of(k));
+
+  // Memory, then disk.
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      auto it = state().loaded.find(keys[i]);
+      if (it != state().loaded.end()) {
+        result[i] = it->second;
+        ++state().stats.memory_hits;
+        continue;
+      }
+    }
+    Paths p = paths_of(options, keys[i], kernels[i].name);
+    if (file_exists(p.library)) {
+      if (KernelFn fn = load(p.library, kernels[i].name, nullptr)) {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        state().loaded[keys[i]] = fn;
+        ++state().stats.disk_hits;
+        result[i] = fn;
+        continue;
+      }
+    }
+    todo.push_back(i);
+  }
+  if (todo.empty()) return result;
+
+  // Each distinct key compiles once, at most `jobs` at a time.
+  std::vector<size_t> unique;
+  std::map<std::string, size_t> first_of;
+  for (size_t i : todo)
+    if (first_of.emplace(keys[i], i).second) unique.push_back(i);
+  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(unique.size())));
+  std::vector<std::exception_ptr> errors(unique.size());
+  std::atomic<size_t> next{0};
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  size_t done = 0;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < jobs; ++w) {
+    workers.emplace_back([&] {
+      for (size_t j; (j = next.fetch_add(1)) < unique.size();) {
+        try {
+          build(options, keys[unique[j]], kernels[unique[j]]);
+        } catch (...) {
+          errors[j] = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(done_mutex);
+        ++done;
+        done_cv.notify_all();
+      }
+    });
+  }
+  // Progress: silent for short compiles, then a line per second so a slow compile never looks hung.
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
+  bool reported = false;
+  {
+    std::unique_lock<std::mutex> lock(done_mutex);
+    while (done < unique.size()) {
+      done_cv.wait_for(lock, std::chrono::milliseconds(250));
+      auto now = std::chrono::steady_clock::now();
+      double elapsed = std::chrono::duration<double>(now - start).count();
+      if (elapsed >= options.progress_after_s && (!reported || now - last_report >= std::chrono::seconds(1))) {
+        std::fprintf(stderr, "cdynamo: compiling %zu C++ kernel%s with %d g++ process%s: %zu done (%.1f s)\n", unique.size(),
+                     unique.size() == 1 ? "" : "s", jobs, jobs == 1 ? "" : "es", done, elapsed);
+        reported = true;
+        last_report = now;
+      }
+    }
+  }
+  for (std::thread& t : workers) t.join();
+  if (reported) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "cdynamo: compiled %zu C++ kernel%s in %.1f s\n", unique.size(), unique.size() == 1 ? "" : "s", elapsed);
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  for (size_t i : todo) {
+    Paths p = paths_of(options, keys[i], kernels[i].name);
+    std::string error;
+    KernelFn fn = load(p.library, kernels[i].name, &error);
+    if (!fn) throw UserError("cdynamo cannot load the compiled kernel " + p.library + ": " + error);
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().loaded[keys[i]] = fn;
+    result[i] = fn;
+  }
+  return result;
+}
+
+CacheStats cache_stats() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().stats;
+}
+
+void reset_cache_stats() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().stats = {};
+}
+
+void clear_memory_cache() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().loaded.clear();
+}
+
+}  // namespace cdynamo::cache

@@ -1,0 +1,47 @@
+// The kernel cache: generated C++ sources become loaded entry points, through an in-memory cache,
+// an on-disk cache shared between processes, and a pool of parallel g++ processes.
+// Assumes the caller resolved the options (with the GIL) and calls compile_kernels without it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdynamo::cache {
+
+using KernelFn = void (*)(char** buffers);
+
+struct CacheOptions {
+  std::string cache_dir;          // root folder; kernels live under <cache_dir>/kernels/
+  int jobs = 0;                   // parallel compiler processes; 0: the number of usable cores
+  double progress_after_s = 2.0;  // a progress line on stderr once compiling takes longer
+};
+
+struct KernelSource {
+  std::string name;    // the exported symbol
+  std::string source;  // C++ text that includes cd_prelude.h
+};
+
+// Returns the entry point of every kernel, in order: from memory, else from the disk cache
+// (<cache_dir>/kernels/<key[:2]>/<key>/<name>.so, key = sha256 of compiler identity, flags,
+// prelude and source), else compiled by g++ (several at once) into that folder with atomic
+// renames, so processes can share it. Blocking and free of Python: call it with the GIL
+// released. A compile error throws UserError naming the generated source's path and quoting
+// the compiler's message.
+std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options);
+
+struct CacheStats {
+  int64_t compiled = 0;     // g++ runs
+  int64_t disk_hits = 0;    // kernels loaded from a .so already on disk
+  int64_t memory_hits = 0;  // kernels already loaded in this process
+};
+CacheStats cache_stats();
+void reset_cache_stats();
+// Forgets loaded kernels (they stay mapped), so the next lookup goes to the disk cache.
+void clear_memory_cache();
+
+// The compiler and its flags (the source, -o and libraries follow), e.g. for an assembly listing.
+std::vector<std::string> compile_flags();
+// Libraries linked after the object: libmvec for the vector math, libm.
+std::vector<std::string> link_libraries();
+
+}  // namespace cdynamo::cache

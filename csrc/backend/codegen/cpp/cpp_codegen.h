@@ -1,0 +1,26 @@
+// The C++/OpenMP code generator: one self-contained translation unit per ir::Kernel.
+// Assumes the sources are compiled next to cd_prelude.h (prelude.h) with the cache's flags.
+#pragma once
+#include <string>
+#include <vector>
+#include "backend/ir/ir.h"
+
+namespace cdynamo::codegen::cpp {
+
+// Kernel ABI: the translation unit defines
+//
+//     extern "C" void <kernel.name>(char** buffers);
+//
+// buffers[k] is the storage pointer of the k-th buffer in the order kernel.inputs, then
+// kernel.outputs, then kernel.locals. Each pointer addresses element 0 of the buffer's offset
+// space, i.e. tensor.data_ptr() - buffer.offset * itemsize, because the IR's indices (loads and
+// the store's linear_index) already add the buffer's offset. Kernels run their own OpenMP
+// parallel regions, never call back into Python and may run with the GIL released.
+struct GeneratedKernel {
+  std::string name;    // the exported symbol (kernel.name)
+  std::string source;  // the C++ text; #include "cd_prelude.h"
+};
+
+GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& kernel);
+
+}  // namespace cdynamo::codegen::cpp

@@ -1,0 +1,334 @@
+// Emits one kernel's translation unit: pointers, OpenMP-parallel outer loops, the vectorized
+// loop with its scalar tail, reductions with vector accumulators. Assumes plan_kernel's plan.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include "backend/codegen/cpp/code_writer.h"
+#include "backend/codegen/cpp/cpp_codegen.h"
+#include "backend/codegen/cpp/kernel_plan.h"
+#include "backend/codegen/cpp/prelude.h"
+#include "backend/codegen/cpp/value_emitter.h"
+#include "common/error.h"
+
+namespace cdynamo::codegen::cpp {
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using ir::ReductionType;
+
+// Fewer element-iterations than this run on one thread: a parallel region costs microseconds.
+constexpr int64_t kParallelMinWork = 32768;
+// The parallel loop is cut into at least this many chunks (several per thread balances load).
+constexpr int64_t kParallelChunks = 64;
+// Blocks of the innermost loop are multiples of the widest vector, so only the last has a tail.
+constexpr int64_t kMaxLanes = 16;
+
+struct ParallelPlan {
+  bool parallel = false;
+  int collapse = 0;        // loops in the collapsed parallel nest (the block loop included)
+  bool block = false;      // the innermost i loop is cut into nblocks blocks of block_size
+  int64_t block_size = 0, nblocks = 1;
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+ParallelPlan choose_parallel(const KernelPlan& plan) {
+  ParallelPlan pp;
+  if (plan.idims.empty()) return pp;
+  double work = 1;
+  for (const LoopDim& d : plan.idims) work *= static_cast<double>(d.size.const_value());
+  for (const LoopDim& d : plan.rdims) work *= static_cast<double>(std::max<int64_t>(d.size.const_value(), 1));
+  if (work < kParallelMinWork) return pp;
+  const size_t n = plan.idims.size();
+  int64_t outer = 1;
+  for (size_t k = 0; k + 1 < n; ++k) {
+    outer *= plan.idims[k].size.const_value();
+    if (outer >= kParallelChunks) {
+      pp.parallel = true;
+      pp.collapse = static_cast<int>(k + 1);
+      return pp;
+    }
+  }
+  const int64_t last = plan.idims.back().size.const_value();
+  int64_t block = ceil_div(last, ceil_div(kParallelChunks, outer));
+  block = ceil_div(block, kMaxLanes) * kMaxLanes;
+  int64_t nblocks = ceil_div(last, block);
+  if (outer * nblocks < 2) return pp;
+  pp.parallel = true;
+  pp.block = nblocks > 1;
+  pp.block_size = block;
+  pp.nblocks = nblocks;
+  pp.collapse = static_cast<int>(n - 1) + (pp.block ? 1 : 0);
+  return pp;
+}
+
+std::string identifier(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return out;
+}
+
+bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+bool is_arg(ReductionType t) { return t == ReductionType::ArgMax || t == ReductionType::ArgMin; }
+
+// The dtype a reduction accumulates in (argmax/argmin: of the compared value).
+DType accumulator_dtype(const NodePlan& node) {
+  switch (node.reduction) {
+    case ReductionType::Any:
+    case ReductionType::All: return DType::Bool;
+    case ReductionType::ArgMax:
+    case ReductionType::ArgMin: {
+      DType b = node.body->dtype;
+      if (b == DType::Bool) return DType::UInt8;  // masks compare as -1 < 0
+      return is_reduced_float(b) ? DType::Float32 : b;
+    }
+    default: return is_reduced_float(node.out_dtype) ? DType::Float32 : node.out_dtype;
+  }
+}
+
+std::string initial_value(ReductionType type, DType acc) {
+  std::string ct = compute_type(acc);
+  switch (type) {
+    case ReductionType::Sum:
+    case ReductionType::XorSum: return ValueEmitter::literal(acc, int64_t{0});
+    case ReductionType::Prod: return ValueEmitter::literal(acc, int64_t{1});
+    case ReductionType::Max:
+    case ReductionType::ArgMax: return "cd_lowest<" + ct + ">()";
+    case ReductionType::Min:
+    case ReductionType::ArgMin: return "cd_highest<" + ct + ">()";
+    case ReductionType::Any: return "false";
+    case ReductionType::All: return "true";
+  }
+  return "0";
+}
+
+// acc = combine(acc, v) for scalars; pos is the flattened reduction index (argmax/argmin).
+std::string scalar_combine(ReductionType type, const std::string& acc, const std::string& acc_i, const std::string& v,
+                           const std::string& pos) {
+  switch (type) {
+    case ReductionType::Sum: return acc + " = " + acc + " + " + v + ";";
+    case ReductionType::Prod: return acc + " = " + acc + " * " + v + ";";
+    case ReductionType::Max: return acc + " = cd_maximum(" + acc + ", " + v + ");";
+    case ReductionType::Min: return acc + " = cd_minimum(" + acc + ", " + v + ");";
+    case ReductionType::Any: return acc + " = " + acc + " || " + v + ";";
+    case ReductionType::All: return acc + " = " + acc + " && " + v + ";";
+    case ReductionType::XorSum: return acc + " = " + acc + " ^ " + v + ";";
+    case ReductionType::ArgMax: return "cd_argmax_combine(" + acc + ", " + acc_i + ", " + v + ", (int64_t)(" + pos + "));";
+    case ReductionType::ArgMin: return "cd_argmin_combine(" + acc + ", " + acc_i + ", " + v + ", (int64_t)(" + pos + "));";
+  }
+  return "";
+}
+
+std::vector<std::string> vector_combine(ReductionType type, DType acc_dtype, const std::string& acc, const std::string& acc_i,
+                                        const std::string& v, const std::string& pos) {
+  bool b = acc_dtype == DType::Bool;
+  switch (type) {
+    case ReductionType::Sum: return {acc + " = " + acc + (b ? " | " : " + ") + v + ";"};
+    case ReductionType::Prod: return {acc + " = " + acc + (b ? " & " : " * ") + v + ";"};
+    case ReductionType::Max: return {b ? acc + " = " + acc + " | " + v + ";" : acc + " = cd_vmaximum(" + acc + ", " + v + ");"};
+    case ReductionType::Min: return {b ? acc + " = " + acc + " & " + v + ";" : acc + " = cd_vminimum(" + acc + ", " + v + ");"};
+    case ReductionType::Any: return {acc + " = " + acc + " | " + v + ";"};
+    case ReductionType::All: return {acc + " = " + acc + " & " + v + ";"};
+    case ReductionType::XorSum: return {acc + " = " + acc + " ^ " + v + ";"};
+    case ReductionType::ArgMax:
+    case ReductionType::ArgMin: {
+      // The order-independent rule of cd_argmax_combine, lane-wise.
+      const char* cmp = type == ReductionType::ArgMax ? " > " : " < ";
+      return {"{",
+              "  const cd_vi64 cd_p = " + pos + ";",
+              "  const cd_vmask cd_nn = cd_visnan(" + v + "), cd_an = cd_visnan(" + acc + ");",
+              "  const cd_vmask cd_lt = cd_vtomask(cd_p < " + acc_i + ");",
+              "  const cd_vmask cd_take = (cd_nn & (~cd_an | cd_lt)) | (~cd_nn & ~cd_an & (cd_vtomask(" + v + cmp + acc +
+                  ") | (cd_vtomask(" + v + " == " + acc + ") & cd_lt)));",
+              "  " + acc + " = cd_vsel(cd_take, " + v + ", " + acc + ");",
+              "  " + acc_i + " = cd_vsel(cd_take, cd_p, " + acc_i + ");",
+              "}"};
+    }
+  }
+  return {};
+}
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const KernelPlan& plan, std::map<std::string, std::string> pointers, std::map<std::string, DType> dtypes)
+      : plan_(plan), ve_(w_, std::move(pointers), std::move(dtypes)) {}
+
+  CodeWriter& writer() { return w_; }
+
+  void emit_loops() {
+    if (plan_.empty) {
+      w_.line("(void)buffers;  // an empty iteration space");
+      return;
+    }
+    const ParallelPlan pp = choose_parallel(plan_);
+    const size_t n = plan_.idims.size();
+    if (n == 0) {
+      emit_point(Width::Scalar);
+      return;
+    }
+    if (pp.parallel) w_.pragma(pp.collapse > 1 ? "omp parallel for collapse(" + std::to_string(pp.collapse) + ")" : "omp parallel for");
+    for (size_t k = 0; k + 1 < n; ++k) open_loop(plan_.idims[k]);
+    const LoopDim& last = plan_.idims.back();
+    const std::string v = last.var;
+    std::string lo = "0", hi = last.size.str();
+    if (pp.block) {
+      w_.open("for (int64_t cd_b = 0; cd_b < " + std::to_string(pp.nblocks) + "; ++cd_b)");
+      w_.line("const int64_t cd_lo = cd_b * " + std::to_string(pp.block_size) + ";");
+      w_.line("const int64_t cd_hi = cd_min(cd_lo + " + std::to_string(pp.block_size) + ", " + last.size.str() + ");");
+      lo = "cd_lo";
+      hi = "cd_hi";
+    }
+    if (plan_.vec == VecMode::Inner) {
+      w_.line("int64_t " + v + " = " + lo + ";");
+      w_.open("for (; " + v + " + CD_VLEN <= " + hi + "; " + v + " += CD_VLEN)");
+      emit_point(Width::Vector);
+      w_.close();
+      w_.open("for (; " + v + " < " + hi + "; ++" + v + ")");
+      emit_point(Width::Scalar);
+      w_.close();
+    } else {
+      w_.open("for (int64_t " + v + " = " + lo + "; " + v + " < " + hi + "; ++" + v + ")");
+      emit_point(Width::Scalar);
+      w_.close();
+    }
+    if (pp.block) w_.close();
+    for (size_t k = 0; k + 1 < n; ++k) w_.close();
+  }
+
+ private:
+  void open_loop(const LoopDim& d) { w_.open("for (int64_t " + d.var + " = 0; " + d.var + " < " + d.size.str() + "; ++" + d.var + ")"); }
+
+  // Every node at one i point (CD_VLEN consecutive points in vector width).
+  void emit_point(Width width) {
+    ve_.push_scope(width, width == Width::Vector ? plan_.idims.back().var : "");
+    for (const NodePlan& node : plan_.nodes) {
+      Value v = node.is_reduction ? emit_reduction(node) : ve_.emit(node.body);
+      v = ve_.cast(v, node.out_dtype);
+      if (!node.store_elided) ve_.store(node.output, node.store_index, v);
+      ve_.produced(node.output, node.store_index, v);
+    }
+    ve_.pop_scope();
+  }
+
+  // Accumulates node.body over the r loops and returns the result (the position for arg*).
+  Value emit_reduction(const NodePlan& node) {
+    const Width width = ve_.width();
+    const DType acc_dtype = accumulator_dtype(node);
+    const bool arg = is_arg(node.reduction);
+    const std::string init = initial_value(node.reduction, acc_dtype);
+    const std::string acc = w_.fresh("acc"), acc_i = acc + "_i";
+    auto declare = [&](Width wd, const std::string& name) {
+      if (wd == Width::Scalar) {
+        w_.line(compute_type(acc_dtype) + " " + name + " = " + init + ";");
+        if (arg) w_.line("int64_t " + name + "_i = INT64_MAX;");
+      } else {
+        std::string lanes = acc_dtype == DType::Bool ? "(" + init + ") ? -1 : 0" : init;
+        w_.line(vector_type(acc_dtype) + " " + name + " = cd_vbcast<" + vector_type(acc_dtype) + ">(" + lanes + ");");
+        if (arg) w_.line("cd_vi64 " + name + "_i = cd_vbcast<cd_vi64>(INT64_MAX);");
+      }
+    };
+    declare(width, acc);
+    const bool vector_r = width == Width::Scalar && plan_.vec == VecMode::Reduction;
+    const std::string vacc = vector_r ? w_.fresh("vacc") : "";
+    if (vector_r) declare(Width::Vector, vacc);
+
+    std::vector<Expr> rvars, rsizes;
+    for (const LoopDim& d : plan_.rdims) {
+      rvars.push_back(Expr::var(d.var));
+      rsizes.push_back(d.size);
+    }
+    const std::string pos = ir::linear_index(rvars, ir::contiguous_strides(rsizes)).str();
+
+    // One accumulation step in width `inner`, into accumulator `into`.
+    auto step = [&](Width inner, const std::string& vec_var, const std::string& into) {
+      ve_.push_scope(inner, vec_var);
+      Value v = ve_.cast(ve_.emit(node.body), acc_dtype);
+      if (inner == Width::Vector) {
+        v = ve_.widen(v);
+        std::string p = vector_r ? "cd_vbcast<cd_vi64>((int64_t)(" + pos + ")) + cd_viota<cd_vi64>()" : "cd_vbcast<cd_vi64>((int64_t)(" + pos + "))";
+        for (const std::string& line : vector_combine(node.reduction, acc_dtype, into, into + "_i", v.name, p)) w_.line(line);
+      } else {
+        w_.line(scalar_combine(node.reduction, into, into + "_i", v.name, pos));
+      }
+      ve_.pop_scope();
+    };
+
+    w_.open("");  // the r loop variables are local to this reduction
+    const size_t m = plan_.rdims.size();
+    const size_t scalar_loops = vector_r ? m - 1 : m;
+    for (size_t k = 0; k < scalar_loops; ++k) open_loop(plan_.rdims[k]);
+    const std::string ivar = width == Width::Vector ? plan_.idims.back().var : "";
+    if (vector_r) {
+      const LoopDim& last = plan_.rdims.back();
+      w_.line("int64_t " + last.var + " = 0;");
+      w_.open("for (; " + last.var + " + CD_VLEN <= " + last.size.str() + "; " + last.var + " += CD_VLEN)");
+      step(Width::Vector, last.var, vacc);
+      w_.close();
+      w_.open("for (; " + last.var + " < " + last.size.str() + "; ++" + last.var + ")");
+      step(Width::Scalar, "", acc);
+      w_.close();
+    } else {
+      step(width, ivar, acc);
+    }
+    for (size_t k = 0; k < scalar_loops; ++k) w_.close();
+    w_.close();
+    if (vector_r) {
+      std::string lane = acc_dtype == DType::Bool ? "(" + vacc + "[cd_l] != 0)" : vacc + "[cd_l]";
+      std::string combine = scalar_combine(node.reduction, acc, acc_i, lane, vacc + "_i[cd_l]");
+      w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) " + combine);
+    }
+    if (arg) return {acc_i, DType::Int64, width};
+    return {acc, acc_dtype, width};
+  }
+
+  const KernelPlan& plan_;
+  CodeWriter w_;
+  ValueEmitter ve_;
+};
+
+const char* mode_name(VecMode m) {
+  switch (m) {
+    case VecMode::None: return "scalar";
+    case VecMode::Inner: return "vectorized along the innermost loop";
+    case VecMode::Reduction: return "vectorized along the innermost reduction loop";
+  }
+  return "?";
+}
+
+}  // namespace
+
+GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& kernel) {
+  KernelPlan plan = plan_kernel(program, kernel);
+  std::map<std::string, std::string> pointers;
+  std::map<std::string, DType> dtypes;
+  std::vector<std::string> declarations;
+  for (size_t k = 0; k < plan.args.size(); ++k) {
+    const KernelArg& a = plan.args[k];
+    std::string name = "p" + std::to_string(k) + "_" + identifier(a.buffer);
+    std::string type = (a.written ? "" : "const ") + storage_type(a.dtype) + "*";
+    std::string qual = a.may_alias ? " " : " __restrict__ ";
+    declarations.push_back(type + qual + name + " = reinterpret_cast<" + type + ">(buffers[" + std::to_string(k) + "]);  // " +
+                           a.buffer + ", " + ir::dtype_name(a.dtype) + (a.written ? ", written" : ", read"));
+    pointers[a.buffer] = name;
+    dtypes[a.buffer] = a.dtype;
+  }
+  KernelEmitter emitter(plan, pointers, dtypes);
+  CodeWriter& w = emitter.writer();
+  w.line("// " + kernel.name + ": generated by cdynamo's C++ backend; " + mode_name(plan.vec) + ".");
+  std::string loops = "// loops:";
+  for (const LoopDim& d : plan.idims) loops += " " + d.var + "<" + d.size.str();
+  for (const LoopDim& d : plan.rdims) loops += " " + d.var + "<" + d.size.str();
+  w.line(loops);
+  w.line(std::string("#include \"") + kPreludeFileName + "\"");
+  w.line("");
+  w.line("// Ownership contract: buffers holds " + std::to_string(plan.args.size()) +
+         " borrowed storage pointers (inputs, outputs, locals); nothing is retained after the call.");
+  w.open("extern \"C\" __attribute__((visibility(\"default\"))) void " + kernel.name + "(char** buffers)");
+  for (const std::string& d : declarations) w.line(d);
+  emitter.emit_loops();
+  w.close();
+  return {kernel.name, w.str()};
+}
+
+}  // namespace cdynamo::codegen::cpp

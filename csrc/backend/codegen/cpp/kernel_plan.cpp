@@ -1,0 +1,300 @@
+// Builds the C++ generator's plan of one kernel: loop dimensions, stores, ABI order, vector mode.
+// Assumes the kernel's nodes iterate exactly the kernel's ranges (the scheduler's contract).
+#include "backend/codegen/cpp/kernel_plan.h"
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include "common/error.h"
+
+namespace cdynamo::codegen::cpp {
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::Scalar;
+using ir::ScalarNode;
+using ir::ScalarOp;
+
+// Kernels shorter than this along the vectorized loop gain nothing from SIMD.
+constexpr int64_t kMinVectorExtent = 8;
+
+bool contains_var(const Expr& e, const std::string& var) {
+  if (e.kind() == ExprKind::Var) return e.var_name() == var;
+  for (const Expr& arg : e.operands())
+    if (contains_var(arg, var)) return true;
+  return false;
+}
+
+bool is_leaf_with_index(const ScalarNode& n) {
+  return n.op == ScalarOp::Load || n.op == ScalarOp::MaskedLoad || n.op == ScalarOp::Index;
+}
+
+// Rebuilds a scalar graph with index expressions substituted, keeping shared nodes shared.
+Scalar rewrite(const Scalar& s, const std::map<std::string, Expr>& subst,
+               std::unordered_map<const ScalarNode*, Scalar>& memo) {
+  auto it = memo.find(s.get());
+  if (it != memo.end()) return it->second;
+  auto copy = std::make_shared<ScalarNode>(*s);
+  if (is_leaf_with_index(*s)) copy->index = s->index.substitute(subst);
+  for (Scalar& arg : copy->args) arg = rewrite(arg, subst, memo);
+  Scalar result = copy;
+  memo.emplace(s.get(), result);
+  return result;
+}
+
+void substitute_all(KernelPlan& plan, const std::map<std::string, Expr>& subst) {
+  std::unordered_map<const ScalarNode*, Scalar> memo;  // shared across nodes: fused bodies share subgraphs
+  for (NodePlan& node : plan.nodes) {
+    node.store_index = node.store_index.substitute(subst);
+    node.body = rewrite(node.body, subst, memo);
+  }
+}
+
+// Every index expression of the kernel: stores, loads and index values.
+std::vector<Expr> all_indices(const KernelPlan& plan) {
+  std::vector<Expr> out;
+  for (const NodePlan& node : plan.nodes) {
+    out.push_back(node.store_index);
+    visit_leaves(node.body, [&](const ScalarNode& n) { out.push_back(n.index); });
+  }
+  return out;
+}
+
+// Merges dims[k] into dims[k+1] when every access walks them as one contiguous run:
+// coef(outer) == coef(inner) * size(inner). The merged loop keeps the inner variable.
+bool try_merge(KernelPlan& plan, std::vector<LoopDim>& dims, size_t k) {
+  const LoopDim& outer = dims[k];
+  const LoopDim& inner = dims[k + 1];
+  for (const Expr& e : all_indices(plan)) {
+    Affine a = affine_in(e, outer.var), b = affine_in(e, inner.var);
+    if (!a.ok || !b.ok || !a.coef.is_const() || !b.coef.is_const()) return false;
+    if (!(a.coef == b.coef * inner.size)) return false;
+  }
+  std::map<std::string, Expr> subst{{outer.var, Expr(0)}};
+  dims[k + 1].size = outer.size * inner.size;
+  dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));
+  substitute_all(plan, subst);
+  return true;
+}
+
+void simplify_dims(KernelPlan& plan, std::vector<LoopDim>& dims) {
+  // Size-1 loops contribute nothing but index 0.
+  std::map<std::string, Expr> ones;
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k].size.is_const(1)) {
+      ones[dims[k].var] = Expr(0);
+      dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  if (!ones.empty()) substitute_all(plan, ones);
+  // Merge adjacent pairs, innermost first, until no pair merges.
+  for (bool merged = true; merged && dims.size() >= 2;) {
+    merged = false;
+    for (size_t k = dims.size() - 1; k-- > 0;) {
+      if (try_merge(plan, dims, k)) {
+        merged = true;
+        break;
+      }
+    }
+  }
+}
+
+std::string storage_root(const ir::Program& program, const std::string& name) {
+  std::string current = name;
+  for (int guard = 0; guard < 1000; ++guard) {
+    const ir::Buffer& b = program.buffer(current);
+    if (b.reuses.empty()) return current;
+    current = b.reuses;
+  }
+  throw InternalError("buffer reuse cycle at " + name);
+}
+
+bool const_coef_in(const Expr& e, const std::string& var, std::initializer_list<int64_t> allowed) {
+  Affine a = affine_in(e, var);
+  if (!a.ok || !a.coef.is_const()) return false;
+  return std::find(allowed.begin(), allowed.end(), a.coef.const_value()) != allowed.end();
+}
+
+bool long_enough(const LoopDim& d) { return d.size.is_const() && d.size.const_value() >= kMinVectorExtent; }
+
+// For every load not served from a register (see NodePlan::store_elided), calls f(load, is_in_reduction).
+void for_memory_loads(const KernelPlan& plan, const std::function<void(const ScalarNode&, bool)>& f) {
+  std::map<std::string, Expr> produced;
+  for (const NodePlan& node : plan.nodes) {
+    visit_leaves(node.body, [&](const ScalarNode& n) {
+      if (n.op == ScalarOp::Index) return;
+      auto it = produced.find(n.buffer);
+      if (n.op == ScalarOp::Load && it != produced.end() && it->second == n.index) return;
+      f(n, node.is_reduction);
+    });
+    produced[node.output] = node.store_index;
+  }
+}
+
+VecMode choose_vec_mode(const KernelPlan& plan) {
+  bool inner_ok = !plan.idims.empty() && long_enough(plan.idims.back());
+  if (inner_ok) {
+    const std::string& v = plan.idims.back().var;
+    for (const NodePlan& node : plan.nodes)
+      if (!node.store_elided && !const_coef_in(node.store_index, v, {1})) inner_ok = false;
+    for_memory_loads(plan, [&](const ScalarNode& n, bool) {
+      if (!const_coef_in(n.index, v, {0, 1})) inner_ok = false;
+    });
+  }
+  bool has_reduction = !plan.rdims.empty();
+  bool red_ok = has_reduction && long_enough(plan.rdims.back());
+  bool red_contiguous = false;
+  if (red_ok) {
+    const std::string& v = plan.rdims.back().var;
+    for_memory_loads(plan, [&](const ScalarNode& n, bool in_reduction) {
+      if (!in_reduction) return;
+      if (!const_coef_in(n.index, v, {0, 1})) red_ok = false;
+      else if (const_coef_in(n.index, v, {1})) red_contiguous = true;
+    });
+  }
+  if (red_ok && red_contiguous) return VecMode::Reduction;
+  if (inner_ok) return VecMode::Inner;
+  if (red_ok) return VecMode::Reduction;
+  return VecMode::None;
+}
+
+}  // namespace
+
+void visit_leaves(const Scalar& s, const std::function<void(const ScalarNode&)>& f) {
+  std::set<const ScalarNode*> seen;
+  std::vector<const ScalarNode*> stack{s.get()};
+  while (!stack.empty()) {
+    const ScalarNode* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (is_leaf_with_index(*n)) f(*n);
+    for (const Scalar& arg : n->args) stack.push_back(arg.get());
+  }
+}
+
+Affine affine_in(const Expr& e, const std::string& var) {
+  if (!contains_var(e, var)) return {true, Expr(0), e};
+  switch (e.kind()) {
+    case ExprKind::Var: return {true, Expr(1), Expr(0)};
+    case ExprKind::Add: {
+      Expr coef = 0, rest = 0;
+      for (const Expr& term : e.operands()) {
+        Affine a = affine_in(term, var);
+        if (!a.ok) return {};
+        coef = coef + a.coef;
+        rest = rest + a.rest;
+      }
+      return {true, coef, rest};
+    }
+    case ExprKind::Mul: {
+      Expr other = 1;
+      const Expr* with_var = nullptr;
+      for (const Expr& factor : e.operands()) {
+        if (contains_var(factor, var)) {
+          if (with_var) return {};  // var * var
+          with_var = &factor;
+        } else {
+          other = other * factor;
+        }
+      }
+      Affine a = affine_in(*with_var, var);
+      if (!a.ok) return {};
+      return {true, a.coef * other, a.rest * other};
+    }
+    default: return {};
+  }
+}
+
+KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
+  KernelPlan plan;
+  plan.name = kernel.name;
+  for (size_t k = 0; k < kernel.ranges.size(); ++k) plan.idims.push_back({"i" + std::to_string(k), kernel.ranges[k]});
+  for (size_t k = 0; k < kernel.reduction_ranges.size(); ++k)
+    plan.rdims.push_back({"r" + std::to_string(k), kernel.reduction_ranges[k]});
+  std::vector<Expr> ivars;
+  for (const LoopDim& d : plan.idims) ivars.push_back(Expr::var(d.var));
+
+  for (const ir::Node& node : kernel.nodes) {
+    NodePlan np;
+    if (const auto* p = std::get_if<ir::Pointwise>(&node)) {
+      if (p->ranges != kernel.ranges)
+        throw InternalError("kernel " + kernel.name + ": pointwise node for " + p->output + " iterates other ranges than its kernel");
+      np.output = p->output;
+      np.body = p->body;
+    } else if (const auto* r = std::get_if<ir::Reduction>(&node)) {
+      if (r->ranges != kernel.ranges || r->reduction_ranges != kernel.reduction_ranges)
+        throw InternalError("kernel " + kernel.name + ": reduction node for " + r->output + " iterates other ranges than its kernel");
+      np.is_reduction = true;
+      np.reduction = r->type;
+      np.output = r->output;
+      np.body = r->body;
+    } else {
+      throw InternalError("kernel " + kernel.name + " holds an extern call; externs are program steps");
+    }
+    const ir::Buffer& out = program.buffer(np.output);
+    np.out_dtype = out.dtype;
+    if (out.strides.size() != ivars.size())
+      throw InternalError("kernel " + kernel.name + ": output " + np.output + " has rank " + std::to_string(out.strides.size()) +
+                          " but the kernel has " + std::to_string(ivars.size()) + " loop dimensions");
+    np.store_index = ir::linear_index(ivars, out.strides, out.offset);
+    plan.nodes.push_back(std::move(np));
+  }
+
+  // Every variable must be a loop index: symbolic sizes need the dynamic-shapes ABI (not yet).
+  std::set<std::string> loop_vars;
+  for (const auto* dims : {&plan.idims, &plan.rdims})
+    for (const LoopDim& d : *dims) {
+      loop_vars.insert(d.var);
+      if (!d.size.is_const()) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + ", size " + d.size.str() + ")");
+    }
+  for (const Expr& e : all_indices(plan))
+    for (const std::string& v : e.free_vars())
+      if (!loop_vars.count(v)) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + " uses " + v + ")");
+
+  for (const LoopDim& d : plan.idims)
+    if (d.size.is_const(0)) plan.empty = true;
+
+  simplify_dims(plan, plan.idims);
+  simplify_dims(plan, plan.rdims);
+
+  // A local read only at exactly its store index (by later nodes of this kernel) stays in registers.
+  std::set<std::string> locals(kernel.locals.begin(), kernel.locals.end());
+  for (size_t k = 0; k < plan.nodes.size(); ++k) {
+    NodePlan& node = plan.nodes[k];
+    if (!locals.count(node.output)) continue;
+    bool only_register_reads = true;
+    for (size_t j = k + 1; j < plan.nodes.size(); ++j) {
+      visit_leaves(plan.nodes[j].body, [&](const ScalarNode& n) {
+        if (n.op == ScalarOp::Index || n.buffer != node.output) return;
+        if (n.op != ScalarOp::Load || !(n.index == node.store_index)) only_register_reads = false;
+      });
+    }
+    node.store_elided = only_register_reads;
+  }
+  plan.vec = choose_vec_mode(plan);
+
+  // ABI arguments and aliasing: buffers sharing storage with a written one get no __restrict__.
+  auto add_args = [&](const std::vector<std::string>& names, bool written) {
+    for (const std::string& name : names) plan.args.push_back({name, program.buffer(name).dtype, written, false});
+  };
+  add_args(kernel.inputs, false);
+  add_args(kernel.outputs, true);
+  add_args(kernel.locals, true);
+  for (KernelArg& a : plan.args)
+    for (const KernelArg& b : plan.args)
+      if (&a != &b && (a.written || b.written) && storage_root(program, a.buffer) == storage_root(program, b.buffer))
+        a.may_alias = true;
+  std::set<std::string> arg_names;
+  for (const KernelArg& a : plan.args) arg_names.insert(a.buffer);
+  for (const NodePlan& node : plan.nodes) {
+    if (!arg_names.count(node.output)) throw InternalError("kernel " + kernel.name + " writes " + node.output + ", which is not among its outputs or locals");
+    visit_leaves(node.body, [&](const ScalarNode& n) {
+      if (n.op != ScalarOp::Index && !arg_names.count(n.buffer))
+        throw InternalError("kernel " + kernel.name + " reads " + n.buffer + ", which is not among its arguments");
+    });
+  }
+  return plan;
+}
+
+}  // namespace cdynamo::codegen::cpp

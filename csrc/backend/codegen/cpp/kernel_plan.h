@@ -1,0 +1,67 @@
+// The C++ generator's view of one ir::Kernel: simplified loop dimensions, per-node stores, the
+// ABI argument order and the choice of vectorized loop. Assumes static (integer) sizes for now.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+#include "backend/ir/ir.h"
+
+namespace cdynamo::codegen::cpp {
+
+struct LoopDim {
+  std::string var;  // i0.. or r0.. (after merging, the name of the innermost merged dim)
+  ir::Expr size;
+};
+
+struct NodePlan {
+  bool is_reduction = false;
+  ir::ReductionType reduction = ir::ReductionType::Sum;
+  std::string output;
+  ir::DType out_dtype = ir::DType::Float32;
+  ir::Expr store_index;  // over the plan's i variables
+  ir::Scalar body;       // rewritten over the plan's variables
+  bool store_elided = false;  // a kernel-local buffer read only at its store index: kept in registers
+};
+
+// Which loop runs CD_VLEN lanes at a time.
+enum class VecMode {
+  None,       // scalar loops only
+  Inner,      // the innermost i loop (pointwise kernels; reductions over outer dims)
+  Reduction,  // the innermost r loop (reductions over the innermost, contiguous dimension)
+};
+
+struct KernelArg {
+  std::string buffer;
+  ir::DType dtype = ir::DType::Float32;
+  bool written = false;
+  bool may_alias = false;  // shares storage with a buffer written by this kernel: no __restrict__
+};
+
+struct KernelPlan {
+  std::string name;
+  std::vector<LoopDim> idims, rdims;
+  std::vector<NodePlan> nodes;
+  std::vector<KernelArg> args;  // ABI order: kernel.inputs, then outputs, then locals
+  VecMode vec = VecMode::None;
+  bool empty = false;  // an i dimension of size 0: the kernel does nothing
+};
+
+// Affine decomposition e = coef * var + rest, with rest free of var.
+struct Affine {
+  bool ok = false;
+  ir::Expr coef;
+  ir::Expr rest;
+};
+Affine affine_in(const ir::Expr& e, const std::string& var);
+
+// Builds the plan: drops size-1 dimensions, merges adjacent dimensions that every access walks
+// contiguously (so [N, C] contiguous becomes one loop of N*C), elides stores of locals kept in
+// registers and chooses the vectorized loop. Throws UserError for what the generator cannot do yet
+// (symbolic sizes).
+KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel);
+
+// Calls f on every Load/MaskedLoad/Index node reachable from s, once per node.
+void visit_leaves(const ir::Scalar& s, const std::function<void(const ir::ScalarNode&)>& f);
+
+}  // namespace cdynamo::codegen::cpp

@@ -1,0 +1,148 @@
+// Stage-test surface of the C++ back end in cdynamo._C._testing: programs from plain dicts, the
+// generated C++, compiling and running them, cache counters. Assumes registration from PyInit__C.
+#include "backend/cache/kernel_cache.h"
+#include "backend/codegen/cpp/prelude.h"
+#include "backend/runtime/compiled_program.h"
+#include "backend/runtime/expr_parser.h"
+#include "backend/runtime/program_dict.h"
+#include "common/error.h"
+#include "common/py_import.h"
+#include "module.h"
+
+namespace cdynamo {
+namespace {
+
+using runtime::program_from_dict;
+
+void expect_args(Py_ssize_t nargs, Py_ssize_t lo, Py_ssize_t hi, const char* name) {
+  if (nargs < lo || nargs > hi) throw UserError(std::string(name) + ": wrong number of arguments", PyExc_TypeError);
+}
+
+std::vector<std::pair<std::string, Ref>> constants_from(Handle dict) {
+  std::vector<std::pair<std::string, Ref>> out;
+  if (!dict || dict.ptr() == Py_None) return out;
+  if (!PyDict_Check(dict.ptr())) throw UserError("constants must be a dict {buffer name: tensor}", PyExc_TypeError);
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dict.ptr(), &pos, &key, &value)) out.emplace_back(to_std_string(key), Ref::borrow(value));
+  return out;
+}
+
+Ref string_list(const std::vector<std::string>& v) {
+  Ref list = check(PyList_New(static_cast<Py_ssize_t>(v.size())));
+  for (size_t k = 0; k < v.size(); ++k) PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), check(PyUnicode_FromString(v[k].c_str())).release());
+  return list;
+}
+
+// program_from_dict(d) -> str: the IR text of the described program.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_program_from_dict(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 1, 1, "program_from_dict");
+  return PyUnicode_FromString(ir::to_string(program_from_dict(args[0])).c_str());
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// generate_cpp(d) -> {kernel name: C++ source}.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_generate_cpp(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 1, 1, "generate_cpp");
+  Ref out = check(PyDict_New());
+  for (auto& [name, source] : runtime::generate_sources(program_from_dict(args[0])))
+    check_status(PyDict_SetItemString(out.ptr(), name.c_str(), check(PyUnicode_FromString(source.c_str())).ptr()));
+  return out.release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// compile_program(d, constants=None, eager_fallback=None) -> callable (see compiled_program.h).
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_compile_program(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 1, 3, "compile_program");
+  Handle constants = nargs > 1 ? args[1] : nullptr;
+  Handle fallback = nargs > 2 ? args[2] : nullptr;
+  return runtime::compile_program(program_from_dict(args[0]), constants_from(constants), fallback).release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// run_program(d, inputs, constants=None) -> tuple of outputs: compile (cached) and call once.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_run_program(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 2, 3, "run_program");
+  Ref fn = runtime::compile_program(program_from_dict(args[0]), constants_from(nargs > 2 ? args[2] : nullptr), nullptr);
+  Ref inputs = check(PySequence_Tuple(args[1]));
+  return check(PyObject_Call(fn.ptr(), inputs.ptr(), nullptr)).release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// kernel_cache_stats() -> {"compiled": n, "disk_hits": n, "memory_hits": n}.
+// Ownership contract: returns a new reference or NULL with an error.
+PyObject* py_kernel_cache_stats(PyObject*, PyObject*) {
+  CDYNAMO_BOUNDARY_BEGIN
+  cache::CacheStats s = cache::cache_stats();
+  return Py_BuildValue("{sLsLsL}", "compiled", static_cast<long long>(s.compiled), "disk_hits",
+                       static_cast<long long>(s.disk_hits), "memory_hits", static_cast<long long>(s.memory_hits));
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// Ownership contract: returns a new reference to None.
+PyObject* py_reset_kernel_cache_stats(PyObject*, PyObject*) {
+  cache::reset_cache_stats();
+  Py_RETURN_NONE;
+}
+
+// Ownership contract: returns a new reference to None.
+PyObject* py_clear_kernel_memory_cache(PyObject*, PyObject*) {
+  cache::clear_memory_cache();
+  Py_RETURN_NONE;
+}
+
+// cpp_prelude() -> str: the text of cd_prelude.h.
+// Ownership contract: returns a new reference or NULL with an error.
+PyObject* py_cpp_prelude(PyObject*, PyObject*) {
+  return PyUnicode_FromString(codegen::cpp::prelude_source().c_str());
+}
+
+// cpp_compile_command() -> (flags, libraries): the compiler argv before the source, and after -o.
+// Ownership contract: returns a new reference or NULL with an error.
+PyObject* py_cpp_compile_command(PyObject*, PyObject*) {
+  CDYNAMO_BOUNDARY_BEGIN
+  return Py_BuildValue("(NN)", string_list(cache::compile_flags()).release(), string_list(cache::link_libraries()).release());
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// parse_index(text) -> str: the simplified expression in Python syntax.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_parse_index(PyObject*, PyObject* arg) {
+  CDYNAMO_BOUNDARY_BEGIN
+  if (!PyUnicode_Check(arg)) throw UserError("parse_index takes a str", PyExc_TypeError);
+  return PyUnicode_FromString(runtime::parse_expr(PyUnicode_AsUTF8(arg)).py_str().c_str());
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+#define CDYNAMO_FASTCALL(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))
+
+PyMethodDef testing_methods[] = {
+    {"program_from_dict", CDYNAMO_FASTCALL(py_program_from_dict), METH_FASTCALL, "program_from_dict(d) -> IR text"},
+    {"generate_cpp", CDYNAMO_FASTCALL(py_generate_cpp), METH_FASTCALL, "generate_cpp(d) -> {kernel: C++ source}"},
+    {"compile_program", CDYNAMO_FASTCALL(py_compile_program), METH_FASTCALL,
+     "compile_program(d, constants=None, eager_fallback=None) -> callable"},
+    {"run_program", CDYNAMO_FASTCALL(py_run_program), METH_FASTCALL, "run_program(d, inputs, constants=None) -> outputs"},
+    {"kernel_cache_stats", py_kernel_cache_stats, METH_NOARGS, "counters of the kernel cache"},
+    {"reset_kernel_cache_stats", py_reset_kernel_cache_stats, METH_NOARGS, "zero the kernel cache counters"},
+    {"clear_kernel_memory_cache", py_clear_kernel_memory_cache, METH_NOARGS, "forget loaded kernels (disk stays)"},
+    {"cpp_prelude", py_cpp_prelude, METH_NOARGS, "the text of cd_prelude.h"},
+    {"cpp_compile_command", py_cpp_compile_command, METH_NOARGS, "(compiler flags, link libraries)"},
+    {"parse_index", py_parse_index, METH_O, "parse_index(text) -> simplified expression"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void init_backend_runtime(PyObject* module, PyObject* testing) {
+  (void)module;
+  add_functions(testing, testing_methods);
+}
+
+}  // namespace cdynamo

@@ -1,0 +1,217 @@
+// compile_program: code generation, the kernel cache, and the executor, synchronously or with a
+// background compile behind an eager fallback. Assumes the GIL is held on entry and in calls.
+#include "backend/runtime/compiled_program.h"
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include "backend/cache/kernel_cache.h"
+#include "backend/codegen/cpp/cpp_codegen.h"
+#include "backend/runtime/executor.h"
+#include "backend/runtime/gil.h"
+#include "common/error.h"
+#include "common/py_import.h"
+
+namespace cdynamo::runtime {
+namespace {
+
+cache::CacheOptions options_from_config() {
+  cache::CacheOptions options;
+  Ref dir = config_value("cache_dir");
+  if (dir.ptr() != Py_None) {
+    Ref path = check(PyOS_FSPath(dir.ptr()));
+    options.cache_dir = to_std_string(path);
+  }
+  if (options.cache_dir.empty()) {
+    const char* env = std::getenv("CDYNAMO_CACHE_DIR");
+    const char* home = std::getenv("HOME");
+    options.cache_dir = env && *env ? env : std::string(home ? home : "/tmp") + "/.cache/cdynamo";
+  }
+  return options;
+}
+
+std::vector<cache::KernelSource> kernel_sources(const ir::Program& program) {
+  std::vector<cache::KernelSource> out;
+  for (auto& [name, source] : generate_sources(program)) out.push_back({name, source});
+  return out;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Background compile.
+
+struct AsyncJob {
+  enum State { Pending, Ready, Failed };
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::atomic<int> state{Pending};
+  std::vector<cache::KernelFn> kernels;
+  std::string error;
+};
+
+struct AsyncState {
+  std::shared_ptr<AsyncJob> job;
+  ir::Program program;
+  std::vector<std::pair<std::string, Ref>> constants;
+  Ref fallback;
+  Ref compiled;  // the executor, once built
+  bool warned = false;
+};
+
+struct AsyncObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  AsyncState* state;
+};
+
+AsyncState& state_of(PyObject* self) { return *reinterpret_cast<AsyncObject*>(self)->state; }
+
+// The executor if the kernels are ready (building it on first sight), else null.
+Handle compiled_or_null(AsyncState& s) {
+  if (s.compiled) return s.compiled;
+  int state = s.job->state.load();
+  if (state == AsyncJob::Ready) {
+    try {
+      s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels);
+      s.constants.clear();
+      return s.compiled;
+    } catch (const PythonError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(s.job->mutex);
+      s.job->error = e.what();
+      s.job->state = AsyncJob::Failed;
+      state = AsyncJob::Failed;
+    }
+  }
+  if (state == AsyncJob::Failed && !s.warned) {
+    s.warned = true;
+    std::string message = "cdynamo: the background compile failed; the graph keeps running eagerly: " + s.job->error;
+    check_status(PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1));
+  }
+  return Handle();
+}
+
+// Ownership contract: args are borrowed; returns the new reference the target returns, or NULL.
+PyObject* async_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  CDYNAMO_BOUNDARY_BEGIN
+  AsyncState& s = state_of(self);
+  Handle target = compiled_or_null(s);
+  if (!target) target = s.fallback;
+  return PyObject_Vectorcall(target.ptr(), args, nargsf, kwnames);
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// Ownership contract: self is the last reference; the job lives on while its thread runs.
+void async_dealloc(PyObject* self) {
+  delete reinterpret_cast<AsyncObject*>(self)->state;
+  Py_TYPE(self)->tp_free(self);
+}
+
+// Ownership contract: returns a new reference to a bool.
+PyObject* async_ready(PyObject* self, void*) {
+  CDYNAMO_BOUNDARY_BEGIN
+  return PyBool_FromLong(compiled_or_null(state_of(self)) ? 1 : 0);
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// wait(timeout=None) -> bool: blocks (GIL released) until the background compile ends.
+// Ownership contract: args borrowed; returns a new reference to a bool, or NULL with an error.
+PyObject* async_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  double timeout = -1;
+  if (nargs > 1) throw UserError("wait() takes at most one argument", PyExc_TypeError);
+  if (nargs == 1 && args[0] != Py_None) {
+    timeout = PyFloat_AsDouble(args[0]);
+    if (timeout == -1 && PyErr_Occurred()) throw PythonError();
+  }
+  AsyncState& s = state_of(self);
+  std::shared_ptr<AsyncJob> job = s.job;
+  {
+    GilRelease nogil;
+    std::unique_lock<std::mutex> lock(job->mutex);
+    auto finished = [&] { return job->state.load() != AsyncJob::Pending; };
+    if (timeout < 0) job->cv.wait(lock, finished);
+    else job->cv.wait_for(lock, std::chrono::duration<double>(timeout), finished);
+  }
+  return PyBool_FromLong(compiled_or_null(s) ? 1 : 0);
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+PyTypeObject* async_type() {
+  static PyTypeObject* type = [] {
+    static PyGetSetDef getset[] = {
+        {"ready", async_ready, nullptr, "True once the compiled kernels run the calls", nullptr},
+        {nullptr, nullptr, nullptr, nullptr, nullptr}};
+    static PyMethodDef methods[] = {
+        {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(async_wait)), METH_FASTCALL,
+         "wait(timeout=None) -> bool: block until the background compile ends; True if compiled code runs now"},
+        {nullptr, nullptr, 0, nullptr}};
+    static PyTypeObject t = {PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "cdynamo._C.AsyncCompiledProgram";
+    t.tp_basicsize = sizeof(AsyncObject);
+    t.tp_dealloc = async_dealloc;
+    t.tp_call = PyVectorcall_Call;
+    t.tp_vectorcall_offset = offsetof(AsyncObject, vectorcall);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+    t.tp_getset = getset;
+    t.tp_methods = methods;
+    t.tp_doc = "A program compiling in the background: runs the eager fallback until its kernels are ready.";
+    if (PyType_Ready(&t) < 0) throw PythonError();
+    return &t;
+  }();
+  return type;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ir::Step& step : program.steps)
+    if (const auto* k = std::get_if<ir::Kernel>(&step)) {
+      codegen::cpp::GeneratedKernel g = codegen::cpp::generate_kernel(program, *k);
+      out.emplace_back(g.name, g.source);
+    }
+  return out;
+}
+
+Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback) {
+  std::vector<cache::KernelSource> sources = kernel_sources(program);
+  cache::CacheOptions options = options_from_config();
+  bool has_fallback = eager_fallback && eager_fallback.ptr() != Py_None;
+  if (has_fallback && !PyCallable_Check(eager_fallback.ptr())) throw UserError("eager_fallback must be callable", PyExc_TypeError);
+  if (!has_fallback || !config_bool("async_compile")) {
+    std::vector<cache::KernelFn> kernels;
+    {
+      GilRelease nogil;
+      kernels = cache::compile_kernels(sources, options);
+    }
+    return make_executor(std::move(program), constants, std::move(kernels));
+  }
+  auto job = std::make_shared<AsyncJob>();
+  std::thread([job, sources = std::move(sources), options] {
+    std::vector<cache::KernelFn> kernels;
+    std::string error;
+    try {
+      kernels = cache::compile_kernels(sources, options);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::lock_guard<std::mutex> lock(job->mutex);
+    job->kernels = std::move(kernels);
+    job->error = error;
+    job->state = error.empty() ? AsyncJob::Ready : AsyncJob::Failed;
+    job->cv.notify_all();
+  }).detach();
+  PyTypeObject* type = async_type();
+  Ref obj = check(type->tp_alloc(type, 0));
+  auto* self = reinterpret_cast<AsyncObject*>(obj.ptr());
+  self->vectorcall = async_vectorcall;
+  self->state = new AsyncState{job, std::move(program), std::move(constants), Ref::borrow(eager_fallback), Ref(), false};
+  return obj;
+}
+
+}  // namespace cdynamo::runtime

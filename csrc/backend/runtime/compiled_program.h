@@ -1,0 +1,30 @@
+// The backend's entry point for the lead: a scheduled ir::Program in, a Python callable out.
+// Assumes the GIL is held; code generation, compilation and the runtime live behind it.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+#include "backend/ir/ir.h"
+#include "common/py_ref.h"
+
+namespace cdynamo::runtime {
+
+// Generates one C++ translation unit per Kernel step, compiles them (kernel cache: memory, disk
+// under cdynamo.config.cache_dir, else g++ processes in parallel, with the GIL released) and
+// returns a callable f(*inputs) -> tuple of outputs (see executor.h).
+//
+// With cdynamo.config.async_compile true and a callable eager_fallback, it returns at once: the
+// compile runs on a background thread, calls run eager_fallback(*inputs) until the kernels are
+// ready and the compiled program afterwards (a failed background compile warns once and keeps
+// the fallback). The callable then has `.ready` (bool) and `.wait(timeout=None)` (-> ready).
+// eager_fallback may be None (or a null Handle): always synchronous.
+//
+// Ownership contract: program and constants are taken by value (constants: tensor references);
+// eager_fallback is borrowed and, if used, a new reference to it is kept; returns a new
+// reference. Throws UserError on a compile error (message names the generated source's path).
+Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback);
+
+// The generated C++ of each Kernel step, in order: (kernel name, source). For tests and logs.
+std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program);
+
+}  // namespace cdynamo::runtime

@@ -1,0 +1,612 @@
+// The compiled program's executor: buffer slots, allocation through torch, kernel calls with the
+// GIL released, extern aten calls through the dispatcher. The runtime's only torch-including file.
+#include <ATen/Parallel.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <dlfcn.h>
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include "backend/runtime/executor.h"
+#include "backend/runtime/gil.h"
+#include "common/error.h"
+
+namespace cdynamo::runtime {
+namespace {
+
+using ir::DType;
+
+// ---------------------------------------------------------------------------------------------
+// Constants of extern calls: text parsed against the schema's argument type.
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  return s.substr(start);
+}
+
+std::string unquote(const std::string& s) {
+  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) return s.substr(1, s.size() - 2);
+  return s;
+}
+
+at::ScalarType scalar_type_of(DType d) {
+  switch (d) {
+    case DType::Bool: return at::kBool;
+    case DType::UInt8: return at::kByte;
+    case DType::Int8: return at::kChar;
+    case DType::Int16: return at::kShort;
+    case DType::Int32: return at::kInt;
+    case DType::Int64: return at::kLong;
+    case DType::Float16: return at::kHalf;
+    case DType::BFloat16: return at::kBFloat16;
+    case DType::Float32: return at::kFloat;
+    case DType::Float64: return at::kDouble;
+  }
+  return at::kFloat;
+}
+
+at::ScalarType parse_dtype(const std::string& text) {
+  static const std::map<std::string, at::ScalarType> aliases = {
+      {"torch.float", at::kFloat},         {"torch.double", at::kDouble},       {"torch.half", at::kHalf},
+      {"torch.long", at::kLong},           {"torch.int", at::kInt},             {"torch.short", at::kShort},
+      {"torch.complex64", at::kComplexFloat}, {"torch.complex128", at::kComplexDouble}, {"torch.cfloat", at::kComplexFloat},
+      {"torch.cdouble", at::kComplexDouble}};
+  std::string name = unquote(text);
+  if (name.rfind("torch.", 0) != 0) name = "torch." + name;
+  auto it = aliases.find(name);
+  if (it != aliases.end()) return it->second;
+  return scalar_type_of(ir::dtype_from_torch_name(name));
+}
+
+double parse_float(const std::string& s) {
+  if (s == "inf" || s == "math.inf" || s == "float('inf')") return std::numeric_limits<double>::infinity();
+  if (s == "-inf" || s == "-math.inf" || s == "float('-inf')") return -std::numeric_limits<double>::infinity();
+  if (s == "nan" || s == "math.nan" || s == "float('nan')") return std::numeric_limits<double>::quiet_NaN();
+  size_t used = 0;
+  double v = std::stod(s, &used);
+  if (used != s.size()) throw std::invalid_argument(s);
+  return v;
+}
+
+int64_t parse_int(const std::string& s) {
+  if (s == "True") return 1;
+  if (s == "False") return 0;
+  size_t used = 0;
+  long long v = std::stoll(s, &used);
+  if (used != s.size()) throw std::invalid_argument(s);
+  return v;
+}
+
+bool parse_bool(const std::string& s) {
+  if (s == "True" || s == "true" || s == "1") return true;
+  if (s == "False" || s == "false" || s == "0") return false;
+  throw std::invalid_argument(s);
+}
+
+std::vector<std::string> parse_list(const std::string& text) {
+  std::string s = trim(text);
+  if (!s.empty() && (s.front() == '[' || s.front() == '(')) s = s.substr(1, s.size() - 2);
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+c10::MemoryFormat parse_memory_format(const std::string& s) {
+  std::string name = unquote(s);
+  if (name == "torch.contiguous_format") return c10::MemoryFormat::Contiguous;
+  if (name == "torch.channels_last") return c10::MemoryFormat::ChannelsLast;
+  if (name == "torch.channels_last_3d") return c10::MemoryFormat::ChannelsLast3d;
+  if (name == "torch.preserve_format") return c10::MemoryFormat::Preserve;
+  throw std::invalid_argument(s);
+}
+
+c10::Device parse_device(const std::string& s) {
+  std::string name = unquote(s);
+  // device(type='cuda', index=0) as repr() prints it
+  if (name.rfind("device(", 0) == 0) {
+    size_t t = name.find("type='");
+    std::string type = name.substr(t + 6, name.find('\'', t + 6) - t - 6);
+    size_t i = name.find("index=");
+    if (i != std::string::npos) type += ":" + trim(name.substr(i + 6, name.find(')', i) - i - 6));
+    name = type;
+  }
+  return c10::Device(name);
+}
+
+c10::IValue parse_constant(const std::string& raw, const c10::TypePtr& type, std::optional<int32_t> n) {
+  const std::string s = trim(raw);
+  switch (type->kind()) {
+    case c10::TypeKind::OptionalType:
+      if (s == "None") return c10::IValue();
+      return parse_constant(s, type->expectRef<c10::OptionalType>().getElementType(), n);
+    case c10::TypeKind::NoneType: return c10::IValue();
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: return c10::IValue(parse_int(s));
+    case c10::TypeKind::FloatType:
+    case c10::TypeKind::SymFloatType: return c10::IValue(parse_float(s));
+    case c10::TypeKind::BoolType:
+    case c10::TypeKind::SymBoolType: return c10::IValue(parse_bool(s));
+    case c10::TypeKind::NumberType: {
+      if (s == "True" || s == "False") return c10::IValue(at::Scalar(s == "True"));
+      bool floating = s.find_first_of(".eEn") != std::string::npos;  // 1.5, 1e3, inf, nan
+      return floating ? c10::IValue(at::Scalar(parse_float(s))) : c10::IValue(at::Scalar(parse_int(s)));
+    }
+    case c10::TypeKind::StringType: return c10::IValue(unquote(s));
+    case c10::TypeKind::ScalarTypeType: return c10::IValue(parse_dtype(s));
+    case c10::TypeKind::LayoutType: {
+      std::string name = unquote(s);
+      if (name == "torch.strided") return c10::IValue(at::kStrided);
+      if (name == "torch.sparse_coo") return c10::IValue(at::kSparse);
+      throw std::invalid_argument(s);
+    }
+    case c10::TypeKind::MemoryFormatType: return c10::IValue(parse_memory_format(s));
+    case c10::TypeKind::DeviceObjType: return c10::IValue(parse_device(s));
+    case c10::TypeKind::ListType: {
+      const c10::TypePtr& elem = type->expectRef<c10::ListType>().getElementType();
+      std::vector<std::string> items = parse_list(s);
+      // int[2] stride=1 means [1, 1], as Python callers may write it.
+      if (n && items.size() == 1 && s.front() != '[' && s.front() != '(') items.assign(static_cast<size_t>(*n), items[0]);
+      switch (elem->kind()) {
+        case c10::TypeKind::IntType:
+        case c10::TypeKind::SymIntType: {
+          std::vector<int64_t> v;
+          for (const std::string& item : items) v.push_back(parse_int(item));
+          return c10::IValue(v);
+        }
+        case c10::TypeKind::FloatType: {
+          std::vector<double> v;
+          for (const std::string& item : items) v.push_back(parse_float(item));
+          return c10::IValue(v);
+        }
+        case c10::TypeKind::BoolType: {
+          c10::List<bool> v;
+          for (const std::string& item : items) v.push_back(parse_bool(item));
+          return c10::IValue(v);
+        }
+        default: break;
+      }
+      break;
+    }
+    default: break;
+  }
+  throw std::invalid_argument("no constant form for type " + type->str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan: slots for buffers, steps with resolved kernels and ops.
+
+struct BufferInfo {
+  std::string name;
+  ir::Buffer::Kind kind;
+  at::ScalarType dtype;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0, itemsize = 0;
+  int reuses = -1;
+  c10::Device device = c10::Device(c10::kCPU);
+};
+
+struct ArgSource {
+  enum Kind { Tensor, TensorList, OptionalTensorList, Constant } kind = Constant;
+  std::vector<int> slots;  // -1: None in an optional list
+  c10::IValue value;
+};
+
+struct StepPlan {
+  std::string name;
+  cache::KernelFn kernel = nullptr;
+  std::vector<int> kernel_args;
+  std::optional<c10::OperatorHandle> op;
+  std::vector<ArgSource> args;
+  std::vector<int> outputs;
+  std::vector<int> allocate, free;
+};
+
+int64_t evaluate(const ir::Expr& e, const std::string& what) {
+  if (!e.is_const()) throw UserError("the C++ runtime does not support symbolic sizes yet (" + what + " = " + e.str() + ")");
+  return e.const_value();
+}
+
+
+class Executor {
+ public:
+  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels);
+  PyObject* call(PyObject* const* args, size_t nargs);
+  const std::vector<StepPlan>& steps() const { return steps_; }
+
+ private:
+  int slot(const std::string& name) const {
+    auto it = slot_of_.find(name);
+    if (it == slot_of_.end()) throw InternalError("compiled program: no buffer named " + name);
+    return it->second;
+  }
+  void check_input(const at::Tensor& t, size_t position) const;
+  void allocate(std::vector<at::Tensor>& slots, int s) const;
+  void run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const;
+  char* pointer(const at::Tensor& t, int s) const {
+    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.data_ptr()) - buffers_[s].offset * buffers_[s].itemsize);
+  }
+
+  std::vector<BufferInfo> buffers_;
+  std::map<std::string, int> slot_of_;
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<int> output_input_position_;  // for outputs that are inputs: the argument to return
+  std::vector<std::pair<int, at::Tensor>> constants_;
+  std::vector<StepPlan> steps_;
+};
+
+Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
+                   std::vector<cache::KernelFn> kernels) {
+  for (const ir::Buffer& b : program.buffers) {
+    BufferInfo info;
+    info.name = b.name;
+    info.kind = b.kind;
+    info.dtype = scalar_type_of(b.dtype);
+    info.itemsize = ir::dtype_size(b.dtype);
+    for (const ir::Expr& e : b.sizes) info.sizes.push_back(evaluate(e, b.name + " size"));
+    for (const ir::Expr& e : b.strides) info.strides.push_back(evaluate(e, b.name + " stride"));
+    if (info.strides.size() != info.sizes.size()) throw InternalError("buffer " + b.name + ": sizes and strides differ in rank");
+    info.offset = evaluate(b.offset, b.name + " offset");
+    info.device = c10::Device(b.device);
+    slot_of_[b.name] = static_cast<int>(buffers_.size());
+    buffers_.push_back(std::move(info));
+  }
+  for (size_t k = 0; k < program.buffers.size(); ++k)
+    if (!program.buffers[k].reuses.empty()) buffers_[k].reuses = slot(program.buffers[k].reuses);
+  for (const std::string& name : program.inputs) input_slots_.push_back(slot(name));
+  for (const std::string& name : program.outputs) {
+    output_slots_.push_back(slot(name));
+    auto it = std::find(program.inputs.begin(), program.inputs.end(), name);
+    output_input_position_.push_back(it == program.inputs.end() ? -1 : static_cast<int>(it - program.inputs.begin()));
+  }
+  std::set<int> defined(input_slots_.begin(), input_slots_.end());
+  for (const auto& [name, obj] : constants) {
+    if (!THPVariable_Check(obj.ptr())) throw UserError("constant " + name + " is not a tensor", PyExc_TypeError);
+    constants_.emplace_back(slot(name), THPVariable_Unpack(obj.ptr()));
+    defined.insert(slot(name));
+  }
+  for (size_t s = 0; s < buffers_.size(); ++s)
+    if (buffers_[s].kind == ir::Buffer::Kind::Constant && !defined.count(static_cast<int>(s)))
+      throw UserError("compiled program: no tensor given for constant " + buffers_[s].name, PyExc_ValueError);
+
+  // Steps, with what each must allocate first (in order, so a reused base exists before its view).
+  auto need = [&](int s, const std::string& step, std::vector<int>& allocate) {
+    if (defined.count(s)) return;
+    if (buffers_[s].kind == ir::Buffer::Kind::Input || buffers_[s].kind == ir::Buffer::Kind::Constant)
+      throw InternalError(step + " uses " + buffers_[s].name + " before it is bound");
+    if (buffers_[s].reuses >= 0 && !defined.count(buffers_[s].reuses))
+      throw InternalError(step + ": " + buffers_[s].name + " reuses " + buffers_[buffers_[s].reuses].name + ", which does not exist yet");
+    allocate.push_back(s);
+    defined.insert(s);
+  };
+  size_t next_kernel = 0;
+  for (const ir::Step& step : program.steps) {
+    StepPlan plan;
+    if (const auto* k = std::get_if<ir::Kernel>(&step)) {
+      if (next_kernel >= kernels.size()) throw InternalError("compiled program: fewer kernels than kernel steps");
+      plan.name = k->name;
+      plan.kernel = kernels[next_kernel++];
+      for (const std::string& name : k->inputs) {
+        if (!defined.count(slot(name))) throw InternalError("kernel " + k->name + " reads " + name + " before it is written");
+        plan.kernel_args.push_back(slot(name));
+      }
+      for (const auto* list : {&k->outputs, &k->locals})
+        for (const std::string& name : *list) {
+          need(slot(name), k->name, plan.allocate);
+          plan.kernel_args.push_back(slot(name));
+        }
+    } else {
+      const ir::Extern& x = std::get<ir::Extern>(step);
+      plan.name = x.op + "." + x.overload;
+      const std::string overload = x.overload == "default" ? "" : x.overload;
+      try {
+        plan.op = c10::Dispatcher::singleton().findSchemaOrThrow(x.op.c_str(), overload.c_str());
+      } catch (const c10::Error&) {
+        throw UserError("extern call of an unknown aten op " + plan.name);
+      }
+      const c10::FunctionSchema& schema = plan.op->schema();
+      const auto& formals = schema.arguments();
+      std::vector<std::optional<ArgSource>> bound(formals.size());
+      size_t positional = 0;
+      for (const ir::ExternArg& a : x.args) {
+        size_t index = positional;
+        if (!a.name.empty()) {
+          auto it = std::find_if(formals.begin(), formals.end(), [&](const c10::Argument& f) { return f.name() == a.name; });
+          if (it == formals.end()) throw UserError(plan.name + " has no argument named " + a.name);
+          index = static_cast<size_t>(it - formals.begin());
+        } else {
+          ++positional;
+        }
+        if (index >= formals.size()) throw UserError(plan.name + " takes " + std::to_string(formals.size()) + " arguments, more were given");
+        const c10::Argument& formal = formals[index];
+        ArgSource src;
+        if (const auto* buffer = std::get_if<std::string>(&a.tensor)) {
+          src.kind = ArgSource::Tensor;
+          src.slots = {slot(*buffer)};
+        } else if (const auto* list = std::get_if<std::vector<std::string>>(&a.tensor)) {
+          bool optional_elems = formal.type()->kind() == c10::TypeKind::ListType &&
+                                formal.type()->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::OptionalType;
+          src.kind = optional_elems ? ArgSource::OptionalTensorList : ArgSource::TensorList;
+          for (const std::string& name : *list) src.slots.push_back(name.empty() ? -1 : slot(name));
+        } else {
+          try {
+            src.value = parse_constant(a.constant, formal.real_type(), formal.N());
+          } catch (const std::exception& e) {
+            throw UserError(plan.name + ": cannot read \"" + a.constant + "\" as argument " + formal.name() + " of type " +
+                            formal.real_type()->str());
+          }
+        }
+        for (int s : src.slots)
+          if (s >= 0) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
+        bound[index] = std::move(src);
+      }
+      for (size_t k = 0; k < formals.size(); ++k) {
+        if (bound[k]) {
+          plan.args.push_back(std::move(*bound[k]));
+        } else if (formals[k].default_value()) {
+          ArgSource src;
+          src.value = *formals[k].default_value();
+          plan.args.push_back(std::move(src));
+        } else {
+          throw UserError(plan.name + ": missing argument " + formals[k].name());
+        }
+      }
+      for (const std::string& name : x.outputs) {
+        plan.outputs.push_back(slot(name));
+        defined.insert(slot(name));
+      }
+    }
+    steps_.push_back(std::move(plan));
+  }
+  if (next_kernel != kernels.size()) throw InternalError("compiled program: more kernels than kernel steps");
+  for (int s : output_slots_)
+    if (!defined.count(s)) throw InternalError("compiled program: output " + buffers_[s].name + " is never written");
+
+  // Frees: never an output; a freed buffer whose storage a later buffer reuses lives until then.
+  std::set<int> outputs(output_slots_.begin(), output_slots_.end());
+  std::map<int, size_t> last_reuse;  // slot -> last step allocating a buffer that aliases it
+  for (size_t k = 0; k < steps_.size(); ++k)
+    for (int s : steps_[k].allocate)
+      for (int base = buffers_[s].reuses; base >= 0; base = buffers_[base].reuses) last_reuse[base] = k;
+  for (size_t k = 0; k < program.frees.size() && k < steps_.size(); ++k) {
+    for (const std::string& name : program.frees[k]) {
+      int s = slot(name);
+      if (outputs.count(s)) continue;
+      size_t at = k;
+      auto it = last_reuse.find(s);
+      if (it != last_reuse.end()) at = std::max(at, it->second);
+      steps_[at].free.push_back(s);
+    }
+  }
+}
+
+void Executor::check_input(const at::Tensor& t, size_t position) const {
+  const BufferInfo& b = buffers_[input_slots_[position]];
+  bool ok = t.scalar_type() == b.dtype && t.device() == b.device && t.dim() == static_cast<int64_t>(b.sizes.size());
+  for (size_t d = 0; ok && d < b.sizes.size(); ++d) {
+    ok = t.size(static_cast<int64_t>(d)) == b.sizes[d];
+    if (ok && b.sizes[d] > 1 && t.numel() > 0) ok = t.stride(static_cast<int64_t>(d)) == b.strides[d];
+  }
+  if (ok) return;
+  auto text = [](c10::IntArrayRef v) {
+    std::string s = "[";
+    for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+    return s + "]";
+  };
+  throw UserError("compiled program input " + std::to_string(position) + " (" + b.name + "): expected " +
+                      std::string(c10::toString(b.dtype)) + " " + text(b.sizes) + " with strides " + text(b.strides) + " on " +
+                      b.device.str() + ", got " + c10::toString(t.scalar_type()) + " " + text(t.sizes()) + " with strides " +
+                      text(t.strides()) + " on " + t.device().str(),
+                  PyExc_ValueError);
+}
+
+void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
+  const BufferInfo& b = buffers_[s];
+  if (b.reuses >= 0) {
+    const BufferInfo& base_info = buffers_[b.reuses];
+    at::Tensor base = slots[b.reuses];
+    if (!base.defined()) throw InternalError(b.name + " reuses " + base_info.name + ", whose storage is gone");
+    if (base.scalar_type() != b.dtype) base = base.view(b.dtype);  // same item size, as the planner guarantees
+    slots[s] = base.as_strided(b.sizes, b.strides, base.storage_offset() - base_info.offset + b.offset);
+    return;
+  }
+  auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
+  if (b.offset == 0) {
+    slots[s] = at::empty_strided(b.sizes, b.strides, options);
+    return;
+  }
+  int64_t span = 1;
+  for (size_t d = 0; d < b.sizes.size(); ++d) span += (b.sizes[d] - 1) * b.strides[d];
+  slots[s] = at::empty({b.offset + span}, options).as_strided(b.sizes, b.strides, b.offset);
+}
+
+void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const {
+  torch::jit::Stack stack;
+  stack.reserve(step.args.size());
+  for (const ArgSource& a : step.args) {
+    switch (a.kind) {
+      case ArgSource::Tensor: stack.emplace_back(slots[a.slots[0]]); break;
+      case ArgSource::TensorList: {
+        c10::List<at::Tensor> list;
+        for (int s : a.slots) list.push_back(slots[s]);
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case ArgSource::OptionalTensorList: {
+        c10::List<std::optional<at::Tensor>> list;
+        for (int s : a.slots) list.push_back(s < 0 ? std::optional<at::Tensor>() : std::optional<at::Tensor>(slots[s]));
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case ArgSource::Constant: stack.push_back(a.value); break;
+    }
+  }
+  step.op->callBoxed(stack);
+  std::vector<at::Tensor> results;
+  for (c10::IValue& v : stack) {
+    if (v.isTensor()) results.push_back(v.toTensor());
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList()) results.push_back(t);
+  }
+  if (results.size() < step.outputs.size())
+    throw InternalError(step.name + " returned " + std::to_string(results.size()) + " tensors for " +
+                        std::to_string(step.outputs.size()) + " outputs");
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    int s = step.outputs[k];
+    const BufferInfo& b = buffers_[s];
+    at::Tensor t = std::move(results[k]);
+    bool layout_ok = t.scalar_type() == b.dtype && t.dim() == static_cast<int64_t>(b.sizes.size());
+    for (size_t d = 0; layout_ok && d < b.sizes.size(); ++d) {
+      if (t.size(static_cast<int64_t>(d)) != b.sizes[d])
+        throw InternalError(step.name + " returned a tensor of another shape than buffer " + b.name);
+      if (b.sizes[d] > 1 && t.stride(static_cast<int64_t>(d)) != b.strides[d]) layout_ok = false;
+    }
+    if (!layout_ok) {
+      // Kernels index buffers by the planned layout: copy what the op returned into it.
+      allocate(slots, s);
+      slots[s].copy_(t);
+    } else {
+      slots[s] = std::move(t);
+    }
+  }
+}
+
+// The OpenMP runtime the kernels use is torch's (same soname, loaded first); its thread count is
+// per calling thread, so match torch's setting on each thread that runs kernels.
+void match_thread_count() {
+  thread_local int applied = -1;
+  int wanted = at::get_num_threads();
+  if (wanted == applied) return;
+  using SetFn = void (*)(int);
+  static SetFn set = [] {
+    void* lib = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void* sym = lib ? dlsym(lib, "omp_set_num_threads") : dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    return reinterpret_cast<SetFn>(sym);
+  }();
+  if (set) set(wanted);
+  applied = wanted;
+}
+
+PyObject* Executor::call(PyObject* const* args, size_t nargs) {
+  if (nargs != input_slots_.size())
+    throw UserError("compiled program takes " + std::to_string(input_slots_.size()) + " tensors, " + std::to_string(nargs) +
+                        " given",
+                    PyExc_TypeError);
+  std::vector<at::Tensor> slots(buffers_.size());
+  for (size_t k = 0; k < nargs; ++k) {
+    if (!THPVariable_Check(args[k])) throw UserError("compiled program argument " + std::to_string(k) + " is not a tensor", PyExc_TypeError);
+    const at::Tensor& t = THPVariable_Unpack(args[k]);
+    check_input(t, k);
+    slots[input_slots_[k]] = t;
+  }
+  for (const auto& [s, t] : constants_) slots[s] = t;
+  try {
+    GilRelease nogil;
+    at::AutoDispatchBelowADInplaceOrView below_autograd;  // compiled code records no autograd graph
+    match_thread_count();
+    std::vector<char*> pointers;
+    for (const StepPlan& step : steps_) {
+      for (int s : step.allocate) allocate(slots, s);
+      if (step.kernel) {
+        pointers.clear();
+        for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s));
+        step.kernel(pointers.data());
+      } else {
+        run_extern(step, slots);
+      }
+      for (int s : step.free) slots[s].reset();
+    }
+  } catch (const c10::Error& e) {
+    throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
+  }
+  Ref result = check(PyTuple_New(static_cast<Py_ssize_t>(output_slots_.size())));
+  for (size_t k = 0; k < output_slots_.size(); ++k) {
+    PyObject* item = output_input_position_[k] >= 0 ? Py_NewRef(args[output_input_position_[k]]) : THPVariable_Wrap(slots[output_slots_[k]]);
+    if (!item) throw PythonError();
+    PyTuple_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), item);
+  }
+  return result.release();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Python type.
+
+struct ExecutorObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  Executor* impl;
+};
+
+// Ownership contract: args are borrowed; returns a new reference (a tuple) or NULL with an error.
+PyObject* executor_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  CDYNAMO_BOUNDARY_BEGIN
+  if (kwnames && PyTuple_GET_SIZE(kwnames) > 0) throw UserError("compiled program takes no keyword arguments", PyExc_TypeError);
+  return reinterpret_cast<ExecutorObject*>(self)->impl->call(args, PyVectorcall_NARGS(nargsf));
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// Ownership contract: self is the last reference; frees the plan and the constants' references.
+void executor_dealloc(PyObject* self) {
+  delete reinterpret_cast<ExecutorObject*>(self)->impl;
+  Py_TYPE(self)->tp_free(self);
+}
+
+// Ownership contract: returns a new reference to a str.
+PyObject* executor_repr(PyObject* self) {
+  const auto& steps = reinterpret_cast<ExecutorObject*>(self)->impl->steps();
+  std::string text = "<cdynamo compiled program:";
+  for (const StepPlan& s : steps) text += " " + s.name;
+  return PyUnicode_FromString((text + ">").c_str());
+}
+
+PyTypeObject* executor_type() {
+  static PyTypeObject* type = [] {
+    static PyTypeObject t = {PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "cdynamo._C.CompiledProgram";
+    t.tp_basicsize = sizeof(ExecutorObject);
+    t.tp_dealloc = executor_dealloc;
+    t.tp_repr = executor_repr;
+    t.tp_call = PyVectorcall_Call;
+    t.tp_vectorcall_offset = offsetof(ExecutorObject, vectorcall);
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+    t.tp_doc = "A compiled inductor program: call it with the graph's input tensors.";
+    if (PyType_Ready(&t) < 0) throw PythonError();
+    return &t;
+  }();
+  return type;
+}
+
+}  // namespace
+
+Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
+                  std::vector<cache::KernelFn> kernels) {
+  std::unique_ptr<Executor> impl;
+  try {
+    impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels));
+  } catch (const c10::Error& e) {
+    throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
+  }
+  PyTypeObject* type = executor_type();
+  Ref obj = check(type->tp_alloc(type, 0));
+  auto* self = reinterpret_cast<ExecutorObject*>(obj.ptr());
+  self->vectorcall = executor_vectorcall;
+  self->impl = impl.release();
+  return obj;
+}
+
+bool is_executor(Handle obj) { return Py_TYPE(obj.ptr()) == executor_type(); }
+
+}  // namespace cdynamo::runtime

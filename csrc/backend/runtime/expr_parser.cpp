@@ -1,0 +1,92 @@
+// Recursive-descent parser for index expressions (expr_parser.h): sums, products, //, %, calls.
+// Assumes well-formed ASCII input; errors quote the text and the position.
+#include "backend/runtime/expr_parser.h"
+#include <cctype>
+#include "common/error.h"
+
+namespace cdynamo::runtime {
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : text_(text) {}
+
+  ir::Expr parse() {
+    ir::Expr e = sum();
+    skip();
+    if (pos_ != text_.size()) fail("unexpected text");
+    return e;
+  }
+
+ private:
+  void skip() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool accept(const std::string& token) {
+    skip();
+    if (text_.compare(pos_, token.size(), token) != 0) return false;
+    pos_ += token.size();
+    return true;
+  }
+  [[noreturn]] void fail(const std::string& what) {
+    throw UserError("index expression \"" + text_ + "\": " + what + " at position " + std::to_string(pos_), PyExc_ValueError);
+  }
+
+  ir::Expr sum() {
+    ir::Expr e = product();
+    for (;;) {
+      if (accept("+")) e = e + product();
+      else if (accept("-")) e = e - product();
+      else return e;
+    }
+  }
+  ir::Expr product() {
+    ir::Expr e = unary();
+    for (;;) {
+      if (accept("//")) e = ir::floordiv(e, unary());
+      else if (accept("*")) e = e * unary();
+      else if (accept("%")) e = ir::mod(e, unary());
+      else return e;
+    }
+  }
+  ir::Expr unary() {
+    if (accept("-")) return ir::Expr(0) - unary();
+    return atom();
+  }
+  ir::Expr atom() {
+    skip();
+    if (accept("(")) {
+      ir::Expr e = sum();
+      if (!accept(")")) fail("expected )");
+      return e;
+    }
+    if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      size_t start = pos_;
+      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      return ir::Expr(static_cast<int64_t>(std::stoll(text_.substr(start, pos_ - start))));
+    }
+    if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      size_t start = pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+      std::string name = text_.substr(start, pos_ - start);
+      if ((name == "min" || name == "max") && accept("(")) {
+        ir::Expr a = sum();
+        if (!accept(",")) fail("expected ,");
+        ir::Expr b = sum();
+        if (!accept(")")) fail("expected )");
+        return name == "min" ? ir::min(a, b) : ir::max(a, b);
+      }
+      return ir::Expr::var(name);
+    }
+    fail("expected a number, a name or (");
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+ir::Expr parse_expr(const std::string& text) { return Parser(text).parse(); }
+
+}  // namespace cdynamo::runtime
