@@ -136,7 +136,8 @@ void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::Inst
   code.emit(BUILD_TUPLE, stack_count);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));
-  code.emit(BINARY_OP, 0);  // + : one argument tuple
+  code.emit(SWAP, 2);
+  code.emit(BINARY_OP, 0);  // locals + stack: one argument tuple
   code.emit(PUSH_NULL);
   code.emit(SWAP, 2);
   code.make_function(resume);
@@ -204,18 +205,20 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   const int nlocals = original->co_nlocals;
   const int nfree = original->co_nfreevars;
 
-  // New locals: the stack values, the passed locals, then every other local of the original.
+  // New locals: the passed locals (so the original first argument stays first: zero-argument
+  // super() reads it), the stack values, then every other local of the original.
   Ref varnames = check(PyList_New(0));
   std::vector<int> new_slot(nlocals, -1);
-  for (int i = 0; i < stack_count; ++i) {
-    Ref name = check(PyUnicode_FromFormat("__stack%d", i));
-    check_status(PyList_Append(varnames.ptr(), name.ptr()));
-  }
   auto add_local = [&](int slot) {
     new_slot[slot] = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
     check_status(PyList_Append(varnames.ptr(), PyTuple_GET_ITEM(original->co_localsplusnames, slot)));
   };
   for (int slot : passed_slots) add_local(slot);
+  const int first_stack = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
+  for (int i = 0; i < stack_count; ++i) {
+    Ref name = check(PyUnicode_FromFormat("__stack%d", i));
+    check_status(PyList_Append(varnames.ptr(), name.ptr()));
+  }
   for (int slot = 0; slot < nlocals; ++slot)
     if (new_slot[slot] < 0) add_local(slot);
   const int first_free = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
@@ -229,7 +232,7 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   };
   if (nfree) emit(COPY_FREE_VARS, nfree);
   emit(RESUME, 0);
-  for (int i = 0; i < stack_count; ++i) emit(LOAD_FAST, i);
+  for (int i = 0; i < stack_count; ++i) emit(LOAD_FAST, first_stack + i);
   emit(JUMP_FORWARD, 0);
   const int prologue = static_cast<int>(out.size());
   out.back().target = prologue + target;
@@ -312,17 +315,21 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     code.call(static_cast<int>(inputs.size()));
     base = 1;
   }
-  for (int slot = 0; slot < original->co_nlocals; ++slot) {
-    const ValuePtr& value = state.locals[slot];
-    if (!value) continue;
-    if (value->source && value->source->kind == Source::Kind::Local && value->source->index == slot) continue;
-    rebuild(code, value, outputs, base);
-    code.emit(STORE_FAST, slot);
-  }
+  // Every value is rebuilt before any local is stored: a value may be reloaded from a slot
+  // that a store would overwrite (residual = x; x = f(x) keeps the old x in residual).
   for (int i = 0; i < depth_before; ++i) {
     if (state.stack[i]->kind == ValueKind::Null) code.emit(PUSH_NULL);
     else rebuild(code, state.stack[i], outputs, base + i);
   }
+  std::vector<int> stored;
+  for (int slot = 0; slot < original->co_nlocals; ++slot) {
+    const ValuePtr& value = state.locals[slot];
+    if (!value) continue;
+    if (value->source && value->source->kind == Source::Kind::Local && value->source->index == slot) continue;
+    rebuild(code, value, outputs, base + depth_before + static_cast<int>(stored.size()));
+    stored.push_back(slot);
+  }
+  for (auto it = stored.rbegin(); it != stored.rend(); ++it) code.emit(STORE_FAST, *it);
   std::vector<int> slots = live_slots(original, state);
   if (state.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(state.kw_names));
   if (inst.opcode == CALL) {

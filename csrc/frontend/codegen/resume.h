@@ -9,9 +9,9 @@
 
 namespace cdynamo::codegen {
 
-// A code object running `original` from instruction `target` on: its first `stack_count`
-// arguments are the values on the stack there (bottom first), the next ones the locals of
-// `passed_slots` (slots of `original`). Refuses code with cell variables.
+// A code object running `original` from instruction `target` on: its arguments are the locals
+// of `passed_slots` (slots of `original`, ascending), then the `stack_count` values on the
+// stack there (bottom first). Refuses code with cell variables.
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
                 int stack_count, const std::vector<int>& passed_slots);
 

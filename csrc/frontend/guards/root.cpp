@@ -90,16 +90,24 @@ class NoAliasingGuard final : public RootGuard {
 // Two locals that were the same object when traced (one graph input serves both).
 class SameObjectGuard final : public RootGuard {
  public:
-  SameObjectGuard(int a, std::string source_a, int b, std::string source_b)
-      : a_(a), b_(b), source_a_(std::move(source_a)), source_b_(std::move(source_b)) {}
-  bool check(const FrameView& frame) const override { return frame.localsplus[a_] == frame.localsplus[b_]; }
+  SameObjectGuard(ObjectFetcher a, std::string source_a, ObjectFetcher b, std::string source_b)
+      : a_(std::move(a)), b_(std::move(b)), source_a_(std::move(source_a)), source_b_(std::move(source_b)) {}
+  bool check(const FrameView& frame) const override {
+    PyObject* a = a_(frame);
+    PyObject* b = b_(frame);
+    bool same = a && a == b;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return same;
+  }
   std::string describe(const FrameView&) const override {
     return source_a_ + " and " + source_b_ + " are no longer the same object (compiled for one object passed twice)";
   }
   std::string repr() const override { return "SAME_OBJECT " + source_a_ + " " + source_b_; }
 
  private:
-  int a_, b_;
+  ObjectFetcher a_, b_;
   std::string source_a_, source_b_;
 };
 
@@ -257,8 +265,14 @@ void RootGuardManager::add_no_aliasing_guard(
 
 void RootGuardManager::add_same_object_guard(int a, const std::string& name_a, int b, const std::string& name_b) {
   impl_->locals_needed = std::max({impl_->locals_needed, a + 1, b + 1});
+  auto local = [](int slot) { return [slot](const FrameView& frame) { return Py_XNewRef(frame.localsplus[slot]); }; };
   impl_->relational_guards.push_back(
-      std::make_unique<SameObjectGuard>(a, local_source(name_a), b, local_source(name_b)));
+      std::make_unique<SameObjectGuard>(local(a), local_source(name_a), local(b), local_source(name_b)));
+}
+
+void RootGuardManager::add_same_object_guard(ObjectFetcher a, const std::string& source_a, ObjectFetcher b,
+                                             const std::string& source_b) {
+  impl_->relational_guards.push_back(std::make_unique<SameObjectGuard>(std::move(a), source_a, std::move(b), source_b));
 }
 
 bool RootGuardManager::check(const FrameView& frame) {

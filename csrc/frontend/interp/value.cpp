@@ -64,6 +64,36 @@ guards::GuardManager& Source::manager(guards::RootGuardManager& root) const {
   throw InternalError("unknown source kind");
 }
 
+PyObject* Source::fetch(const guards::FrameView& frame) const {
+  switch (kind) {
+    case Kind::Local: return Py_XNewRef(frame.localsplus[index]);
+    case Kind::Global: {
+      PyObject* value = PyDict_GetItemString(frame.globals, name.c_str());
+      if (!value && frame.builtins) value = PyDict_GetItemString(frame.builtins, name.c_str());
+      return Py_XNewRef(value);
+    }
+    case Kind::Closure: {
+      if (!frame.closure || index >= PyTuple_GET_SIZE(frame.closure)) return nullptr;
+      return Py_XNewRef(PyCell_GET(PyTuple_GET_ITEM(frame.closure, index)));
+    }
+    case Kind::Fixed: return Py_NewRef(key.ptr());
+    case Kind::Attr:
+    case Kind::Item:
+    case Kind::DictItem: {
+      PyObject* container = base->fetch(frame);
+      if (!container) return nullptr;
+      PyObject* result = nullptr;
+      if (kind == Kind::Attr) result = PyObject_GetAttrString(container, name.c_str());
+      else if (kind == Kind::DictItem) result = PyDict_Check(container) ? Py_XNewRef(PyDict_GetItem(container, key.ptr())) : nullptr;
+      else if (PyTuple_Check(container) || PyList_Check(container))
+        result = index < PySequence_Fast_GET_SIZE(container) ? Py_NewRef(PySequence_Fast_GET_ITEM(container, index)) : nullptr;
+      Py_DECREF(container);
+      return result;
+    }
+  }
+  return nullptr;
+}
+
 const char* value_kind_name(ValueKind kind) {
   switch (kind) {
 #define CDYNAMO_KIND_NAME(name) \

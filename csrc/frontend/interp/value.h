@@ -32,6 +32,8 @@ struct Source {
   Ref key;           // DictItem: the constant key; Fixed: the object
 
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
+  // The object at this source in a frame, as a new reference, or NULL (error possibly set).
+  PyObject* fetch(const guards::FrameView& frame) const;
   // The guard node for this source in `root`, created on first use.
   guards::GuardManager& manager(guards::RootGuardManager& root) const;
 };

@@ -84,7 +84,15 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
                                      source->name);
       return seen->second;
     }
-    if (seen != tensor_inputs_.end())
+    if (seen != tensor_inputs_.end()) {
+      // One tensor reachable two ways (an argument and an item of a list argument): one graph
+      // input, and a guard that both paths still lead to one object.
+      SourcePtr first = seen->second->source;
+      guards_->add_same_object_guard([first](const guards::FrameView& f) { return first->fetch(f); }, first->str(),
+                                     [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
+      return seen->second;
+    }
+    if (false)
       unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
                   " (aliased inputs are not supported yet)");
     manager.add_tensor_match(obj);

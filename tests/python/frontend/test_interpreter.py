@@ -415,3 +415,18 @@ def test_same_tensor_passed_twice_is_one_input_and_guarded():
     torch.testing.assert_close(compiled(torch.zeros(2), torch.zeros(2)), torch.ones(2))
     assert counter.frame_count == 2
     assert any("same object" in reason for reason in counters["recompiles"])
+
+
+def test_break_keeps_old_values_of_reassigned_locals():
+    def fn(x, y):
+        residual, other = x, y
+        x = x * 2
+        y, z = residual + 1, [x, y]
+        print("graph break")
+        return x + residual, y, other, z
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    a, b = torch.ones(2), torch.full((2,), 3.0)
+    assert_same(compiled(a, b), fn(a, b))
+    assert counter.frame_count == 2
