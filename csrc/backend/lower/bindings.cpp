@@ -82,9 +82,12 @@ PyMethodDef testing_methods[] = {
 
 }  // namespace
 
+void init_lower_eval(PyObject* testing);  // testing_eval.cpp
+
 void init_lower(PyObject* module, PyObject* testing) {
   (void)module;
   add_functions(testing, testing_methods);
+  init_lower_eval(testing);
 }
 
 }  // namespace cdynamo

@@ -151,7 +151,8 @@ struct Moments {
 Moments moments(LoweringContext& ctx, const Value& x, const std::vector<int64_t>& dims, bool keepdim, double correction,
                 DType out) {
   DType compute = compute_dtype(out);
-  Value mean_kept = mean_of(ctx, x, dims, true, compute);
+  // The mean keeps the output dtype (var_mean returns it); its loads stay unrounded.
+  Value mean_kept = mean_of(ctx, x, dims, true, out);
   Value mean_b = broadcast_to(mean_kept, x.sizes);
   Value centered_sq = ctx.lazy(compute, x.sizes, [x, mean_b, compute](const Index& index) {
     Scalar d = ir::binary(ScalarOp::Sub, ir::cast(x.load(index), compute), mean_b.load(index), compute);
