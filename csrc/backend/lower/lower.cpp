@@ -65,6 +65,7 @@ class Driver {
     if (node.meta.size() != 1 || !node.meta[0] || node.meta_is_sequence)
       throw UserError("graph input " + node.name + " is not a tensor; the inductor backend needs tensor inputs");
     const TensorMeta& meta = *node.meta[0];
+    if (ctx_.out().inputs.empty()) ctx_.set_device(meta.device);
     Buffer b;
     b.name = node.name;
     b.kind = Buffer::Kind::Input;

@@ -329,6 +329,9 @@ std::string LoweringContext::fresh_name() {
 
 ir::Buffer& LoweringContext::add_buffer(ir::Buffer buffer) {
   if (buffer_index_.count(buffer.name)) throw InternalError("duplicate buffer " + buffer.name);
+  // Computed buffers live where the graph runs; inputs, constants and extern outputs say so.
+  if (buffer.kind != Buffer::Kind::Input && buffer.kind != Buffer::Kind::Constant && buffer.device == "cpu")
+    buffer.device = device_;
   buffer_index_[buffer.name] = out_.buffers.size();
   out_.buffers.push_back(std::move(buffer));
   return out_.buffers.back();

@@ -101,6 +101,9 @@ class LoweringContext {
   ir::Buffer& add_buffer(ir::Buffer buffer);
   ir::Buffer& buffer(const std::string& name);
   void add_node(ir::Node node);
+  // The device of computed buffers: the graph's (its first tensor input's), "cpu" by default.
+  void set_device(const std::string& device) { device_ = device; }
+  const std::string& device() const { return device_; }
 
   // ---- values ----
   // A lazy pointwise value. Realized right away when its body is very large.
@@ -138,6 +141,7 @@ class LoweringContext {
   std::map<int, Lowered> lowered_;
   std::map<std::string, size_t> buffer_index_;
   int next_name_ = 0;
+  std::string device_ = "cpu";
 };
 
 // ---- shapes and dtypes -----------------------------------------------------------------

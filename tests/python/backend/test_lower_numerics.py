@@ -2,6 +2,7 @@
 # run by the reference IR evaluator (_testing.run_ir), fused and unfused, over dtypes and shapes
 # (scalars, size-0 and size-1 dims, odd sizes, non-contiguous and broadcast inputs).
 import math
+import zlib
 
 import pytest
 import torch
@@ -17,13 +18,26 @@ TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-10), torch.bfloat1
        torch.float16: (2e-3, 2e-3)}
 
 
+LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
 def check(fn, *inputs, fused=(True, False)):
-    """fn on the IR (both scheduled and unscheduled) == fn in eager, outputs and mutated inputs."""
+    """fn on the IR (both scheduled and unscheduled) == fn in eager, outputs and mutated inputs.
+
+    With half-precision inputs the reference is fn over float64 copies, rounded to eager's
+    result dtypes: the IR computes in float32 and rounds once on store, as inductor does,
+    where eager rounds after every op."""
     with torch.no_grad():
         gm = aten_graph(fn, *[t.clone() for t in inputs])
         eager_inputs = [t.clone() for t in inputs]
         expected = fn(*eager_inputs)
-    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        if any(t.dtype in LOW_PRECISION for t in inputs):
+            wide_inputs = [t.double() if t.dtype in LOW_PRECISION else t.clone() for t in inputs]
+            wide = fn(*wide_inputs)
+            wide = list(wide) if isinstance(wide, (tuple, list)) else [wide]
+            expected = [w.to(e.dtype) for w, e in zip(wide, expected)]
+            eager_inputs = [w.to(t.dtype) for w, t in zip(wide_inputs, inputs)]
     for f in fused:
         ir_inputs = [t.clone() for t in inputs]
         outputs, after = run_ir(gm, ir_inputs, f)
@@ -38,7 +52,7 @@ def check(fn, *inputs, fused=(True, False)):
 
 
 def make(shape, dtype, noncontiguous=False):
-    g = torch.Generator().manual_seed(hash((shape, str(dtype))) % 2**31)
+    g = torch.Generator().manual_seed(zlib.crc32(repr((shape, dtype)).encode()))
     full = shape[::-1] if noncontiguous else shape
     if dtype.is_floating_point:
         t = torch.randn(full, generator=g, dtype=torch.float64).to(dtype)
