@@ -177,7 +177,7 @@ class Driver {
     const FxGraph& graph = ctx_.graph();
     for (int k = 0; k < at; ++k) {
       bool live = false;
-      for (int user : graph.nodes[k].users) live = live || user >= at;
+      for (int user : graph.nodes[k].users) live = live || user > at;  // the copy itself is checked apart
       if (!live) continue;
       if (!ctx_.has_lowered(k)) continue;
       for (const auto& value : ctx_.lowered(k).values) {

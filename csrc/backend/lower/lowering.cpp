@@ -308,7 +308,8 @@ std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v)
   std::vector<Expr> strides;
   for (size_t k = 0; k < v.rank(); ++k) {
     auto it = coefficient.find(vars[k].var_name());
-    Expr stride = it == coefficient.end() ? Expr(1) : it->second;  // size-1 dims: any stride
+    // An index that ignores a dim is a broadcast (stride 0); size-1 dims may take any stride.
+    Expr stride = it != coefficient.end() ? it->second : v.sizes[k].is_const(1) ? Expr(1) : Expr(0);
     if (stride.is_const() && stride.const_value() < 0) return std::nullopt;  // as_strided needs >= 0
     strides.push_back(stride);
   }

@@ -298,6 +298,13 @@ def test_unlowered_ops_become_extern_calls(name):
     assert f"extern {op}(" in text
 
 
+def test_fused_attention_stays_one_extern():
+    q = torch.randn(2, 2, 4, 8)
+    text = ir_of(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, q.clone(), q.clone())
+    assert text.count(" = extern ") == 1 and "scaled_dot_product" in text
+    assert "pointwise" not in text and "reduce" not in text
+
+
 def test_extern_constants_are_encoded_as_text():
     text = ir_of(lambda x: x.cumsum(1, dtype=torch.float64), M)
     assert "extern aten::cumsum.default(x_1, 1, dtype=torch.float64)" in text

@@ -270,3 +270,94 @@ def test_attention_block_matches_eager():
         mask = torch.ones(4, 4, dtype=torch.bool).tril()
         return scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
     check(attention, q, k, v)
+
+
+# ---- edge cases ----------------------------------------------------------------------------------
+
+def _mutate_without_return(x):
+    x.mul_(2)
+    return ()
+
+
+def _mutate_slice(x):
+    x[0] = 1.0
+    return x[1:]
+
+
+def _mutate_through_transpose(x):
+    x.t().add_(1)
+    return x.sum()
+
+
+EDGES = {
+    "identity": lambda x: x,
+    "returned_twice": lambda x: (x, x, x * 2, x * 2),
+    "constant_output": lambda x: (x + 1, torch.tensor([1.0, 2.0])),
+    "view_of_extern": lambda x: (x @ x.t()).t(),
+    "mutate_without_return": _mutate_without_return,
+    "mutate_slice": _mutate_slice,
+    "mutate_through_transpose": _mutate_through_transpose,
+    "zero_dim_broadcast": lambda x: x.sum() * x.sum(0),
+    "empty_slice": lambda x: x[:0] * 2,
+    "int_bool_mix": lambda x: (x > 0).sum(1, keepdim=True) + (x.long() // 2),
+    "expand_output": lambda x: x[:1].expand(3, 8),
+    "bf16_sum_cast": lambda x: x.bfloat16().sum(0).float(),
+    "chunk": lambda x: [c.exp() for c in x.chunk(3, 1)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edge_case(name):
+    check(EDGES[name], make((4, 8), torch.float32))
+
+
+# ---- modules with parameters as graph inputs -----------------------------------------------------
+
+class _Block(torch.nn.Module):
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(d, 2))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        att = att.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")).softmax(-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, n, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class _ConvBlock(torch.nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv1, self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False), torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1, self.bn2 = torch.nn.BatchNorm2d(c), torch.nn.BatchNorm2d(c)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.normal_()
+            bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        return F.relu(self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x))))) + x)
+
+
+def _check_module(module, x):
+    from torch.func import functional_call
+    state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    names = list(state)
+
+    def fn(x, *tensors):
+        return functional_call(module, dict(zip(names, tensors)), (x,))
+    check(fn, x, *[t.detach() for t in state.values()])
+
+
+def test_transformer_block_matches_eager():
+    torch.manual_seed(0)
+    _check_module(_Block().eval(), make((2, 5, 16), torch.float32))
+
+
+def test_conv_block_matches_eager():
+    torch.manual_seed(0)
+    _check_module(_ConvBlock().eval(), make((2, 4, 5, 5), torch.float32))
