@@ -146,8 +146,9 @@ class Driver {
     for (auto& value : result.values) {
       if (!value || value->storage->realized()) continue;
       Storage& st = *value->storage;
-      if (is_view_op(node.target)) st.users += std::max(users - 1, 0);
-      else st.users = std::max(st.users, users);
+      // A view's readers were already counted on its base (effective_users looks through views).
+      if (is_view_op(node.target)) continue;
+      st.users = std::max(st.users, users);
       if (st.users > 1 && (st.cost > kReuseCost || static_cast<int>(st.reads.size()) > kReuseReads)) ctx_.realize(st);
     }
   }

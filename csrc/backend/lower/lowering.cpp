@@ -116,6 +116,11 @@ Index make_vars(char prefix, size_t n, size_t start) {
   return vars;
 }
 
+Scalar index_scalar(const Expr& e, DType dtype) {
+  if (e.is_const()) return ir::constant_int(e.const_value(), dtype);
+  return ir::index_value(e, dtype);
+}
+
 ir::VarRanges ranges_of(const Index& vars, const std::vector<Expr>& sizes) {
   ir::VarRanges ranges;
   for (size_t k = 0; k < vars.size() && k < sizes.size(); ++k)

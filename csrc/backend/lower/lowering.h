@@ -153,6 +153,8 @@ DType result_type(const std::vector<Operand>& operands);
 DType promote_types(DType a, DType b);
 Scalar operand_scalar(const Operand& op, const Index& index, size_t out_rank, DType compute);
 Index make_vars(char prefix, size_t n, size_t start = 0);  // i0..i{n-1}
+// The value of an index expression as a scalar of `dtype`: a constant when it is one.
+Scalar index_scalar(const Expr& e, DType dtype = DType::Int64);
 ir::VarRanges ranges_of(const Index& vars, const std::vector<Expr>& sizes);
 // Rewrites every load index of a body through simplify(ranges).
 Scalar simplify_body(const Scalar& body, const ir::VarRanges& ranges);

@@ -15,7 +15,6 @@ DType meta_dtype(const FxNode& node, DType fallback) {
   return fallback;
 }
 
-Scalar index_scalar(const Expr& e) { return ir::index_value(e, DType::Int64); }
 Scalar lt(const Expr& a, const Expr& b) { return ir::binary(ScalarOp::Lt, index_scalar(a), index_scalar(b), DType::Bool); }
 Scalar ge(const Expr& a, const Expr& b) { return ir::binary(ScalarOp::Ge, index_scalar(a), index_scalar(b), DType::Bool); }
 Scalar all_of(Scalar a, Scalar b) {

@@ -110,7 +110,7 @@ def test_golden_gather_uses_indirect_load():
           %0 = load i_1[i0] : Int64
           %1 = const 0 : Int64
           %2 = Lt %0, %1 : Bool
-          %3 = index 4 : Int64
+          %3 = const 4 : Int64
           %4 = Add %0, %3 : Int64
           %5 = Where %2, %4, %0 : Int64
           %6 = load x_1[i1 + (8*ind0)] with ind0=%5 : Float32
