@@ -133,6 +133,8 @@ class Driver {
         lowered = true;
       } catch (const NotLowered&) {
         // The lowering does not handle this variant: the extern call below is always correct.
+      } catch (const UserError&) {
+        // Arguments it cannot read statically (symbolic sizes, ...): the same fallback.
       }
     }
     if (!lowered) result = lower_as_extern(ctx_, node);

@@ -133,6 +133,25 @@ def test_permute_and_reshape_fold_into_one_load():
     assert "(8*((i0 + 2) % 4)) + ((i0 + 2) // 4)" in text
 
 
+VIEW_INDEX = {
+    "split_and_merge_back": (lambda x: x.view(2, 2, 8).view(32) + 1, "x_1[i0]"),
+    "flatten_unflatten": (lambda x: x.view(32).view(8, 4) * 2, "x_1[i1 + (4*i0)]"),
+    "transpose_inside_a_group": (lambda x: x.view(2, 2, 2, 4).permute(0, 1, 3, 2).reshape(4, 8) + 1,
+                                 "x_1[(4*(i1 % 2)) + (8*i0) + (i1 // 2)]"),
+    "slice_of_reshape": (lambda x: x.reshape(2, 16)[:, 3:7] * 1, "x_1[i1 + (16*i0) + 3]"),
+    "expand_then_merge": (lambda x: x.unsqueeze(1).expand(4, 3, 8).reshape(12, 8) * 1, "x_1[i1 + (8*(i0 // 3))]"),
+    "transpose_then_flatten": (lambda x: x.t().reshape(32) + 1, "x_1[(8*(i0 % 4)) + (i0 // 4)]"),
+    "reduce_a_split_dim": (lambda x: x.view(4, 2, 4).sum(1), "x_1[i1 + (4*r0) + (8*i0)]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_INDEX))
+def test_view_indexing_simplifies(name):
+    fn, load = VIEW_INDEX[name]
+    loads = [l.split("= load ")[1].split(" :")[0] for l in ir_of(fn, X).splitlines() if "= load " in l]
+    assert loads == [load]
+
+
 def test_returned_views_alias_their_base_with_own_layout():
     text = ir_of(lambda x: (x.t(), x[1], x[:, 2:4]), X)
     assert "outputs: buf0, buf1, buf2" in text
