@@ -46,7 +46,7 @@ bool is_dense(const std::vector<ir::Expr>& sizes, const std::vector<ir::Expr>& s
 
 class Driver {
  public:
-  explicit Driver(FxGraph graph) : ctx_(std::move(graph)) {}
+  Driver(FxGraph graph, const LowerOptions& options) : ctx_(std::move(graph), options) {}
 
   LoweredGraph run() {
     const FxGraph& graph = ctx_.graph();
@@ -251,7 +251,9 @@ class Driver {
 
 }  // namespace
 
-LoweredGraph lower_graph(PyObject* aten_graph_module) { return Driver(read_fx_graph(aten_graph_module)).run(); }
+LoweredGraph lower_graph(PyObject* aten_graph_module, const LowerOptions& options) {
+  return Driver(read_fx_graph(aten_graph_module), options).run();
+}
 
 std::string to_string(const LoweredGraph& graph) {
   std::ostringstream out;

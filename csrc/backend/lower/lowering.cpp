@@ -324,7 +324,7 @@ std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v)
 
 // ---- the context -------------------------------------------------------------------------------
 
-LoweringContext::LoweringContext(FxGraph graph) : graph_(std::move(graph)) {}
+LoweringContext::LoweringContext(FxGraph graph, LowerOptions options) : graph_(std::move(graph)), options_(options) {}
 
 std::string LoweringContext::fresh_name() {
   for (;;) {

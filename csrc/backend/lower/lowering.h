@@ -91,7 +91,8 @@ using Registry = std::map<std::string, LoweringFn>;  // "aten::add.Tensor" -> lo
 
 class LoweringContext {
  public:
-  explicit LoweringContext(FxGraph graph);
+  LoweringContext(FxGraph graph, LowerOptions options);
+  const LowerOptions& options() const { return options_; }
 
   const FxGraph& graph() const { return graph_; }
   LoweredGraph& out() { return out_; }
@@ -137,6 +138,7 @@ class LoweringContext {
 
  private:
   FxGraph graph_;
+  LowerOptions options_;
   LoweredGraph out_;
   std::map<int, Lowered> lowered_;
   std::map<std::string, size_t> buffer_index_;

@@ -10,6 +10,10 @@
 #include "module.h"
 
 namespace cdynamo {
+
+// bindings.cpp: the options dict shared by the stage entry points.
+void read_options(PyObject* options, lower::LowerOptions& lower_options, sched::ScheduleOptions& schedule_options);
+
 namespace {
 
 using ir::EvalNumber;
@@ -116,14 +120,17 @@ void call_extern(const ir::Extern& call, ir::Evaluator& ev) {
 // lists, or NULL with an exception set.
 PyObject* testing_run_ir(PyObject*, PyObject* args) {
   CDYNAMO_BOUNDARY_BEGIN
-  PyObject *graph_module = nullptr, *inputs = nullptr;
+  PyObject *graph_module = nullptr, *inputs = nullptr, *options = nullptr;
   int fused = 1;
-  if (!PyArg_ParseTuple(args, "OO|p", &graph_module, &inputs, &fused)) throw PythonError();
-  lower::LoweredGraph graph = lower::lower_graph(graph_module);
+  if (!PyArg_ParseTuple(args, "OO|pO", &graph_module, &inputs, &fused, &options)) throw PythonError();
+  lower::LowerOptions lower_options;
+  sched::ScheduleOptions schedule_options;
+  read_options(options, lower_options, schedule_options);
+  lower::LoweredGraph graph = lower::lower_graph(graph_module, lower_options);
   ir::Program unfused = sched::unfused_program(graph);
   ir::verify(unfused);
   std::vector<std::pair<std::string, Ref>> constants = graph.constants;
-  ir::Program program = fused ? sched::schedule(std::move(graph)) : std::move(unfused);
+  ir::Program program = fused ? sched::schedule(std::move(graph), nullptr, schedule_options) : std::move(unfused);
   ir::verify(program);
   ir::Evaluator ev(program);
   Ref input_seq = check(PySequence_Tuple(inputs));
@@ -150,8 +157,8 @@ PyObject* testing_run_ir(PyObject*, PyObject* args) {
 
 PyMethodDef eval_methods[] = {
     {"run_ir", testing_run_ir, METH_VARARGS,
-     "run_ir(aten_gm, inputs, fused=True) -> (outputs, inputs_after): the lowered (and scheduled) program "
-     "run by the reference IR evaluator"},
+     "run_ir(aten_gm, inputs, fused=True, options=None) -> (outputs, inputs_after): the lowered (and scheduled) "
+     "program run by the reference IR evaluator"},
     {nullptr, nullptr, 0, nullptr},
 };
 

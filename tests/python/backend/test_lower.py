@@ -324,6 +324,16 @@ def test_fused_attention_stays_one_extern():
     assert "pointwise" not in text and "reduce" not in text
 
 
+def test_switch_off_indirect_loads_makes_gathers_extern():
+    gm = aten_graph(lambda x, i: (x[i], x.index_select(1, i), torch.gather(x, 1, i.expand(4, 2)), F.embedding(i, x)),
+                    X, torch.tensor([0, 2]))
+    text = lower(gm, {"indirect_loads": False})
+    for op in ("index.Tensor", "index_select.default", "gather.default", "embedding.default"):
+        assert f"extern aten::{op}(" in text
+    assert " with ind0=" not in text
+    assert " with ind0=" in lower(gm)
+
+
 def test_extern_constants_are_encoded_as_text():
     text = ir_of(lambda x: x.cumsum(1, dtype=torch.float64), M)
     assert "extern aten::cumsum.default(x_1, 1, dtype=torch.float64)" in text
