@@ -173,22 +173,26 @@ DivSplit split_by_divisor(const Expr& a, int64_t k);
 // Divides every coefficient of a sum by g (g divides all of them).
 Expr divide_coefficients(const Expr& a, int64_t g);
 
-// c*k*(y // k) + c*(y % k) -> c*y: the recombination that reshapes of contiguous data produce.
+// c*m*(x // (a*m)) + c*((x // a) % m) -> c*(x // a), and with a == 1: c*m*(x // m) + c*(x % m)
+// -> c*x. The recombinations that reshapes of contiguous data produce, applied to a fixpoint
+// by the caller (each step removes a term).
 std::optional<Expr> recombine_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
   for (size_t m = 0; m < collected.size(); ++m) {
     const auto& [mod_term, c] = collected[m];
     if (mod_term.kind() != ExprKind::Mod || !mod_term.operands()[1].is_const()) continue;
     const Expr& y = mod_term.operands()[0];
-    const Expr& k = mod_term.operands()[1];
+    int64_t modulus = mod_term.operands()[1].const_value();
+    bool y_is_div = y.kind() == ExprKind::FloorDiv && y.operands()[1].is_const();
+    Expr x = y_is_div ? y.operands()[0] : y;
+    int64_t a = y_is_div ? y.operands()[1].const_value() : 1;
     for (size_t d = 0; d < collected.size(); ++d) {
       const auto& [div_term, cd] = collected[d];
-      if (div_term.kind() != ExprKind::FloorDiv || div_term.operands()[0] != y || div_term.operands()[1] != k) continue;
-      if (cd != c * k.const_value()) continue;
-      std::vector<std::pair<Expr, int64_t>> rest;
-      for (size_t t = 0; t < collected.size(); ++t)
-        if (t != m && t != d) rest.push_back(collected[t]);
+      if (div_term.kind() != ExprKind::FloorDiv || div_term.operands()[0] != x || !div_term.operands()[1].is_const(a * modulus))
+        continue;
+      if (cd != c * modulus) continue;
       Expr sum = Expr(c) * y;
-      for (auto& [term, coefficient] : rest) sum = sum + scaled(coefficient, term);
+      for (size_t t = 0; t < collected.size(); ++t)
+        if (t != m && t != d) sum = sum + scaled(collected[t].second, collected[t].first);
       return sum;
     }
   }

@@ -46,7 +46,7 @@ bool is_dense(const std::vector<ir::Expr>& sizes, const std::vector<ir::Expr>& s
 
 class Driver {
  public:
-  explicit Driver(FxGraph graph) : ctx_(std::move(graph)) {}
+  Driver(FxGraph graph, const LowerOptions& options) : ctx_(std::move(graph), options) {}
 
   LoweredGraph run() {
     const FxGraph& graph = ctx_.graph();
@@ -65,6 +65,7 @@ class Driver {
     if (node.meta.size() != 1 || !node.meta[0] || node.meta_is_sequence)
       throw UserError("graph input " + node.name + " is not a tensor; the inductor backend needs tensor inputs");
     const TensorMeta& meta = *node.meta[0];
+    if (ctx_.out().inputs.empty()) ctx_.set_device(meta.device);
     Buffer b;
     b.name = node.name;
     b.kind = Buffer::Kind::Input;
@@ -132,6 +133,8 @@ class Driver {
         lowered = true;
       } catch (const NotLowered&) {
         // The lowering does not handle this variant: the extern call below is always correct.
+      } catch (const UserError&) {
+        // Arguments it cannot read statically (symbolic sizes, ...): the same fallback.
       }
     }
     if (!lowered) result = lower_as_extern(ctx_, node);
@@ -145,8 +148,9 @@ class Driver {
     for (auto& value : result.values) {
       if (!value || value->storage->realized()) continue;
       Storage& st = *value->storage;
-      if (is_view_op(node.target)) st.users += std::max(users - 1, 0);
-      else st.users = std::max(st.users, users);
+      // A view's readers were already counted on its base (effective_users looks through views).
+      if (is_view_op(node.target)) continue;
+      st.users = std::max(st.users, users);
       if (st.users > 1 && (st.cost > kReuseCost || static_cast<int>(st.reads.size()) > kReuseReads)) ctx_.realize(st);
     }
   }
@@ -176,7 +180,7 @@ class Driver {
     const FxGraph& graph = ctx_.graph();
     for (int k = 0; k < at; ++k) {
       bool live = false;
-      for (int user : graph.nodes[k].users) live = live || user >= at;
+      for (int user : graph.nodes[k].users) live = live || user > at;  // the copy itself is checked apart
       if (!live) continue;
       if (!ctx_.has_lowered(k)) continue;
       for (const auto& value : ctx_.lowered(k).values) {
@@ -247,7 +251,9 @@ class Driver {
 
 }  // namespace
 
-LoweredGraph lower_graph(PyObject* aten_graph_module) { return Driver(read_fx_graph(aten_graph_module)).run(); }
+LoweredGraph lower_graph(PyObject* aten_graph_module, const LowerOptions& options) {
+  return Driver(read_fx_graph(aten_graph_module), options).run();
+}
 
 std::string to_string(const LoweredGraph& graph) {
   std::ostringstream out;

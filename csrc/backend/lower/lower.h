@@ -20,10 +20,17 @@ struct LoweredGraph {
   std::vector<std::pair<std::string, Ref>> constants;  // Constant buffer name -> the real tensor
 };
 
+// Switches for what a code generator may not support yet; everything defaults to on.
+struct LowerOptions {
+  // gather / index / index_select / embedding as indirect loads (ScalarNode::indirect);
+  // off: they run as extern calls.
+  bool indirect_loads = true;
+};
+
 // Lowers an aten-level GraphModule (see the file comment). Ops without a lowering become
 // ir::Extern calls of the aten op. Throws UserError for graphs it cannot represent at all
 // (non-tensor outputs, unsupported dtypes), PythonError when reading the graph fails.
-LoweredGraph lower_graph(PyObject* aten_graph_module);
+LoweredGraph lower_graph(PyObject* aten_graph_module, const LowerOptions& options = {});
 
 // The IR text of a lowered graph: buffers, then nodes in order.
 std::string to_string(const LoweredGraph& graph);

@@ -116,6 +116,11 @@ Index make_vars(char prefix, size_t n, size_t start) {
   return vars;
 }
 
+Scalar index_scalar(const Expr& e, DType dtype) {
+  if (e.is_const()) return ir::constant_int(e.const_value(), dtype);
+  return ir::index_value(e, dtype);
+}
+
 ir::VarRanges ranges_of(const Index& vars, const std::vector<Expr>& sizes) {
   ir::VarRanges ranges;
   for (size_t k = 0; k < vars.size() && k < sizes.size(); ++k)
@@ -308,7 +313,8 @@ std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v)
   std::vector<Expr> strides;
   for (size_t k = 0; k < v.rank(); ++k) {
     auto it = coefficient.find(vars[k].var_name());
-    Expr stride = it == coefficient.end() ? Expr(1) : it->second;  // size-1 dims: any stride
+    // An index that ignores a dim is a broadcast (stride 0); size-1 dims may take any stride.
+    Expr stride = it != coefficient.end() ? it->second : v.sizes[k].is_const(1) ? Expr(1) : Expr(0);
     if (stride.is_const() && stride.const_value() < 0) return std::nullopt;  // as_strided needs >= 0
     strides.push_back(stride);
   }
@@ -318,7 +324,7 @@ std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v)
 
 // ---- the context -------------------------------------------------------------------------------
 
-LoweringContext::LoweringContext(FxGraph graph) : graph_(std::move(graph)) {}
+LoweringContext::LoweringContext(FxGraph graph, LowerOptions options) : graph_(std::move(graph)), options_(options) {}
 
 std::string LoweringContext::fresh_name() {
   for (;;) {
@@ -329,6 +335,9 @@ std::string LoweringContext::fresh_name() {
 
 ir::Buffer& LoweringContext::add_buffer(ir::Buffer buffer) {
   if (buffer_index_.count(buffer.name)) throw InternalError("duplicate buffer " + buffer.name);
+  // Computed buffers live where the graph runs; inputs, constants and extern outputs say so.
+  if (buffer.kind != Buffer::Kind::Input && buffer.kind != Buffer::Kind::Constant && buffer.device == "cpu")
+    buffer.device = device_;
   buffer_index_[buffer.name] = out_.buffers.size();
   out_.buffers.push_back(std::move(buffer));
   return out_.buffers.back();

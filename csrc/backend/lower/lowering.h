@@ -91,7 +91,8 @@ using Registry = std::map<std::string, LoweringFn>;  // "aten::add.Tensor" -> lo
 
 class LoweringContext {
  public:
-  explicit LoweringContext(FxGraph graph);
+  LoweringContext(FxGraph graph, LowerOptions options);
+  const LowerOptions& options() const { return options_; }
 
   const FxGraph& graph() const { return graph_; }
   LoweredGraph& out() { return out_; }
@@ -101,6 +102,9 @@ class LoweringContext {
   ir::Buffer& add_buffer(ir::Buffer buffer);
   ir::Buffer& buffer(const std::string& name);
   void add_node(ir::Node node);
+  // The device of computed buffers: the graph's (its first tensor input's), "cpu" by default.
+  void set_device(const std::string& device) { device_ = device; }
+  const std::string& device() const { return device_; }
 
   // ---- values ----
   // A lazy pointwise value. Realized right away when its body is very large.
@@ -134,10 +138,12 @@ class LoweringContext {
 
  private:
   FxGraph graph_;
+  LowerOptions options_;
   LoweredGraph out_;
   std::map<int, Lowered> lowered_;
   std::map<std::string, size_t> buffer_index_;
   int next_name_ = 0;
+  std::string device_ = "cpu";
 };
 
 // ---- shapes and dtypes -----------------------------------------------------------------
@@ -149,6 +155,8 @@ DType result_type(const std::vector<Operand>& operands);
 DType promote_types(DType a, DType b);
 Scalar operand_scalar(const Operand& op, const Index& index, size_t out_rank, DType compute);
 Index make_vars(char prefix, size_t n, size_t start = 0);  // i0..i{n-1}
+// The value of an index expression as a scalar of `dtype`: a constant when it is one.
+Scalar index_scalar(const Expr& e, DType dtype = DType::Int64);
 ir::VarRanges ranges_of(const Index& vars, const std::vector<Expr>& sizes);
 // Rewrites every load index of a body through simplify(ranges).
 Scalar simplify_body(const Scalar& body, const ir::VarRanges& ranges);

@@ -15,7 +15,6 @@ DType meta_dtype(const FxNode& node, DType fallback) {
   return fallback;
 }
 
-Scalar index_scalar(const Expr& e) { return ir::index_value(e, DType::Int64); }
 Scalar lt(const Expr& a, const Expr& b) { return ir::binary(ScalarOp::Lt, index_scalar(a), index_scalar(b), DType::Bool); }
 Scalar ge(const Expr& a, const Expr& b) { return ir::binary(ScalarOp::Ge, index_scalar(a), index_scalar(b), DType::Bool); }
 Scalar all_of(Scalar a, Scalar b) {
@@ -158,6 +157,10 @@ Scalar wrapped_position(const Scalar& position, const Expr& size) {
   return ir::where(negative, ir::binary(ScalarOp::Add, p, index_scalar(size), DType::Int64), p);
 }
 
+void require_indirect(const LoweringContext& ctx) {
+  if (!ctx.options().indirect_loads) throw NotLowered("indirect loads are switched off");
+}
+
 // self loaded with some dims replaced by loaded positions.
 Scalar gather_load(const Value& self, Index index, const std::vector<std::pair<size_t, Scalar>>& positions) {
   std::vector<std::pair<Expr, Scalar>> bindings;
@@ -172,6 +175,7 @@ Scalar gather_load(const Value& self, Index index, const std::vector<std::pair<s
 }
 
 Lowered lower_gather(LoweringContext& ctx, const FxNode& node) {
+  require_indirect(ctx);
   Value self = ctx.tensor_param(node, 0), idx = ctx.tensor_param(node, 2);
   int64_t dim = normalize_dim(node.param(1).as_int(), self.rank());
   if (self.rank() == 0) throw NotLowered("gather of a 0-dim tensor");
@@ -182,6 +186,7 @@ Lowered lower_gather(LoweringContext& ctx, const FxNode& node) {
 }
 
 Lowered lower_index_select(LoweringContext& ctx, const FxNode& node) {
+  require_indirect(ctx);
   Value self = ctx.tensor_param(node, 0), idx = ctx.tensor_param(node, 2);
   if (self.rank() == 0) throw NotLowered("index_select of a 0-dim tensor");
   int64_t dim = normalize_dim(node.param(1).as_int(), self.rank());
@@ -195,6 +200,7 @@ Lowered lower_index_select(LoweringContext& ctx, const FxNode& node) {
 }
 
 Lowered lower_embedding(LoweringContext& ctx, const FxNode& node) {
+  require_indirect(ctx);
   Value weight = ctx.tensor_param(node, 0), idx = ctx.tensor_param(node, 1);
   if (weight.rank() != 2) throw NotLowered("embedding with a non-2-D weight");
   std::vector<Expr> sizes = idx.sizes;
@@ -208,6 +214,7 @@ Lowered lower_embedding(LoweringContext& ctx, const FxNode& node) {
 
 // index.Tensor(self, [t0, None, t2, ...]): advanced indexing with integer tensors.
 Lowered lower_index(LoweringContext& ctx, const FxNode& node) {
+  require_indirect(ctx);
   Value self = ctx.tensor_param(node, 0);
   const std::vector<FxArg>& list = node.param(1).items;
   std::vector<std::optional<Value>> indices;

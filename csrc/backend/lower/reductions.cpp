@@ -80,7 +80,7 @@ Value mean_of(LoweringContext& ctx, const Value& x, const std::vector<int64_t>& 
   Value total = keep_dims(ctx.from_buffer(sum), x.sizes, dims, keepdim);
   Expr n = numel_of(x.sizes, dims);
   return ctx.lazy(out, total.sizes, [total, n, compute](const Index& index) {
-    Scalar count = ir::cast(ir::index_value(n, DType::Int64), compute);
+    Scalar count = index_scalar(n, compute);
     return ir::binary(ScalarOp::Div, total.load(index), count, compute);
   });
 }
@@ -151,7 +151,8 @@ struct Moments {
 Moments moments(LoweringContext& ctx, const Value& x, const std::vector<int64_t>& dims, bool keepdim, double correction,
                 DType out) {
   DType compute = compute_dtype(out);
-  Value mean_kept = mean_of(ctx, x, dims, true, compute);
+  // The mean keeps the output dtype (var_mean returns it); its loads stay unrounded.
+  Value mean_kept = mean_of(ctx, x, dims, true, out);
   Value mean_b = broadcast_to(mean_kept, x.sizes);
   Value centered_sq = ctx.lazy(compute, x.sizes, [x, mean_b, compute](const Index& index) {
     Scalar d = ir::binary(ScalarOp::Sub, ir::cast(x.load(index), compute), mean_b.load(index), compute);
@@ -161,7 +162,7 @@ Moments moments(LoweringContext& ctx, const Value& x, const std::vector<int64_t>
   Value total = keep_dims(ctx.from_buffer(sq), x.sizes, dims, keepdim);
   Expr n = numel_of(x.sizes, dims);
   Value var = ctx.lazy(out, total.sizes, [total, n, correction, compute](const Index& index) {
-    Scalar count = ir::cast(ir::index_value(n, DType::Int64), compute);
+    Scalar count = index_scalar(n, compute);
     Scalar denominator = ir::binary(ScalarOp::Maximum, ir::binary(ScalarOp::Sub, count, ir::constant(correction, compute), compute),
                                     ir::constant(0.0, compute), compute);
     return ir::binary(ScalarOp::Div, total.load(index), denominator, compute);

@@ -11,7 +11,8 @@ namespace {
 
 class Fuser {
  public:
-  Fuser(const lower::LoweredGraph& graph, ScheduleStats& stats) : graph_(graph), stats_(stats) {
+  Fuser(const lower::LoweredGraph& graph, ScheduleStats& stats, const ScheduleOptions& options)
+      : graph_(graph), stats_(stats), options_(options) {
     roots_ = alias_roots(graph.buffers);
     for (const ir::Buffer& b : graph.buffers) buffers_[b.name] = &b;
   }
@@ -81,10 +82,10 @@ class Fuser {
       if (space.reduction_ranges.empty()) {
         // A pointwise kernel becomes a reduction kernel if all its nodes fit the new space.
         for (size_t m : group.members)
-          if (!kernel_renaming(graph_.nodes[m], wanted, nullptr)) return false;
+          if (!fits(graph_.nodes[m], wanted)) return false;
         space = wanted;
       }
-    } else if (!kernel_renaming(node, space, nullptr)) {
+    } else if (!fits(node, space)) {
       return false;
     }
     if (!point_local(group, idx, space)) return false;
@@ -121,8 +122,17 @@ class Fuser {
     return reads_only_at(reader, produced, at, space);
   }
 
+  // Whether `node` can run in a kernel of `space`, under the options.
+  bool fits(const ir::Node& node, const Space& space) const {
+    if (!kernel_renaming(node, space, nullptr)) return false;
+    if (options_.full_pointwise_in_reductions) return true;
+    auto* p = std::get_if<ir::Pointwise>(&node);
+    return !p || p->ranges == space.ranges;
+  }
+
   const lower::LoweredGraph& graph_;
   ScheduleStats& stats_;
+  ScheduleOptions options_;
   std::map<std::string, std::string> roots_;
   std::map<std::string, const ir::Buffer*> buffers_;
   std::vector<Group> groups_;
@@ -131,6 +141,8 @@ class Fuser {
 
 }  // namespace
 
-std::vector<Group> fuse(const lower::LoweredGraph& graph, ScheduleStats& stats) { return Fuser(graph, stats).run(); }
+std::vector<Group> fuse(const lower::LoweredGraph& graph, ScheduleStats& stats, const ScheduleOptions& options) {
+  return Fuser(graph, stats, options).run();
+}
 
 }  // namespace cdynamo::sched

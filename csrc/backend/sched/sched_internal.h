@@ -42,7 +42,7 @@ struct Group {
   std::vector<size_t> members;  // indices into graph.nodes, in execution order
   Space space;
 };
-std::vector<Group> fuse(const lower::LoweredGraph& graph, ScheduleStats& stats);
+std::vector<Group> fuse(const lower::LoweredGraph& graph, ScheduleStats& stats, const ScheduleOptions& options);
 // Fills kernel inputs/outputs/locals of every Kernel step.
 void assign_kernel_io(ir::Program& program);
 void plan_reuse(ir::Program& program, ScheduleStats& stats);

@@ -31,10 +31,10 @@ Space space_of(const ir::Node& node) {
 
 }  // namespace
 
-ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats_out) {
+ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats_out, const ScheduleOptions& options) {
   ScheduleStats stats;
   eliminate_dead_code(graph, stats);
-  std::vector<Group> groups = fuse(graph, stats);
+  std::vector<Group> groups = fuse(graph, stats, options);
 
   ir::Program program = program_shell(graph);
   size_t kernels = 0;
@@ -48,7 +48,7 @@ ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats_out) {
     program.steps.emplace_back(kernel_of(std::move(nodes), group.space, kernels++));
   }
   assign_kernel_io(program);
-  plan_reuse(program, stats);
+  if (options.reuse_buffers) plan_reuse(program, stats);
   plan_memory(program);
   if (stats_out) *stats_out = stats;
   return program;

@@ -13,9 +13,17 @@ struct ScheduleStats {
   int reused = 0;        // buffers planned in place of a dying one
 };
 
+// Switches for what a code generator may not support yet; everything defaults to on.
+struct ScheduleOptions {
+  // Pointwise nodes over ranges ++ reduction_ranges inside reduction kernels (ir.h "full"
+  // pointwise: layer norm's normalising step after its row reductions); off: their own kernel.
+  bool full_pointwise_in_reductions = true;
+  bool reuse_buffers = true;  // in-place reuse of dying buffers
+};
+
 // The full pipeline: dead-code elimination, fusion, kernel inputs/outputs/locals, in-place
 // reuse, memory plan.
-ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats = nullptr);
+ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats = nullptr, const ScheduleOptions& options = {});
 
 // One step per node, no passes (frees all empty): the lowered graph as a Program, so the
 // verifier can check the lowering stage on its own.

@@ -55,6 +55,16 @@ _KEEP = [
     aten.unbind,
 ]
 
+# Fused attention kernels beat anything composed from bmm and softmax: keep them as extern
+# calls (looked up by name: the set differs between torch versions).
+_KEEP_BY_NAME = [
+    "scaled_dot_product_attention.default",
+    "_scaled_dot_product_flash_attention_for_cpu.default",
+    "_scaled_dot_product_flash_attention.default",
+    "_scaled_dot_product_efficient_attention.default",
+    "_scaled_dot_product_cudnn_attention.default",
+]
+
 
 def _overloads(ops):
     out = []
@@ -146,6 +156,11 @@ def _table():
     table.update(get_decompositions(_EXTRA))
     for op in _overloads(_KEEP):
         table.pop(op, None)
+    for name in _KEEP_BY_NAME:
+        packet, _, overload = name.partition(".")
+        op = getattr(getattr(aten, packet, None), overload, None)
+        if op is not None:
+            table.pop(op, None)
     table.update(_OWN)
     return table
 

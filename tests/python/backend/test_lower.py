@@ -110,7 +110,7 @@ def test_golden_gather_uses_indirect_load():
           %0 = load i_1[i0] : Int64
           %1 = const 0 : Int64
           %2 = Lt %0, %1 : Bool
-          %3 = index 4 : Int64
+          %3 = const 4 : Int64
           %4 = Add %0, %3 : Int64
           %5 = Where %2, %4, %0 : Int64
           %6 = load x_1[i1 + (8*ind0)] with ind0=%5 : Float32
@@ -131,6 +131,25 @@ def test_permute_and_reshape_fold_into_one_load():
     text = ir_of(lambda x: x.t().reshape(-1)[2:5] * 3, X)
     assert text.count("load x_1") == 1
     assert "(8*((i0 + 2) % 4)) + ((i0 + 2) // 4)" in text
+
+
+VIEW_INDEX = {
+    "split_and_merge_back": (lambda x: x.view(2, 2, 8).view(32) + 1, "x_1[i0]"),
+    "flatten_unflatten": (lambda x: x.view(32).view(8, 4) * 2, "x_1[i1 + (4*i0)]"),
+    "transpose_inside_a_group": (lambda x: x.view(2, 2, 2, 4).permute(0, 1, 3, 2).reshape(4, 8) + 1,
+                                 "x_1[(4*(i1 % 2)) + (8*i0) + (i1 // 2)]"),
+    "slice_of_reshape": (lambda x: x.reshape(2, 16)[:, 3:7] * 1, "x_1[i1 + (16*i0) + 3]"),
+    "expand_then_merge": (lambda x: x.unsqueeze(1).expand(4, 3, 8).reshape(12, 8) * 1, "x_1[i1 + (8*(i0 // 3))]"),
+    "transpose_then_flatten": (lambda x: x.t().reshape(32) + 1, "x_1[(8*(i0 % 4)) + (i0 // 4)]"),
+    "reduce_a_split_dim": (lambda x: x.view(4, 2, 4).sum(1), "x_1[i1 + (4*r0) + (8*i0)]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_INDEX))
+def test_view_indexing_simplifies(name):
+    fn, load = VIEW_INDEX[name]
+    loads = [l.split("= load ")[1].split(" :")[0] for l in ir_of(fn, X).splitlines() if "= load " in l]
+    assert loads == [load]
 
 
 def test_returned_views_alias_their_base_with_own_layout():
@@ -284,7 +303,7 @@ def test_required_op_lowers_without_extern(name):
 EXTERNS = {
     "mm": (lambda x: x @ x.t(), "aten::mm.default"),
     "bmm": (lambda x: torch.bmm(x.view(2, 2, 8), x.view(2, 8, 2)), "aten::bmm.default"),
-    "conv": (lambda x: F.conv1d(x.view(1, 4, 8), torch.randn(2, 4, 3)), "aten::convolution.default"),
+    "conv": (lambda x: F.conv1d(x.view(1, 4, 8), torch.ones(2, 4, 3)), "aten::convolution.default"),
     "cumsum": (lambda x: x.cumsum(1), "aten::cumsum.default"),
     "sort": (lambda x: x.sort(1).values + 1, "aten::sort.default"),
     "topk": (lambda x: x.topk(2).indices, "aten::topk.default"),
@@ -296,6 +315,23 @@ def test_unlowered_ops_become_extern_calls(name):
     fn, op = EXTERNS[name]
     text = ir_of(fn, M)
     assert f"extern {op}(" in text
+
+
+def test_fused_attention_stays_one_extern():
+    q = torch.randn(2, 2, 4, 8)
+    text = ir_of(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, q.clone(), q.clone())
+    assert text.count(" = extern ") == 1 and "scaled_dot_product" in text
+    assert "pointwise" not in text and "reduce" not in text
+
+
+def test_switch_off_indirect_loads_makes_gathers_extern():
+    gm = aten_graph(lambda x, i: (x[i], x.index_select(1, i), torch.gather(x, 1, i.expand(4, 2)), F.embedding(i, x)),
+                    X, torch.tensor([0, 2]))
+    text = lower(gm, {"indirect_loads": False})
+    for op in ("index.Tensor", "index_select.default", "gather.default", "embedding.default"):
+        assert f"extern aten::{op}(" in text
+    assert " with ind0=" not in text
+    assert " with ind0=" in lower(gm)
 
 
 def test_extern_constants_are_encoded_as_text():

@@ -225,3 +225,30 @@ def test_golden_program_layer_norm():
 def test_mixed_graphs_schedule_and_verify(fn):
     s = summary(fn, X)
     assert s["kernels"] >= 1
+
+
+# ---- switches for code generators that lag behind ---------------------------------------------
+
+def test_switch_off_full_pointwise_in_reductions():
+    gm = aten_graph(lambda x: F.layer_norm(x, (8,)), X)
+    s = T.schedule_summary(gm, {"full_pointwise_in_reductions": False})
+    assert (s["kernels"], s["reduction_kernels"]) == (2, 1)
+    for line in T.schedule(gm, {"full_pointwise_in_reductions": False}).splitlines():
+        if line.startswith("kernel") and "reduce" in line:
+            assert "pointwise [4, 8]" not in line
+
+
+def test_switch_off_reuse():
+    gm = aten_graph(lambda x, w: (x @ w).sin(), X, torch.randn(8, 8))
+    assert T.schedule_summary(gm, {"reuse_buffers": False})["reused"] == 0
+    assert "reuses" not in T.schedule(gm, {"reuse_buffers": False})
+
+
+def test_switched_off_programs_still_compute_the_same():
+    off = {"indirect_loads": False, "full_pointwise_in_reductions": False, "reuse_buffers": False}
+    fn = lambda x, w, i: (F.layer_norm(x @ w, (8,)).softmax(-1)[i], F.embedding(i, x))
+    x, w, i = torch.randn(4, 8), torch.randn(8, 8), torch.tensor([3, 0, 1])
+    gm = aten_graph(fn, x, w, i)
+    outputs, _ = T.run_ir(gm, [x, w, i], True, off)
+    for got, want in zip(outputs, fn(x, w, i)):
+        torch.testing.assert_close(got, want)
