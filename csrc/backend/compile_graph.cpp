@@ -17,9 +17,13 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   PyObject *aten_graph_module, *eager_fallback;
   if (!PyArg_ParseTuple(args, "OO", &aten_graph_module, &eager_fallback)) return nullptr;
   CDYNAMO_BOUNDARY_BEGIN
-  lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module);
+  lower::LowerOptions lower_options;
+  lower_options.indirect_loads = runtime::supports_indirect_loads();
+  sched::ScheduleOptions schedule_options;
+  schedule_options.full_pointwise_in_reductions = runtime::supports_full_pointwise_in_reductions();
+  lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module, lower_options);
   std::vector<std::pair<std::string, Ref>> constants = lowered.constants;
-  ir::Program program = sched::schedule(std::move(lowered));
+  ir::Program program = sched::schedule(std::move(lowered), nullptr, schedule_options);
   if (config_bool("verify_ir")) ir::verify(program);
   Ref text;
   if (PyObject_IsTrue(call_helper("cdynamo.utils", "is_debug_enabled", {Ref(check(PyUnicode_FromString("ir")))}).ptr()) == 1) {

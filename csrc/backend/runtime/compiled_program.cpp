@@ -214,4 +214,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   return obj;
 }
 
+bool supports_indirect_loads() { return false; }
+bool supports_full_pointwise_in_reductions() { return false; }
+
 }  // namespace cdynamo::runtime

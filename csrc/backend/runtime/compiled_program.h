@@ -24,6 +24,11 @@ namespace cdynamo::runtime {
 // reference. Throws UserError on a compile error (message names the generated source's path).
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback);
 
+// IR features of ir.h the C++ code generator implements (the lowering and scheduler produce
+// the others' equivalents when a feature is missing: extern gathers, separate kernels).
+bool supports_indirect_loads();
+bool supports_full_pointwise_in_reductions();
+
 // The generated C++ of each Kernel step, in order: (kernel name, source). For tests and logs.
 std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program);
 
