@@ -259,6 +259,22 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       method->name = name;
       return method;
     }
+    case ValueKind::Super: {
+      Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
+      if (!attr) {
+        PyErr_Clear();
+        unsupported("super() has no attribute " + name);
+      }
+      if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::UserMethod;
+        method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->name = name;
+        method->items = {base->items[0]};
+        return method;
+      }
+      return Value::constant(std::move(attr));
+    }
     case ValueKind::Constant:
     case ValueKind::Object: {
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
