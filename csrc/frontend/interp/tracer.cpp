@@ -347,6 +347,18 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
 #if CD_PY312
+    case LOAD_SUPER_ATTR: {
+      // super().name in 3.12: [super, __class__, self] -> the attribute (method form: NULL first).
+      ValuePtr self = pop();
+      ValuePtr cls = pop();
+      ValuePtr super_fn = pop();
+      graph::KwArgs no_kwargs;
+      std::vector<ValuePtr> super_args{cls, self};
+      ValuePtr bound = call_value(super_fn, std::move(super_args), std::move(no_kwargs));
+      if (arg & 1) push(Value::null());
+      push(load_attr(bound, to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 2))));
+      return true;
+    }
     case CALL_INTRINSIC_1: {
       if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
         unary_op("pos", pop());
