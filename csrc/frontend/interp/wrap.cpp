@@ -154,6 +154,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     method->items = {wrap(PyMethod_GET_SELF(o), Source::attr(source, "__self__"))};
     return method;
   }
+  if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) && !PyModule_Check(PyCFunction_GET_SELF(o))) {
+    // A builtin method bound to an object (list.append of some list, ContextVar.set): a new
+    // object on each read, so the guard is on the receiver; the name is fixed by the source.
+    Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
+    return Value::constant(Ref::borrow(obj), source);
+  }
   if (PyCallable_Check(o) || PyType_Check(o)) {
     // Functions, builtins and classes: the trace depends on which one it is.
     manager.add_id_match(obj);
