@@ -138,6 +138,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (is_nn_module(obj)) {
     manager.add_id_match(obj);
+    if (source->kind == Source::Kind::Local) identities_.emplace_back(source->index, o);
     auto value = Value::constant(Ref::borrow(obj), source);
     value->kind = ValueKind::NNModule;
     value->module_path = path_of(source);
