@@ -183,6 +183,27 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     }
     return result;
   }
+  if (name == "super" && args.size() <= 2 && kwargs.empty()) {
+    ValuePtr self;
+    Ref cls;
+    if (args.size() == 2 && args[0]->is_constant()) {
+      cls = args[0]->obj;
+      self = args[1];
+    } else if (args.empty()) {
+      // Zero-argument super(): the __class__ cell and the first argument of the running function.
+      PyCodeObject* code = frame().code;
+      for (int slot = frame().first_free_slot; slot < code->co_nlocalsplus; ++slot)
+        if (local_name(slot) == "__class__" && frame().closure)
+          cls = Ref::borrow(PyCell_GET(PyTuple_GET_ITEM(frame().closure, slot - frame().first_free_slot)));
+      if (code->co_argcount > 0) self = load_local(0);
+    }
+    if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
+    auto value = std::make_shared<Value>();
+    value->kind = ValueKind::Super;
+    value->obj = check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PySuper_Type), cls.ptr(), self->obj.ptr(), nullptr));
+    value->items = {self};
+    return value;
+  }
   if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
   auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
   if (name == "len" && args.size() == 1) {

@@ -115,6 +115,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       report_graph_break(code, *first_error);
     }
     compiled_frame.guards = tracer.take_guards();
+    compiled_frame.identities = tracer.identities();
     return compiled_frame;
   }
 }

@@ -347,6 +347,18 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
 #if CD_PY312
+    case LOAD_SUPER_ATTR: {
+      // super().name in 3.12: [super, __class__, self] -> the attribute (method form: NULL first).
+      ValuePtr self = pop();
+      ValuePtr cls = pop();
+      ValuePtr super_fn = pop();
+      graph::KwArgs no_kwargs;
+      std::vector<ValuePtr> super_args{cls, self};
+      ValuePtr bound = call_value(super_fn, std::move(super_args), std::move(no_kwargs));
+      if (arg & 1) push(Value::null());
+      push(load_attr(bound, to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 2))));
+      return true;
+    }
     case CALL_INTRINSIC_1: {
       if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
         unary_op("pos", pop());
@@ -361,6 +373,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
 #else
     case UNARY_POSITIVE: unary_op("pos", pop()); return true;
+    case LIST_TO_TUPLE: {
+      ValuePtr list = pop();
+      if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
+      push(Value::sequence(ValueKind::Tuple, list->items));
+      return true;
+    }
 #endif
     case IS_OP: {
       ValuePtr rhs = pop();
@@ -599,7 +617,23 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: unsupported("assigning an attribute (a side effect on an object)");
     case STORE_GLOBAL: unsupported("assigning a global variable");
-    case IMPORT_NAME: unsupported("an import statement");
+    case IMPORT_NAME: {
+      // Only modules already imported: importing one for the first time runs its code.
+      ValuePtr fromlist = pop();
+      ValuePtr level = pop();
+      if (!level->is_constant() || !PyLong_Check(level->obj.ptr()) || PyLong_AsLong(level->obj.ptr()) != 0)
+        unsupported("a relative import");
+      Ref name = Ref::borrow(PyTuple_GET_ITEM(frame().code->co_names, arg));
+      Ref modules = check(PySys_GetObject("modules") ? Py_NewRef(PySys_GetObject("modules")) : nullptr);
+      if (!PyDict_GetItem(modules.ptr(), name.ptr())) unsupported("importing " + to_std_string(name) + ", which is not imported yet");
+      Ref module = check(PyImport_ImportModuleLevelObject(name.ptr(), frame().globals, nullptr,
+                                                          fromlist->is_constant() ? fromlist->obj.ptr() : nullptr, 0));
+      auto value = Value::constant(std::move(module));
+      value->kind = ValueKind::PyModule;
+      push(value);
+      return true;
+    }
+    case IMPORT_FROM: push(load_attr(top(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)))); return true;
     default: unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
   }
 }

@@ -67,6 +67,7 @@ class Tracer {
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
   std::unique_ptr<guards::RootGuardManager> take_guards();
+  const std::vector<std::pair<int, PyObject*>>& identities() const { return identities_; }
 
  private:
   // --- chapter: frame state --------------------------------------------------------------
@@ -121,6 +122,7 @@ class Tracer {
   std::vector<std::unique_ptr<InterpFrame>> frames_;
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
+  std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;
   bool initial_grad_mode_ = true;

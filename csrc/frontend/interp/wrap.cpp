@@ -138,6 +138,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (is_nn_module(obj)) {
     manager.add_id_match(obj);
+    if (source->kind == Source::Kind::Local) identities_.emplace_back(source->index, o);
     auto value = Value::constant(Ref::borrow(obj), source);
     value->kind = ValueKind::NNModule;
     value->module_path = path_of(source);
@@ -153,6 +154,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     method->name = to_std_string(Ref(check(PyObject_GetAttrString(function.ptr(), "__name__"))));
     method->items = {wrap(PyMethod_GET_SELF(o), Source::attr(source, "__self__"))};
     return method;
+  }
+  if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) && !PyModule_Check(PyCFunction_GET_SELF(o))) {
+    // A builtin method bound to an object (list.append of some list, ContextVar.set): a new
+    // object on each read, so the guard is on the receiver; the name is fixed by the source.
+    Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
+    return Value::constant(Ref::borrow(obj), source);
   }
   if (PyCallable_Check(o) || PyType_Check(o)) {
     // Functions, builtins and classes: the trace depends on which one it is.
@@ -258,6 +265,22 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       method->items = {base};
       method->name = name;
       return method;
+    }
+    case ValueKind::Super: {
+      Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
+      if (!attr) {
+        PyErr_Clear();
+        unsupported("super() has no attribute " + name);
+      }
+      if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::UserMethod;
+        method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->name = name;
+        method->items = {base->items[0]};
+        return method;
+      }
+      return Value::constant(std::move(attr));
     }
     case ValueKind::Constant:
     case ValueKind::Object: {

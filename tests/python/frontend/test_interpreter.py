@@ -430,3 +430,25 @@ def test_break_keeps_old_values_of_reassigned_locals():
     a, b = torch.ones(2), torch.full((2,), 3.0)
     assert_same(compiled(a, b), fn(a, b))
     assert counter.frame_count == 2
+
+
+def test_super_calls_and_imports_of_loaded_modules():
+    class Base(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class Child(Base):
+        def forward(self, x):
+            import math
+
+            return super().forward(x) + math.pi
+
+    model = Child()
+    compiled_once(model, torch.randn(3))
+
+
+def test_star_unpacking_into_a_tuple():
+    def fn(xs, y):
+        return (*xs, y), torch.stack([*xs, y])
+
+    compiled_once(fn, [torch.randn(2), torch.randn(2)], torch.randn(2))
