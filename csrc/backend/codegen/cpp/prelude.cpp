@@ -114,9 +114,9 @@ template <class T> CD_INLINE T cd_abs(T x) {
   else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
   else return x < 0 ? (T)-x : x;
 }
+// torch.sign: 0 for NaN and for both zeros.
 template <class T> CD_INLINE T cd_sign(T x) {
   if constexpr (std::is_same_v<T, bool>) return x;
-  else if constexpr (std::is_floating_point_v<T>) { if (x != x) return x; return (T)((T(0) < x) - (x < T(0))); }
   else return (T)((T(0) < x) - (x < T(0)));
 }
 template <class T> CD_INLINE T cd_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
@@ -446,8 +446,7 @@ template <class V> CD_INLINE cd_vmask cd_visinf(V x) {
 }
 template <class V> CD_INLINE V cd_vsign(V x) {
   V zero = cd_vbcast<V>(0), one = cd_vbcast<V>(1);
-  V s = ((zero < x) ? one : zero) - ((x < zero) ? one : zero);
-  return (x != x) ? x : s;
+  return ((zero < x) ? one : zero) - ((x < zero) ? one : zero);  // NaN: 0, as torch.sign
 }
 )CDPRELUDE";
 
