@@ -246,6 +246,7 @@ class Executor {
   std::vector<int> output_input_position_;  // for outputs that are inputs: the argument to return
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<StepPlan> steps_;
+  std::vector<int> final_views_;
 };
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
@@ -292,6 +293,14 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     allocate.push_back(s);
     defined.insert(s);
   };
+  // A read of a view nobody writes (it reuses a written base): the view is made on first use.
+  auto read = [&](int s, const std::string& step, std::vector<int>& allocate) {
+    if (defined.count(s)) return;
+    if (buffers_[s].reuses < 0 || !defined.count(buffers_[s].reuses))
+      throw InternalError(step + " reads " + buffers_[s].name + " before it is written");
+    allocate.push_back(s);
+    defined.insert(s);
+  };
   size_t next_kernel = 0;
   for (const ir::Step& step : program.steps) {
     StepPlan plan;
@@ -300,7 +309,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       plan.name = k->name;
       plan.kernel = kernels[next_kernel++];
       for (const std::string& name : k->inputs) {
-        if (!defined.count(slot(name))) throw InternalError("kernel " + k->name + " reads " + name + " before it is written");
+        read(slot(name), k->name, plan.allocate);
         plan.kernel_args.push_back(slot(name));
       }
       for (const auto* list : {&k->outputs, &k->locals})
@@ -349,8 +358,12 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
                             formal.real_type()->str());
           }
         }
-        for (int s : src.slots)
-          if (s >= 0) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
+        for (int s : src.slots) {
+          if (s < 0) continue;
+          bool mutable_arg = formal.alias_info() && formal.alias_info()->isWrite();
+          if (mutable_arg) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
+          else read(s, plan.name, plan.allocate);
+        }
         bound[index] = std::move(src);
       }
       for (size_t k = 0; k < formals.size(); ++k) {
@@ -372,11 +385,13 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     steps_.push_back(std::move(plan));
   }
   if (next_kernel != kernels.size()) throw InternalError("compiled program: more kernels than kernel steps");
-  for (int s : output_slots_)
-    if (!defined.count(s)) throw InternalError("compiled program: output " + buffers_[s].name + " is never written");
+  // Outputs that are views of other buffers (and not written themselves) are made at the end.
+  for (int s : output_slots_) read(s, "the program's return", final_views_);
 
   // Frees: never an output; a freed buffer whose storage a later buffer reuses lives until then.
   std::set<int> outputs(output_slots_.begin(), output_slots_.end());
+  for (int s : final_views_)
+    for (int base = buffers_[s].reuses; base >= 0; base = buffers_[base].reuses) outputs.insert(base);
   std::map<int, size_t> last_reuse;  // slot -> last step allocating a buffer that aliases it
   for (size_t k = 0; k < steps_.size(); ++k)
     for (int s : steps_[k].allocate)
@@ -529,6 +544,7 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
       }
       for (int s : step.free) slots[s].reset();
     }
+    for (int s : final_views_) allocate(slots, s);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }
