@@ -69,8 +69,9 @@ struct AsyncObject {
 
 AsyncState& state_of(PyObject* self) { return *reinterpret_cast<AsyncObject*>(self)->state; }
 
-// The executor if the kernels are ready (building it on first sight), else null.
-Handle compiled_or_null(AsyncState& s) {
+// The executor if the kernels are ready (building it on first sight), else null. A failed
+// compile warns once, on the first call that has to fall back because of it.
+Handle compiled_or_null(AsyncState& s, bool calling) {
   if (s.compiled) return s.compiled;
   int state = s.job->state.load();
   if (state == AsyncJob::Ready) {
@@ -87,7 +88,7 @@ Handle compiled_or_null(AsyncState& s) {
       state = AsyncJob::Failed;
     }
   }
-  if (state == AsyncJob::Failed && !s.warned) {
+  if (state == AsyncJob::Failed && calling && !s.warned) {
     s.warned = true;
     std::string message = "cdynamo: the background compile failed; the graph keeps running eagerly: " + s.job->error;
     check_status(PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1));
@@ -99,7 +100,7 @@ Handle compiled_or_null(AsyncState& s) {
 PyObject* async_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   CDYNAMO_BOUNDARY_BEGIN
   AsyncState& s = state_of(self);
-  Handle target = compiled_or_null(s);
+  Handle target = compiled_or_null(s, true);
   if (!target) target = s.fallback;
   return PyObject_Vectorcall(target.ptr(), args, nargsf, kwnames);
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -114,7 +115,7 @@ void async_dealloc(PyObject* self) {
 // Ownership contract: returns a new reference to a bool.
 PyObject* async_ready(PyObject* self, void*) {
   CDYNAMO_BOUNDARY_BEGIN
-  return PyBool_FromLong(compiled_or_null(state_of(self)) ? 1 : 0);
+  return PyBool_FromLong(compiled_or_null(state_of(self), false) ? 1 : 0);
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
@@ -137,7 +138,7 @@ PyObject* async_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (timeout < 0) job->cv.wait(lock, finished);
     else job->cv.wait_for(lock, std::chrono::duration<double>(timeout), finished);
   }
-  return PyBool_FromLong(compiled_or_null(s) ? 1 : 0);
+  return PyBool_FromLong(compiled_or_null(s, false) ? 1 : 0);
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
