@@ -94,6 +94,11 @@ cache_dir = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.path.expandus
 # background thread, and switches to the compiled kernels once they are ready.
 async_compile = False
 
+# True: a compiled graph keeps the storage of its large buffers (16 MB and more) between calls and
+# reuses it once nobody else holds it (an output the caller dropped, an intermediate). Fresh large
+# allocations are page-faulted on first touch, which can cost more than the kernels themselves.
+reuse_large_buffers = True
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -104,6 +109,7 @@ _KNOB_NAMES = frozenset(
         "trace_dirs",
         "cache_dir",
         "async_compile",
+        "reuse_large_buffers",
     }
 )
 

@@ -18,6 +18,12 @@
 namespace cdynamo::runtime {
 namespace {
 
+ExecutorOptions executor_options_from_config() {
+  ExecutorOptions options;
+  if (!config_bool("reuse_large_buffers")) options.reuse_min_bytes = 0;
+  return options;
+}
+
 cache::CacheOptions options_from_config() {
   cache::CacheOptions options;
   Ref dir = config_value("cache_dir");
@@ -56,6 +62,7 @@ struct AsyncState {
   std::shared_ptr<AsyncJob> job;
   ir::Program program;
   std::vector<std::pair<std::string, Ref>> constants;
+  ExecutorOptions executor_options;
   Ref fallback;
   Ref compiled;  // the executor, once built
   bool warned = false;
@@ -76,7 +83,7 @@ Handle compiled_or_null(AsyncState& s, bool calling) {
   int state = s.job->state.load();
   if (state == AsyncJob::Ready) {
     try {
-      s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels);
+      s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels, s.executor_options);
       s.constants.clear();
       return s.compiled;
     } catch (const PythonError&) {
@@ -190,7 +197,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
       GilRelease nogil;
       kernels = cache::compile_kernels(sources, options);
     }
-    return make_executor(std::move(program), constants, std::move(kernels));
+    return make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
   }
   auto job = std::make_shared<AsyncJob>();
   std::thread([job, sources = std::move(sources), options] {
@@ -211,7 +218,8 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   Ref obj = check(type->tp_alloc(type, 0));
   auto* self = reinterpret_cast<AsyncObject*>(obj.ptr());
   self->vectorcall = async_vectorcall;
-  self->state = new AsyncState{job, std::move(program), std::move(constants), Ref::borrow(eager_fallback), Ref(), false};
+  self->state = new AsyncState{job, std::move(program), std::move(constants), executor_options_from_config(),
+                               Ref::borrow(eager_fallback), Ref(), false};
   return obj;
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include "backend/runtime/executor.h"
@@ -223,7 +224,8 @@ int64_t evaluate(const ir::Expr& e, const std::string& what) {
 
 class Executor {
  public:
-  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels);
+  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels,
+           ExecutorOptions options);
   PyObject* call(PyObject* const* args, size_t nargs);
   const std::vector<StepPlan>& steps() const { return steps_; }
 
@@ -247,10 +249,16 @@ class Executor {
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<StepPlan> steps_;
   std::vector<int> final_views_;
+  // Storage reuse across calls (ExecutorOptions::reuse_min_bytes): per slot, whether allocate()
+  // makes it and it is large enough, and the storage kept from an earlier call.
+  std::vector<bool> reusable_;
+  mutable std::mutex reuse_mutex_;
+  mutable std::vector<c10::Storage> kept_;
+  void keep(int s, const at::Tensor& t) const;
 };
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                   std::vector<cache::KernelFn> kernels) {
+                   std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
   for (const ir::Buffer& b : program.buffers) {
     BufferInfo info;
     info.name = b.name;
@@ -388,6 +396,18 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
   // Outputs that are views of other buffers (and not written themselves) are made at the end.
   for (int s : output_slots_) read(s, "the program's return", final_views_);
 
+  reusable_.assign(buffers_.size(), false);
+  kept_.resize(buffers_.size());
+  if (options.reuse_min_bytes > 0) {
+    for (const StepPlan& step : steps_)
+      for (int s : step.allocate) {
+        const BufferInfo& b = buffers_[s];
+        int64_t bytes = b.itemsize;
+        for (int64_t size : b.sizes) bytes *= size;
+        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes;
+      }
+  }
+
   // Frees: never an output; a freed buffer whose storage a later buffer reuses lives until then.
   std::set<int> outputs(output_slots_.begin(), output_slots_.end());
   for (int s : final_views_)
@@ -439,6 +459,18 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
     return;
   }
   auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
+  if (reusable_[s]) {
+    c10::Storage kept;
+    {
+      std::lock_guard<std::mutex> lock(reuse_mutex_);
+      kept = std::move(kept_[s]);
+    }
+    // Only ours: the caller dropped the tensor (and every view of it) that last used it.
+    if (kept && kept.use_count() == 1) {
+      slots[s] = at::empty({0}, options).set_(kept, 0, b.sizes, b.strides);
+      return;
+    }
+  }
   if (b.offset == 0) {
     slots[s] = at::empty_strided(b.sizes, b.strides, options);
     return;
@@ -446,6 +478,12 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
   int64_t span = 1;
   for (size_t d = 0; d < b.sizes.size(); ++d) span += (b.sizes[d] - 1) * b.strides[d];
   slots[s] = at::empty({b.offset + span}, options).as_strided(b.sizes, b.strides, b.offset);
+}
+
+void Executor::keep(int s, const at::Tensor& t) const {
+  if (!reusable_[s] || !t.defined()) return;
+  std::lock_guard<std::mutex> lock(reuse_mutex_);
+  kept_[s] = t.storage();
 }
 
 void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const {
@@ -542,12 +580,16 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
       } else {
         run_extern(step, slots);
       }
-      for (int s : step.free) slots[s].reset();
+      for (int s : step.free) {
+        keep(s, slots[s]);
+        slots[s].reset();
+      }
     }
     for (int s : final_views_) allocate(slots, s);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }
+  for (size_t s = 0; s < slots.size(); ++s) keep(static_cast<int>(s), slots[s]);
   Ref result = check(PyTuple_New(static_cast<Py_ssize_t>(output_slots_.size())));
   for (size_t k = 0; k < output_slots_.size(); ++k) {
     PyObject* item = output_input_position_[k] >= 0 ? Py_NewRef(args[output_input_position_[k]]) : THPVariable_Wrap(slots[output_slots_[k]]);
@@ -608,10 +650,10 @@ PyTypeObject* executor_type() {
 }  // namespace
 
 Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                  std::vector<cache::KernelFn> kernels) {
+                  std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
   std::unique_ptr<Executor> impl;
   try {
-    impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels));
+    impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels), options);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }

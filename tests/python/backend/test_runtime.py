@@ -248,3 +248,38 @@ def test_no_leaks_of_tensors_or_references():
     assert (sys.getrefcount(x), sys.getrefcount(w), sys.getrefcount(fn)) == refs
     assert len(gc.get_objects()) <= objects + 10
     assert rss_bytes() - rss < 64 << 20
+
+
+def test_large_buffers_are_reused_only_once_the_caller_dropped_them():
+    n = 5 << 20  # 20 MB per float32 buffer: above the reuse threshold
+    from cdynamo import config
+
+    prog = {"buffers": [buffer("x", [n], "input"), buffer("t", [n]), buffer("y", [n], "output")], "outputs": ["y"],
+            "steps": [{"kernel": "k0", "ranges": [n], "nodes": [{"pointwise": "t", "body": op("Mul", f32, L("x", "i0"), C(2.0))}]},
+                      {"extern": "aten::add", "overload": "Tensor", "args": ["t", "x"], "outputs": ["y"]}]}
+    x = torch.randn(n)
+    fn = T.compile_program(prog)
+    first = fn(x)[0]
+    second = fn(x)[0]
+    assert second.data_ptr() != first.data_ptr() and torch.equal(first, second)  # the caller still holds the first
+    del first
+    third = fn(x)[0]
+    assert third.data_ptr() != second.data_ptr()
+    del third, second
+    fourth = fn(x)[0]
+    view = fourth[::2]
+    del fourth
+    fifth = fn(x)[0]
+    assert fifth.data_ptr() != view.data_ptr()  # a view keeps the storage busy
+    assert torch.equal(fifth, x * 2 + x)
+    # a simple output is written in place once dropped
+    fn2 = T.compile_program(prog_out_only(n))
+    a = fn2(x)[0]
+    ptr = a.data_ptr()
+    del a
+    assert fn2(x)[0].data_ptr() == ptr
+
+
+def prog_out_only(n):
+    return {"buffers": [buffer("x", [n], "input"), buffer("y", [n], "output")], "outputs": ["y"],
+            "steps": [{"kernel": "k", "ranges": [n], "nodes": [{"pointwise": "y", "body": op("Neg", f32, L("x", "i0"))}]}]}
