@@ -187,6 +187,24 @@ def test_full_reduction_to_a_scalar_and_two_reduction_dims():
     assert torch.equal(am, y.permute(1, 0, 2).reshape(6, -1).argmax(1))
 
 
+def test_long_full_reductions_split_over_threads_deterministically():
+    n = 300007
+    x = torch.randn(n)
+    x[123456] = 40.0  # argmax in a middle chunk; ties resolved to the first
+    x[250000] = 40.0
+    xi = L("x", "r0")
+    prog = reduction_program(x, [], f32, [("s", "Sum", xi), ("am", "ArgMax", xi), ("an", "ArgMin", xi), ("mx", "Max", xi)], [], [n])
+    src = T.generate_cpp(prog)["kernel0"]
+    assert src.count("#pragma omp parallel for") == 4 and "acc0_part[" in src
+    s, am, an, mx = run(prog, x)
+    assert_close_to_reference(s, x.double().sum(), f32, rtol=1e-5, atol=1e-3)
+    assert am == 123456 and an == x.argmin() and mx == 40.0
+    assert all(torch.equal(s, run(prog, x)[0]) for _ in range(3))  # the same bits every run
+    x[200001] = float("nan")
+    s, am, an, mx = run(prog, x)
+    assert s.isnan() and am == 200001 and an == 200001 and mx.isnan()
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_sum_of_reduced_precision_floats_accumulates_in_float32(dtype):
     x = (torch.rand(8, 2000) + 0.5).to(dtype)  # large sums: half-precision accumulation would drift
