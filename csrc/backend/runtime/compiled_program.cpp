@@ -41,7 +41,7 @@ cache::CacheOptions options_from_config() {
 
 std::vector<cache::KernelSource> kernel_sources(const ir::Program& program) {
   std::vector<cache::KernelSource> out;
-  for (auto& [name, source] : generate_sources(program)) out.push_back({name, source});
+  for (auto& [name, source] : generate_sources(program)) out.push_back({name, codegen::cpp::kKernelSymbol, source});
   return out;
 }
 

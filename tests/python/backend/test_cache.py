@@ -64,8 +64,9 @@ def test_second_process_hits_the_disk_cache_and_compiles_nothing(tmp_path):
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout.splitlines()[-1]) == {"compiled": 0, "disk_hits": 3, "memory_hits": 0}
     assert [p.stat().st_mtime_ns for p in sorted(tmp_path.rglob("*.so"))] == mtimes  # nothing rewritten
-    # the cache holds sources next to the prelude, and no temporary files
-    assert len(libraries) == 3 and len(list(tmp_path.rglob("cd_prelude.h"))) == 3
+    # the cache holds sources next to the prelude, one precompiled prelude, and no temporary files
+    assert len(libraries) == 3 and len(list(tmp_path.rglob("kernel.cpp"))) == 3
+    assert len(list(tmp_path.rglob("cd_prelude.h"))) == 4 and len(list(tmp_path.rglob("cd_prelude.h.gch"))) == 1
     assert not [p for p in tmp_path.rglob("*") if ".tmp." in p.name]
 
 
@@ -125,7 +126,7 @@ def test_compile_error_names_the_generated_source(tmp_path):
     message = result.stdout
     assert "failed to compile kernel kernel0 (generated source: " in message
     source = message.split("generated source: ")[1].split(")")[0]
-    assert source.endswith("/kernel0.cpp") and os.path.exists(source)
+    assert source.endswith("/kernel.cpp") and os.path.exists(source)
     assert f"{source}:12:3: error: something went wrong" in message
 
 
@@ -181,3 +182,28 @@ def test_async_compile_failure_warns_and_keeps_the_fallback(tmp_path, monkeypatc
     with pytest.warns(RuntimeWarning, match="background compile failed"):
         assert torch.equal(fn(x)[0], x + 1)
     assert torch.equal(fn(x)[0], x + 1)
+
+
+def test_identical_kernels_compile_once(tmp_path):
+    """Kernels that differ only in their buffers (the layers of a model) are one source."""
+    n = 64
+    buffers = [buffer("x", [n], "input")]
+    steps = []
+    prev = "x"
+    for k in range(4):
+        buffers.append(buffer(f"h{k}", [n], "output" if k == 3 else "intermediate"))
+        body = op("Add", f32, op("Mul", f32, L(prev, "i0"), C(0.5)), C(1.0))
+        steps.append({"kernel": f"layer{k}", "ranges": [n], "nodes": [{"pointwise": f"h{k}", "body": body}]})
+        prev = f"h{k}"
+    prog = {"buffers": buffers, "outputs": ["h3"], "steps": steps}
+    sources = T.generate_cpp(prog)
+    assert len(set(sources.values())) == 1
+    with config.patch(cache_dir=str(tmp_path)):
+        T.reset_kernel_cache_stats()
+        x = torch.randn(n)
+        (y,) = T.run_program(prog, [x])
+        assert T.kernel_cache_stats()["compiled"] == 1
+    ref = x
+    for _ in range(4):
+        ref = ref * 0.5 + 1
+    assert torch.equal(y, ref)
