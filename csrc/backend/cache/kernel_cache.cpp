@@ -53,6 +53,10 @@ const std::string& compiler_identity() {
   return identity;
 }
 
+// Fewer kernels than this compile faster without first precompiling the prelude (it costs about
+// three kernel compiles and then saves about two thirds of each).
+constexpr size_t kPrecompileMinKernels = 6;
+
 int usable_cores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -103,16 +107,28 @@ KernelFn load(const std::string& library, const std::string& symbol, std::string
   return reinterpret_cast<KernelFn>(found);
 }
 
-// The folder holding cd_prelude.h and, if g++ could build it, its precompiled form. Kernels
-// include <cd_prelude.h> with -I<folder>, so g++ picks the .gch up; a failed build only costs
-// speed (the header text is parsed instead).
-std::string ensure_precompiled_prelude(const CacheOptions& options) {
+// The folder of the shared cd_prelude.h (kernels compile with -I<folder> and include
+// <cd_prelude.h>), written if missing.
+std::string prelude_dir(const CacheOptions& options) {
   std::string dir = options.cache_dir + "/pch/" + sha256_hex(common_material()).substr(0, 32);
   std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
+  if (!file_exists(header)) {
+    make_dirs(dir);
+    write_file_atomic(header, codegen::cpp::prelude_source());
+  }
+  return dir;
+}
+
+bool has_precompiled_prelude(const std::string& dir) {
+  return file_exists(dir + "/" + codegen::cpp::kPreludeFileName + ".gch");
+}
+
+// Precompiles the prelude next to it; g++ then loads the .gch instead of parsing the header
+// (several times faster per kernel). Kernels compiled while it is being built simply parse the
+// header; a failed build only costs speed.
+void precompile_prelude(const std::string& dir) {
+  std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
   std::string pch = header + ".gch";
-  if (file_exists(pch)) return dir;
-  make_dirs(dir);
-  if (!file_exists(header)) write_file_atomic(header, codegen::cpp::prelude_source());
   std::string suffix = unique_suffix();
   std::string tmp = pch + suffix, log = dir + "/pch" + suffix + ".log";
   std::vector<std::string> argv;
@@ -122,7 +138,6 @@ std::string ensure_precompiled_prelude(const CacheOptions& options) {
   int rc = run_process(argv, log, nullptr);
   std::remove(log.c_str());
   if (rc != 0 || std::rename(tmp.c_str(), pch.c_str()) != 0) std::remove(tmp.c_str());
-  return dir;
 }
 
 // Writes the sources and runs g++ into a temporary file renamed into place on success.
@@ -232,42 +247,31 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
   }
   if (todo.empty()) return result;
 
-  // Each distinct key compiles once, at most `jobs` at a time, after the precompiled prelude.
+  // Each distinct key compiles once, at most `jobs` at a time.
   std::vector<size_t> unique;
   std::map<std::string, size_t> first_of;
   for (size_t i : todo)
     if (first_of.emplace(keys[i], i).second) unique.push_back(i);
-  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(unique.size())));
+  const std::string include_dir = prelude_dir(options);
+  // Worth precompiling the prelude only for several kernels; it is the pool's first task.
+  const bool precompile = unique.size() >= kPrecompileMinKernels && !has_precompiled_prelude(include_dir);
+  const size_t tasks = unique.size() + (precompile ? 1 : 0);
+  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(tasks)));
   std::vector<std::exception_ptr> errors(unique.size());
   std::mutex done_mutex;
   std::condition_variable done_cv;
   size_t done = 0;
-  bool prelude_ready = false;
-  std::string include_dir;
-  std::exception_ptr prelude_error;
   Progress progress(options, unique.size(), jobs);
-  std::thread prelude_thread([&] {
-    try {
-      include_dir = ensure_precompiled_prelude(options);
-    } catch (...) {
-      prelude_error = std::current_exception();
-    }
-    std::lock_guard<std::mutex> lock(done_mutex);
-    prelude_ready = true;
-    done_cv.notify_all();
-  });
-  {
-    std::unique_lock<std::mutex> lock(done_mutex);
-    progress.wait(lock, done_cv, [&] { return prelude_ready; }, done);
-  }
-  prelude_thread.join();
-  if (prelude_error) std::rethrow_exception(prelude_error);
-
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   for (int w = 0; w < jobs; ++w) {
     workers.emplace_back([&] {
-      for (size_t j; (j = next.fetch_add(1)) < unique.size();) {
+      for (size_t t; (t = next.fetch_add(1)) < tasks;) {
+        if (precompile && t == 0) {
+          precompile_prelude(include_dir);
+          continue;
+        }
+        size_t j = precompile ? t - 1 : t;
         try {
           build(options, keys[unique[j]], kernels[unique[j]], include_dir);
         } catch (...) {
