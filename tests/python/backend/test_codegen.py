@@ -449,3 +449,17 @@ def test_generated_assembly_uses_packed_simd(tmp_path):
     assert re.search(rf"\bvaddps\s+[^\n]*%{width}", asm["axpb"]) or "vfmadd" in asm["axpb"]
     assert re.search(r"call\s+_ZGV\w*expf", asm["exp"]), "exp is not the libmvec vector variant"
 
+
+
+def test_integer_division_by_zero_does_not_trap():
+    # Eager raises before dividing; a kernel cannot raise, but must not kill the process (SIGFPE).
+    a = torch.tensor([7, -7, torch.iinfo(torch.int64).min, 5] * 5, dtype=torch.int64)
+    b = torch.tensor([0, 0, -1, 2] * 5, dtype=torch.int64)
+    la, lb = L("a", "i0", torch.int64), L("b", "i0", torch.int64)
+    i64 = torch.int64
+    prog = pointwise_program([("a", a), ("b", b)], i64, op("FloorDiv", i64, la, lb), (20,),
+                             extra_outputs=[("r", i64, op("Remainder", i64, la, lb)), ("d", i64, op("Div", i64, la, lb)),
+                                            ("f", i64, op("Fmod", i64, la, lb))])
+    fd, r, d, f = run(prog, a, b)
+    assert fd.tolist()[:4] == [0, 0, torch.iinfo(torch.int64).min, 2] and r.tolist()[:4] == [0, 0, 0, 1]
+    assert d.tolist()[:4] == [0, 0, torch.iinfo(torch.int64).min, 2] and f.tolist()[:4] == [0, 0, 0, 1]
