@@ -77,7 +77,8 @@ const std::string& common_material() {
 }
 
 std::string key_of(const KernelSource& k) {
-  std::string material = common_material();
+  static const std::string common = sha256_hex(common_material());  // the prelude is long: hash it once
+  std::string material = common;
   (material += '\0') += k.symbol;
   (material += '\0') += k.source;
   return sha256_hex(material);
