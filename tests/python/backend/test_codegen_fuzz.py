@@ -103,3 +103,56 @@ def test_random_pointwise_programs_match_eager(seed):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
         else:
             assert torch.equal(got, want), (got, want)
+
+
+REDUCTIONS = {
+    "Sum": lambda t, dims: t.sum(dims),
+    "Max": lambda t, dims: t.amax(dims),
+    "Min": lambda t, dims: t.amin(dims),
+    "Prod": lambda t, dims: t.prod(dims[0]) if len(dims) == 1 else t.prod(dims[1]).prod(dims[0]),
+}
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("CDYNAMO_FUZZ_SEEDS", "8"))))
+def test_random_reductions_match_eager(seed):
+    """Reductions over random subsets of the dims of a possibly permuted 3-d tensor; the kept dims
+    iterate i, the reduced ones r, in order."""
+    rng = random.Random(100 + seed)
+    sizes = [rng.choice([1, 3, 8, 17, 40]) for _ in range(3)]
+    g = torch.Generator().manual_seed(seed)
+    dtype = rng.choice([torch.float32, torch.float64, torch.int64])
+    base = torch.randn(sizes, generator=g, dtype=torch.float64)
+    base = (base * 3).round() if dtype == torch.int64 else base
+    perm = rng.sample(range(3), 3)
+    x = base.permute(perm).to(dtype)  # any layout
+    rdims = sorted(rng.sample(range(3), rng.choice([1, 2])))
+    idims = [d for d in range(3) if d not in rdims]
+    kind = rng.choice(list(REDUCTIONS) + ["ArgMax", "ArgMin"] if len(rdims) == 1 else list(REDUCTIONS))
+    if kind == "Prod":
+        x = (x.double().abs() % 1.5 + 0.5).to(dtype) if dtype != torch.int64 else x.clamp(-2, 2)
+    var = {d: f"i{k}" for k, d in enumerate(idims)} | {d: f"r{k}" for k, d in enumerate(rdims)}
+    index = " + ".join(f"{var[d]}*{x.stride(d)}" for d in range(3))
+    name = DTYPE_NAMES[dtype]
+    body = ("Load", name, "x", index)
+    if dtype != torch.int64 and rng.random() < 0.5:
+        body = ("Tanh", name, body)
+        x_eval = torch.tanh(x)
+    else:
+        x_eval = x
+    out_sizes = [x.shape[d] for d in idims]
+    out_dtype = torch.int64 if kind.startswith("Arg") else dtype
+    prog = {"buffers": [like("x", x), {"name": "y", "kind": "output", "dtype": str(out_dtype), "sizes": out_sizes}],
+            "outputs": ["y"],
+            "steps": [{"kernel": "kernel0", "ranges": out_sizes, "reduction_ranges": [x.shape[d] for d in rdims],
+                       "nodes": [{"reduction": "y", "type": kind, "body": body}]}]}
+    (got,) = T.run_program(prog, [x])
+    if kind == "ArgMax":
+        want = x_eval.argmax(rdims[0])
+    elif kind == "ArgMin":
+        want = x_eval.argmin(rdims[0])
+    else:
+        want = REDUCTIONS[kind](x_eval.double() if dtype != torch.int64 else x_eval, rdims).to(dtype)
+    if dtype == torch.int64 or kind.startswith("Arg"):
+        assert torch.equal(got, want), (kind, rdims, perm, got, want)
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
