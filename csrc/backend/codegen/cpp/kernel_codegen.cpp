@@ -77,6 +77,13 @@ DType accumulator_dtype(const NodePlan& node) {
       if (b == DType::Bool) return DType::UInt8;  // masks compare as -1 < 0
       return is_reduced_float(b) ? DType::Float32 : b;
     }
+    case ReductionType::Sum:
+      // Sums of 32-bit and narrower floats add in double: as cheap as float for a memory-bound
+      // loop, and more accurate than torch's cascade summation (a float accumulator drifts by
+      // about n/lanes ulps). Prod stays in the output's precision: a double product could survive
+      // an overflow that eager's float product does not.
+      if (ir::is_floating(node.out_dtype)) return DType::Float64;
+      return node.out_dtype;
     default: return is_reduced_float(node.out_dtype) ? DType::Float32 : node.out_dtype;
   }
 }
