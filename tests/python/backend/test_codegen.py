@@ -432,6 +432,9 @@ def test_transcendentals_special_values(dtype):
 
 
 def test_generated_assembly_uses_packed_simd(tmp_path):
+    cpu = open("/proc/cpuinfo").read()
+    if "avx2" not in cpu:
+        pytest.skip("the vector paths target AVX2 or AVX-512")
     flags, libs = T.cpp_compile_command()
     body = op("Add", f32, op("Mul", f32, L("x", "i0"), C(3.0)), C(1.0))  # (x*2 would become x+x)
     prog = pointwise_program([("x", torch.empty(1 << 20))], f32, body, (1 << 20,))
@@ -444,7 +447,7 @@ def test_generated_assembly_uses_packed_simd(tmp_path):
         out = tmp_path / f"{name}.s"
         subprocess.run([*flags, "-I", str(tmp_path), "-S", str(src), "-o", str(out)], check=True)
         asm[name] = out.read_text()
-    width = "zmm" if "avx512f" in open("/proc/cpuinfo").read() else "ymm"
+    width = "zmm" if "avx512f" in cpu else "ymm"
     assert re.search(rf"\bv(mulps|fmadd\w*ps)\s+[^\n]*%{width}", asm["axpb"]), "no packed multiply"
     assert re.search(rf"\bvaddps\s+[^\n]*%{width}", asm["axpb"]) or "vfmadd" in asm["axpb"]
     assert re.search(r"call\s+_ZGV\w*expf", asm["exp"]), "exp is not the libmvec vector variant"
@@ -463,3 +466,35 @@ def test_integer_division_by_zero_does_not_trap():
     fd, r, d, f = run(prog, a, b)
     assert fd.tolist()[:4] == [0, 0, torch.iinfo(torch.int64).min, 2] and r.tolist()[:4] == [0, 0, 0, 1]
     assert d.tolist()[:4] == [0, 0, torch.iinfo(torch.int64).min, 2] and f.tolist()[:4] == [0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("isa", ["-mno-avx512f", "-mno-avx"])
+def test_narrower_simd_targets_give_the_same_results(tmp_path, isa):
+    """The prelude's AVX2 (8 lanes) and generic (4 lanes, no libmvec) branches, built by hand
+    with narrower targets and called through ctypes on the same inputs."""
+    import ctypes
+
+    flags, libs = T.cpp_compile_command()
+    if isa == "-mno-avx512f" and "avx2" not in open("/proc/cpuinfo").read():
+        pytest.skip("no AVX2 on this machine")
+    x = torch.cat([torch.tensor(SPECIAL), torch.randn(61) * 4])
+    h = x.half()
+    n = x.numel()
+    lx, lh = L("x", "i0"), L("h", "i0", torch.float16)
+    outs = [(name.lower(), f32, op(name, f32, lx)) for name, _ in UNARY[1:]]
+    outs += [("hsq", torch.float16, op("Mul", torch.float16, lh, lh)), ("bf", torch.bfloat16, op("Cast", torch.bfloat16, lx)),
+             ("gt", torch.bool, op("Gt", torch.bool, lx, C(0.5))), ("fl", torch.int32, op("Cast", torch.int32, op("Floor", f32, op("Minimum", f32, lx, C(1e6))))) ]
+    prog = pointwise_program([("x", x), ("h", h)], f32, op(UNARY[0][0], f32, lx), (n,), extra_outputs=outs)
+    expected = run(prog, x, h)
+    (tmp_path / "cd_prelude.h").write_text(T.cpp_prelude())
+    src = tmp_path / "k.cpp"
+    src.write_text(T.generate_cpp(prog)["kernel0"])
+    lib = tmp_path / "k.so"
+    subprocess.run([*flags, isa, "-I", str(tmp_path), str(src), "-o", str(lib), *libs], check=True)
+    results = [torch.empty_like(e) for e in expected]
+    tensors = [x, h, *results]
+    pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors])
+    ctypes.CDLL(str(lib)).cd_kernel(pointers)
+    names = [UNARY[0][0]] + [o[0] for o in outs]
+    for name, got, want in zip(names, results, expected):
+        torch.testing.assert_close(got, want, rtol=4e-6, atol=1e-30, equal_nan=True, msg=f"{isa} {name}")
