@@ -97,6 +97,11 @@ async_compile = False
 # Run the IR verifier on every program the inductor backend schedules (tests turn it on).
 verify_ir = os.environ.get("CDYNAMO_VERIFY_IR", "0") == "1"
 
+# True: a compiled graph keeps the storage of its large buffers (16 MB and more) between calls and
+# reuses it once nobody else holds it (an output the caller dropped, an intermediate). Fresh large
+# allocations are page-faulted on first touch, which can cost more than the kernels themselves.
+reuse_large_buffers = True
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -108,6 +113,7 @@ _KNOB_NAMES = frozenset(
         "cache_dir",
         "async_compile",
         "verify_ir",
+        "reuse_large_buffers",
     }
 )
 

@@ -53,57 +53,104 @@ const std::string& compiler_identity() {
   return identity;
 }
 
+// Fewer kernels than this compile faster without first precompiling the prelude (it costs about
+// three kernel compiles and then saves about two thirds of each).
+constexpr size_t kPrecompileMinKernels = 6;
+
 int usable_cores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// What every compile shares: compiler, CPU, flags, libraries, prelude.
+const std::string& common_material() {
+  static const std::string material = [] {
+    std::string m = compiler_identity();
+    for (const std::string& part : compile_flags()) (m += '\0') += part;
+    for (const std::string& part : link_libraries()) (m += '\0') += part;
+    m += '\0';
+    m += codegen::cpp::prelude_source();
+    return m;
+  }();
+  return material;
+}
+
 std::string key_of(const KernelSource& k) {
-  std::string material = compiler_identity();
-  for (const std::string& part : compile_flags()) (material += '\0') += part;
-  for (const std::string& part : link_libraries()) (material += '\0') += part;
-  material += '\0';
-  material += codegen::cpp::prelude_source();
-  material += '\0';
-  material += k.source;
+  static const std::string common = sha256_hex(common_material());  // the prelude is long: hash it once
+  std::string material = common;
+  (material += '\0') += k.symbol;
+  (material += '\0') += k.source;
   return sha256_hex(material);
 }
 
 struct Paths {
   std::string dir, source, library, prelude;
 };
-Paths paths_of(const CacheOptions& options, const std::string& key, const std::string& name) {
+Paths paths_of(const CacheOptions& options, const std::string& key) {
   Paths p;
   p.dir = options.cache_dir + "/kernels/" + key.substr(0, 2) + "/" + key;
-  p.source = p.dir + "/" + name + ".cpp";
-  p.library = p.dir + "/" + name + ".so";
+  p.source = p.dir + "/kernel.cpp";
+  p.library = p.dir + "/kernel.so";
   p.prelude = p.dir + "/" + codegen::cpp::kPreludeFileName;
   return p;
 }
 
 // dlopen + dlsym; nullptr (with the reason in *error) when the library is missing or broken.
-KernelFn load(const std::string& library, const std::string& name, std::string* error) {
+KernelFn load(const std::string& library, const std::string& symbol, std::string* error) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     if (error) *error = dlerror();
     return nullptr;
   }
-  void* symbol = dlsym(handle, name.c_str());  // the handle stays open: the kernel may be in use
-  if (!symbol && error) *error = "no symbol " + name + " in " + library;
-  return reinterpret_cast<KernelFn>(symbol);
+  void* found = dlsym(handle, symbol.c_str());  // the handle stays open: the kernel may be in use
+  if (!found && error) *error = "no symbol " + symbol + " in " + library;
+  return reinterpret_cast<KernelFn>(found);
+}
+
+// The folder of the shared cd_prelude.h (kernels compile with -I<folder> and include
+// <cd_prelude.h>), written if missing.
+std::string prelude_dir(const CacheOptions& options) {
+  std::string dir = options.cache_dir + "/pch/" + sha256_hex(common_material()).substr(0, 32);
+  std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
+  if (!file_exists(header)) {
+    make_dirs(dir);
+    write_file_atomic(header, codegen::cpp::prelude_source());
+  }
+  return dir;
+}
+
+bool has_precompiled_prelude(const std::string& dir) {
+  return file_exists(dir + "/" + codegen::cpp::kPreludeFileName + ".gch");
+}
+
+// Precompiles the prelude next to it; g++ then loads the .gch instead of parsing the header
+// (several times faster per kernel). Kernels compiled while it is being built simply parse the
+// header; a failed build only costs speed.
+void precompile_prelude(const std::string& dir) {
+  std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
+  std::string pch = header + ".gch";
+  std::string suffix = unique_suffix();
+  std::string tmp = pch + suffix, log = dir + "/pch" + suffix + ".log";
+  std::vector<std::string> argv;
+  for (const std::string& flag : compile_flags())
+    if (flag != "-shared") argv.push_back(flag);
+  argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
+  int rc = run_process(argv, log, nullptr);
+  std::remove(log.c_str());
+  if (rc != 0 || std::rename(tmp.c_str(), pch.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 // Writes the sources and runs g++ into a temporary file renamed into place on success.
-void build(const CacheOptions& options, const std::string& key, const KernelSource& k) {
-  Paths p = paths_of(options, key, k.name);
+void build(const CacheOptions& options, const std::string& key, const KernelSource& k, const std::string& include_dir) {
+  Paths p = paths_of(options, key);
   make_dirs(p.dir);
   if (!file_exists(p.prelude)) write_file_atomic(p.prelude, codegen::cpp::prelude_source());
   if (!file_exists(p.source)) write_file_atomic(p.source, k.source);
   std::string suffix = unique_suffix();
-  std::string tmp = p.library + suffix, log = p.dir + "/" + k.name + suffix + ".log";
+  std::string tmp = p.library + suffix, log = p.dir + "/kernel" + suffix + ".log";
   std::vector<std::string> argv = compile_flags();
-  argv.insert(argv.end(), {p.source, "-o", tmp});
+  argv.insert(argv.end(), {"-I", include_dir, p.source, "-o", tmp});
   for (const std::string& lib : link_libraries()) argv.push_back(lib);
   std::string error;
   int rc = run_process(argv, log, &error);
@@ -123,6 +170,40 @@ void build(const CacheOptions& options, const std::string& key, const KernelSour
     throw UserError("cdynamo cannot move the compiled kernel into the cache: " + p.library);
   }
 }
+
+// Waits for `finished`, printing a progress line each second once `start` is 2 s (options) old.
+class Progress {
+ public:
+  Progress(const CacheOptions& options, size_t total, int jobs)
+      : options_(options), total_(total), jobs_(jobs), start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (reported_) {
+      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::fprintf(stderr, "cdynamo: compiled %zu C++ kernel%s in %.1f s\n", total_, total_ == 1 ? "" : "s", elapsed);
+    }
+  }
+  template <class Pred>
+  void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Pred finished, const size_t& done) {
+    while (!finished()) {
+      cv.wait_for(lock, std::chrono::milliseconds(250));
+      auto now = std::chrono::steady_clock::now();
+      double elapsed = std::chrono::duration<double>(now - start_).count();
+      if (elapsed >= options_.progress_after_s && (!reported_ || now - last_ >= std::chrono::seconds(1))) {
+        std::fprintf(stderr, "cdynamo: compiling %zu C++ kernel%s with %d g++ process%s: %zu done (%.1f s)\n", total_,
+                     total_ == 1 ? "" : "s", jobs_, jobs_ == 1 ? "" : "es", done, elapsed);
+        reported_ = true;
+        last_ = now;
+      }
+    }
+  }
+
+ private:
+  const CacheOptions& options_;
+  size_t total_;
+  int jobs_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool reported_ = false;
+};
 
 }  // namespace
 
@@ -153,9 +234,9 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
         continue;
       }
     }
-    Paths p = paths_of(options, keys[i], kernels[i].name);
+    Paths p = paths_of(options, keys[i]);
     if (file_exists(p.library)) {
-      if (KernelFn fn = load(p.library, kernels[i].name, nullptr)) {
+      if (KernelFn fn = load(p.library, kernels[i].symbol, nullptr)) {
         std::lock_guard<std::mutex> lock(state().mutex);
         state().loaded[keys[i]] = fn;
         ++state().stats.disk_hits;
@@ -172,18 +253,28 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
   std::map<std::string, size_t> first_of;
   for (size_t i : todo)
     if (first_of.emplace(keys[i], i).second) unique.push_back(i);
-  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(unique.size())));
+  const std::string include_dir = prelude_dir(options);
+  // Worth precompiling the prelude only for several kernels; it is the pool's first task.
+  const bool precompile = unique.size() >= kPrecompileMinKernels && !has_precompiled_prelude(include_dir);
+  const size_t tasks = unique.size() + (precompile ? 1 : 0);
+  const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(tasks)));
   std::vector<std::exception_ptr> errors(unique.size());
-  std::atomic<size_t> next{0};
   std::mutex done_mutex;
   std::condition_variable done_cv;
   size_t done = 0;
+  Progress progress(options, unique.size(), jobs);
+  std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   for (int w = 0; w < jobs; ++w) {
     workers.emplace_back([&] {
-      for (size_t j; (j = next.fetch_add(1)) < unique.size();) {
+      for (size_t t; (t = next.fetch_add(1)) < tasks;) {
+        if (precompile && t == 0) {
+          precompile_prelude(include_dir);
+          continue;
+        }
+        size_t j = precompile ? t - 1 : t;
         try {
-          build(options, keys[unique[j]], kernels[unique[j]]);
+          build(options, keys[unique[j]], kernels[unique[j]], include_dir);
         } catch (...) {
           errors[j] = std::current_exception();
         }
@@ -193,36 +284,18 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
       }
     });
   }
-  // Progress: silent for short compiles, then a line per second so a slow compile never looks hung.
-  const auto start = std::chrono::steady_clock::now();
-  auto last_report = start;
-  bool reported = false;
   {
     std::unique_lock<std::mutex> lock(done_mutex);
-    while (done < unique.size()) {
-      done_cv.wait_for(lock, std::chrono::milliseconds(250));
-      auto now = std::chrono::steady_clock::now();
-      double elapsed = std::chrono::duration<double>(now - start).count();
-      if (elapsed >= options.progress_after_s && (!reported || now - last_report >= std::chrono::seconds(1))) {
-        std::fprintf(stderr, "cdynamo: compiling %zu C++ kernel%s with %d g++ process%s: %zu done (%.1f s)\n", unique.size(),
-                     unique.size() == 1 ? "" : "s", jobs, jobs == 1 ? "" : "es", done, elapsed);
-        reported = true;
-        last_report = now;
-      }
-    }
+    progress.wait(lock, done_cv, [&] { return done == unique.size(); }, done);
   }
   for (std::thread& t : workers) t.join();
-  if (reported) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "cdynamo: compiled %zu C++ kernel%s in %.1f s\n", unique.size(), unique.size() == 1 ? "" : "s", elapsed);
-  }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 
   for (size_t i : todo) {
-    Paths p = paths_of(options, keys[i], kernels[i].name);
+    Paths p = paths_of(options, keys[i]);
     std::string error;
-    KernelFn fn = load(p.library, kernels[i].name, &error);
+    KernelFn fn = load(p.library, kernels[i].symbol, &error);
     if (!fn) throw UserError("cdynamo cannot load the compiled kernel " + p.library + ": " + error);
     std::lock_guard<std::mutex> lock(state().mutex);
     state().loaded[keys[i]] = fn;

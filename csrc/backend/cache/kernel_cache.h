@@ -17,14 +17,17 @@ struct CacheOptions {
 };
 
 struct KernelSource {
-  std::string name;    // the exported symbol
-  std::string source;  // C++ text that includes cd_prelude.h
+  std::string name;    // for messages (the IR kernel's name)
+  std::string symbol;  // the entry point the library exports
+  std::string source;  // C++ text that includes <cd_prelude.h>
 };
 
 // Returns the entry point of every kernel, in order: from memory, else from the disk cache
-// (<cache_dir>/kernels/<key[:2]>/<key>/<name>.so, key = sha256 of compiler identity, flags,
-// prelude and source), else compiled by g++ (several at once) into that folder with atomic
-// renames, so processes can share it. Blocking and free of Python: call it with the GIL
+// (<cache_dir>/kernels/<key[:2]>/<key>/kernel.so, key = sha256 of compiler identity, flags,
+// prelude, symbol and source), else compiled by g++ (several at once, identical sources once)
+// into that folder with atomic renames, so processes can share it. The prelude is precompiled
+// once per cache (<cache_dir>/pch/<key>/cd_prelude.h.gch), which makes each kernel's compile
+// several times faster; a copy of cd_prelude.h also lies next to each source (g++ -I. works). Blocking and free of Python: call it with the GIL
 // released. A compile error throws UserError naming the generated source's path and quoting
 // the compiler's message.
 std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options);

@@ -18,6 +18,12 @@
 namespace cdynamo::runtime {
 namespace {
 
+ExecutorOptions executor_options_from_config() {
+  ExecutorOptions options;
+  if (!config_bool("reuse_large_buffers")) options.reuse_min_bytes = 0;
+  return options;
+}
+
 cache::CacheOptions options_from_config() {
   cache::CacheOptions options;
   Ref dir = config_value("cache_dir");
@@ -35,7 +41,7 @@ cache::CacheOptions options_from_config() {
 
 std::vector<cache::KernelSource> kernel_sources(const ir::Program& program) {
   std::vector<cache::KernelSource> out;
-  for (auto& [name, source] : generate_sources(program)) out.push_back({name, source});
+  for (auto& [name, source] : generate_sources(program)) out.push_back({name, codegen::cpp::kKernelSymbol, source});
   return out;
 }
 
@@ -56,6 +62,7 @@ struct AsyncState {
   std::shared_ptr<AsyncJob> job;
   ir::Program program;
   std::vector<std::pair<std::string, Ref>> constants;
+  ExecutorOptions executor_options;
   Ref fallback;
   Ref compiled;  // the executor, once built
   bool warned = false;
@@ -69,13 +76,14 @@ struct AsyncObject {
 
 AsyncState& state_of(PyObject* self) { return *reinterpret_cast<AsyncObject*>(self)->state; }
 
-// The executor if the kernels are ready (building it on first sight), else null.
-Handle compiled_or_null(AsyncState& s) {
+// The executor if the kernels are ready (building it on first sight), else null. A failed
+// compile warns once, on the first call that has to fall back because of it.
+Handle compiled_or_null(AsyncState& s, bool calling) {
   if (s.compiled) return s.compiled;
   int state = s.job->state.load();
   if (state == AsyncJob::Ready) {
     try {
-      s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels);
+      s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels, s.executor_options);
       s.constants.clear();
       return s.compiled;
     } catch (const PythonError&) {
@@ -87,7 +95,7 @@ Handle compiled_or_null(AsyncState& s) {
       state = AsyncJob::Failed;
     }
   }
-  if (state == AsyncJob::Failed && !s.warned) {
+  if (state == AsyncJob::Failed && calling && !s.warned) {
     s.warned = true;
     std::string message = "cdynamo: the background compile failed; the graph keeps running eagerly: " + s.job->error;
     check_status(PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1));
@@ -99,7 +107,7 @@ Handle compiled_or_null(AsyncState& s) {
 PyObject* async_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   CDYNAMO_BOUNDARY_BEGIN
   AsyncState& s = state_of(self);
-  Handle target = compiled_or_null(s);
+  Handle target = compiled_or_null(s, true);
   if (!target) target = s.fallback;
   return PyObject_Vectorcall(target.ptr(), args, nargsf, kwnames);
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -114,7 +122,7 @@ void async_dealloc(PyObject* self) {
 // Ownership contract: returns a new reference to a bool.
 PyObject* async_ready(PyObject* self, void*) {
   CDYNAMO_BOUNDARY_BEGIN
-  return PyBool_FromLong(compiled_or_null(state_of(self)) ? 1 : 0);
+  return PyBool_FromLong(compiled_or_null(state_of(self), false) ? 1 : 0);
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
@@ -137,7 +145,7 @@ PyObject* async_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (timeout < 0) job->cv.wait(lock, finished);
     else job->cv.wait_for(lock, std::chrono::duration<double>(timeout), finished);
   }
-  return PyBool_FromLong(compiled_or_null(s) ? 1 : 0);
+  return PyBool_FromLong(compiled_or_null(s, false) ? 1 : 0);
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
@@ -189,7 +197,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
       GilRelease nogil;
       kernels = cache::compile_kernels(sources, options);
     }
-    return make_executor(std::move(program), constants, std::move(kernels));
+    return make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
   }
   auto job = std::make_shared<AsyncJob>();
   std::thread([job, sources = std::move(sources), options] {
@@ -210,7 +218,8 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   Ref obj = check(type->tp_alloc(type, 0));
   auto* self = reinterpret_cast<AsyncObject*>(obj.ptr());
   self->vectorcall = async_vectorcall;
-  self->state = new AsyncState{job, std::move(program), std::move(constants), Ref::borrow(eager_fallback), Ref(), false};
+  self->state = new AsyncState{job, std::move(program), std::move(constants), executor_options_from_config(),
+                               Ref::borrow(eager_fallback), Ref(), false};
   return obj;
 }
 

@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include "backend/runtime/executor.h"
+#include "backend/runtime/extern_args.h"
 #include "backend/runtime/gil.h"
 #include "common/error.h"
 
@@ -20,171 +22,6 @@ namespace cdynamo::runtime {
 namespace {
 
 using ir::DType;
-
-// ---------------------------------------------------------------------------------------------
-// Constants of extern calls: text parsed against the schema's argument type.
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
-}
-
-std::string unquote(const std::string& s) {
-  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) return s.substr(1, s.size() - 2);
-  return s;
-}
-
-at::ScalarType scalar_type_of(DType d) {
-  switch (d) {
-    case DType::Bool: return at::kBool;
-    case DType::UInt8: return at::kByte;
-    case DType::Int8: return at::kChar;
-    case DType::Int16: return at::kShort;
-    case DType::Int32: return at::kInt;
-    case DType::Int64: return at::kLong;
-    case DType::Float16: return at::kHalf;
-    case DType::BFloat16: return at::kBFloat16;
-    case DType::Float32: return at::kFloat;
-    case DType::Float64: return at::kDouble;
-  }
-  return at::kFloat;
-}
-
-at::ScalarType parse_dtype(const std::string& text) {
-  static const std::map<std::string, at::ScalarType> aliases = {
-      {"torch.float", at::kFloat},         {"torch.double", at::kDouble},       {"torch.half", at::kHalf},
-      {"torch.long", at::kLong},           {"torch.int", at::kInt},             {"torch.short", at::kShort},
-      {"torch.complex64", at::kComplexFloat}, {"torch.complex128", at::kComplexDouble}, {"torch.cfloat", at::kComplexFloat},
-      {"torch.cdouble", at::kComplexDouble}};
-  std::string name = unquote(text);
-  if (name.rfind("torch.", 0) != 0) name = "torch." + name;
-  auto it = aliases.find(name);
-  if (it != aliases.end()) return it->second;
-  return scalar_type_of(ir::dtype_from_torch_name(name));
-}
-
-double parse_float(const std::string& s) {
-  if (s == "inf" || s == "math.inf" || s == "float('inf')") return std::numeric_limits<double>::infinity();
-  if (s == "-inf" || s == "-math.inf" || s == "float('-inf')") return -std::numeric_limits<double>::infinity();
-  if (s == "nan" || s == "math.nan" || s == "float('nan')") return std::numeric_limits<double>::quiet_NaN();
-  size_t used = 0;
-  double v = std::stod(s, &used);
-  if (used != s.size()) throw std::invalid_argument(s);
-  return v;
-}
-
-int64_t parse_int(const std::string& s) {
-  if (s == "True") return 1;
-  if (s == "False") return 0;
-  size_t used = 0;
-  long long v = std::stoll(s, &used);
-  if (used != s.size()) throw std::invalid_argument(s);
-  return v;
-}
-
-bool parse_bool(const std::string& s) {
-  if (s == "True" || s == "true" || s == "1") return true;
-  if (s == "False" || s == "false" || s == "0") return false;
-  throw std::invalid_argument(s);
-}
-
-std::vector<std::string> parse_list(const std::string& text) {
-  std::string s = trim(text);
-  if (!s.empty() && (s.front() == '[' || s.front() == '(')) s = s.substr(1, s.size() - 2);
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string item = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (!item.empty()) items.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
-c10::MemoryFormat parse_memory_format(const std::string& s) {
-  std::string name = unquote(s);
-  if (name == "torch.contiguous_format") return c10::MemoryFormat::Contiguous;
-  if (name == "torch.channels_last") return c10::MemoryFormat::ChannelsLast;
-  if (name == "torch.channels_last_3d") return c10::MemoryFormat::ChannelsLast3d;
-  if (name == "torch.preserve_format") return c10::MemoryFormat::Preserve;
-  throw std::invalid_argument(s);
-}
-
-c10::Device parse_device(const std::string& s) {
-  std::string name = unquote(s);
-  // device(type='cuda', index=0) as repr() prints it
-  if (name.rfind("device(", 0) == 0) {
-    size_t t = name.find("type='");
-    std::string type = name.substr(t + 6, name.find('\'', t + 6) - t - 6);
-    size_t i = name.find("index=");
-    if (i != std::string::npos) type += ":" + trim(name.substr(i + 6, name.find(')', i) - i - 6));
-    name = type;
-  }
-  return c10::Device(name);
-}
-
-c10::IValue parse_constant(const std::string& raw, const c10::TypePtr& type, std::optional<int32_t> n) {
-  const std::string s = trim(raw);
-  switch (type->kind()) {
-    case c10::TypeKind::OptionalType:
-      if (s == "None") return c10::IValue();
-      return parse_constant(s, type->expectRef<c10::OptionalType>().getElementType(), n);
-    case c10::TypeKind::NoneType: return c10::IValue();
-    case c10::TypeKind::IntType:
-    case c10::TypeKind::SymIntType: return c10::IValue(parse_int(s));
-    case c10::TypeKind::FloatType:
-    case c10::TypeKind::SymFloatType: return c10::IValue(parse_float(s));
-    case c10::TypeKind::BoolType:
-    case c10::TypeKind::SymBoolType: return c10::IValue(parse_bool(s));
-    case c10::TypeKind::NumberType: {
-      if (s == "True" || s == "False") return c10::IValue(at::Scalar(s == "True"));
-      bool floating = s.find_first_of(".eEn") != std::string::npos;  // 1.5, 1e3, inf, nan
-      return floating ? c10::IValue(at::Scalar(parse_float(s))) : c10::IValue(at::Scalar(parse_int(s)));
-    }
-    case c10::TypeKind::StringType: return c10::IValue(unquote(s));
-    case c10::TypeKind::ScalarTypeType: return c10::IValue(parse_dtype(s));
-    case c10::TypeKind::LayoutType: {
-      std::string name = unquote(s);
-      if (name == "torch.strided") return c10::IValue(at::kStrided);
-      if (name == "torch.sparse_coo") return c10::IValue(at::kSparse);
-      throw std::invalid_argument(s);
-    }
-    case c10::TypeKind::MemoryFormatType: return c10::IValue(parse_memory_format(s));
-    case c10::TypeKind::DeviceObjType: return c10::IValue(parse_device(s));
-    case c10::TypeKind::ListType: {
-      const c10::TypePtr& elem = type->expectRef<c10::ListType>().getElementType();
-      std::vector<std::string> items = parse_list(s);
-      // int[2] stride=1 means [1, 1], as Python callers may write it.
-      if (n && items.size() == 1 && s.front() != '[' && s.front() != '(') items.assign(static_cast<size_t>(*n), items[0]);
-      switch (elem->kind()) {
-        case c10::TypeKind::IntType:
-        case c10::TypeKind::SymIntType: {
-          std::vector<int64_t> v;
-          for (const std::string& item : items) v.push_back(parse_int(item));
-          return c10::IValue(v);
-        }
-        case c10::TypeKind::FloatType: {
-          std::vector<double> v;
-          for (const std::string& item : items) v.push_back(parse_float(item));
-          return c10::IValue(v);
-        }
-        case c10::TypeKind::BoolType: {
-          c10::List<bool> v;
-          for (const std::string& item : items) v.push_back(parse_bool(item));
-          return c10::IValue(v);
-        }
-        default: break;
-      }
-      break;
-    }
-    default: break;
-  }
-  throw std::invalid_argument("no constant form for type " + type->str());
-}
 
 // ---------------------------------------------------------------------------------------------
 // The plan: slots for buffers, steps with resolved kernels and ops.
@@ -223,7 +60,8 @@ int64_t evaluate(const ir::Expr& e, const std::string& what) {
 
 class Executor {
  public:
-  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels);
+  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels,
+           ExecutorOptions options);
   PyObject* call(PyObject* const* args, size_t nargs);
   const std::vector<StepPlan>& steps() const { return steps_; }
 
@@ -246,10 +84,17 @@ class Executor {
   std::vector<int> output_input_position_;  // for outputs that are inputs: the argument to return
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<StepPlan> steps_;
+  std::vector<int> final_views_;
+  // Storage reuse across calls (ExecutorOptions::reuse_min_bytes): per slot, whether allocate()
+  // makes it and it is large enough, and the storage kept from an earlier call.
+  std::vector<bool> reusable_;
+  mutable std::mutex reuse_mutex_;
+  mutable std::vector<c10::Storage> kept_;
+  void keep(int s, const at::Tensor& t) const;
 };
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                   std::vector<cache::KernelFn> kernels) {
+                   std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
   for (const ir::Buffer& b : program.buffers) {
     BufferInfo info;
     info.name = b.name;
@@ -292,6 +137,14 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     allocate.push_back(s);
     defined.insert(s);
   };
+  // A read of a view nobody writes (it reuses a written base): the view is made on first use.
+  auto read = [&](int s, const std::string& step, std::vector<int>& allocate) {
+    if (defined.count(s)) return;
+    if (buffers_[s].reuses < 0 || !defined.count(buffers_[s].reuses))
+      throw InternalError(step + " reads " + buffers_[s].name + " before it is written");
+    allocate.push_back(s);
+    defined.insert(s);
+  };
   size_t next_kernel = 0;
   for (const ir::Step& step : program.steps) {
     StepPlan plan;
@@ -300,7 +153,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       plan.name = k->name;
       plan.kernel = kernels[next_kernel++];
       for (const std::string& name : k->inputs) {
-        if (!defined.count(slot(name))) throw InternalError("kernel " + k->name + " reads " + name + " before it is written");
+        read(slot(name), k->name, plan.allocate);
         plan.kernel_args.push_back(slot(name));
       }
       for (const auto* list : {&k->outputs, &k->locals})
@@ -349,8 +202,12 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
                             formal.real_type()->str());
           }
         }
-        for (int s : src.slots)
-          if (s >= 0) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
+        for (int s : src.slots) {
+          if (s < 0) continue;
+          bool mutable_arg = formal.alias_info() && formal.alias_info()->isWrite();
+          if (mutable_arg) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
+          else read(s, plan.name, plan.allocate);
+        }
         bound[index] = std::move(src);
       }
       for (size_t k = 0; k < formals.size(); ++k) {
@@ -372,11 +229,25 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     steps_.push_back(std::move(plan));
   }
   if (next_kernel != kernels.size()) throw InternalError("compiled program: more kernels than kernel steps");
-  for (int s : output_slots_)
-    if (!defined.count(s)) throw InternalError("compiled program: output " + buffers_[s].name + " is never written");
+  // Outputs that are views of other buffers (and not written themselves) are made at the end.
+  for (int s : output_slots_) read(s, "the program's return", final_views_);
+
+  reusable_.assign(buffers_.size(), false);
+  kept_.resize(buffers_.size());
+  if (options.reuse_min_bytes > 0) {
+    for (const StepPlan& step : steps_)
+      for (int s : step.allocate) {
+        const BufferInfo& b = buffers_[s];
+        int64_t bytes = b.itemsize;
+        for (int64_t size : b.sizes) bytes *= size;
+        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes;
+      }
+  }
 
   // Frees: never an output; a freed buffer whose storage a later buffer reuses lives until then.
   std::set<int> outputs(output_slots_.begin(), output_slots_.end());
+  for (int s : final_views_)
+    for (int base = buffers_[s].reuses; base >= 0; base = buffers_[base].reuses) outputs.insert(base);
   std::map<int, size_t> last_reuse;  // slot -> last step allocating a buffer that aliases it
   for (size_t k = 0; k < steps_.size(); ++k)
     for (int s : steps_[k].allocate)
@@ -424,6 +295,18 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
     return;
   }
   auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
+  if (reusable_[s]) {
+    c10::Storage kept;
+    {
+      std::lock_guard<std::mutex> lock(reuse_mutex_);
+      kept = std::move(kept_[s]);
+    }
+    // Only ours: the caller dropped the tensor (and every view of it) that last used it.
+    if (kept && kept.use_count() == 1) {
+      slots[s] = at::empty({0}, options).set_(kept, 0, b.sizes, b.strides);
+      return;
+    }
+  }
   if (b.offset == 0) {
     slots[s] = at::empty_strided(b.sizes, b.strides, options);
     return;
@@ -431,6 +314,12 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
   int64_t span = 1;
   for (size_t d = 0; d < b.sizes.size(); ++d) span += (b.sizes[d] - 1) * b.strides[d];
   slots[s] = at::empty({b.offset + span}, options).as_strided(b.sizes, b.strides, b.offset);
+}
+
+void Executor::keep(int s, const at::Tensor& t) const {
+  if (!reusable_[s] || !t.defined()) return;
+  std::lock_guard<std::mutex> lock(reuse_mutex_);
+  kept_[s] = t.storage();
 }
 
 void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const {
@@ -527,11 +416,16 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
       } else {
         run_extern(step, slots);
       }
-      for (int s : step.free) slots[s].reset();
+      for (int s : step.free) {
+        keep(s, slots[s]);
+        slots[s].reset();
+      }
     }
+    for (int s : final_views_) allocate(slots, s);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }
+  for (size_t s = 0; s < slots.size(); ++s) keep(static_cast<int>(s), slots[s]);
   Ref result = check(PyTuple_New(static_cast<Py_ssize_t>(output_slots_.size())));
   for (size_t k = 0; k < output_slots_.size(); ++k) {
     PyObject* item = output_input_position_[k] >= 0 ? Py_NewRef(args[output_input_position_[k]]) : THPVariable_Wrap(slots[output_slots_[k]]);
@@ -592,10 +486,10 @@ PyTypeObject* executor_type() {
 }  // namespace
 
 Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                  std::vector<cache::KernelFn> kernels) {
+                  std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
   std::unique_ptr<Executor> impl;
   try {
-    impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels));
+    impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels), options);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }

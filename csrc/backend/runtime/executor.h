@@ -2,6 +2,7 @@
 // binds inputs and constants, allocates buffers, runs kernels and extern aten ops, frees early.
 // Assumes the kernels were compiled from this program's Kernel steps, in step order.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,14 @@
 
 namespace cdynamo::runtime {
 
+struct ExecutorOptions {
+  // Storage of buffers of at least this many bytes is kept between calls and reused once nobody
+  // else holds it (an output the caller dropped, an intermediate): fresh large allocations are
+  // mmap'ed by malloc and page-faulted on first touch, which costs more than the kernel itself.
+  // 0 disables reuse.
+  int64_t reuse_min_bytes = int64_t{16} << 20;
+};
+
 // Builds the callable. kernels[k] is the entry point of the k-th Kernel step. constants bind
 // Constant buffers by name to tensors (any object torch accepts as a tensor).
 // Calling it with the program's inputs (tensors, positionally) returns a tuple of its outputs.
@@ -18,7 +27,7 @@ namespace cdynamo::runtime {
 // Ownership contract: borrows nothing past the call except what it copies into the executor
 // (new references to the constants); returns a new reference. Throws on error (GIL held).
 Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                  std::vector<cache::KernelFn> kernels);
+                  std::vector<cache::KernelFn> kernels, ExecutorOptions options = {});
 
 // True if obj is an executor made by make_executor.
 bool is_executor(Handle obj);

@@ -18,7 +18,7 @@ class CodeWriter {
   }
   // Writes `header {` and indents; close() writes the matching `}` (plus an optional suffix).
   void open(const std::string& header) {
-    line(header + " {");
+    line(header.empty() ? "{" : header + " {");
     ++indent_;
   }
   void close(const std::string& suffix = "") {

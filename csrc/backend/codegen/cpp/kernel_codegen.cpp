@@ -63,12 +63,6 @@ ParallelPlan choose_parallel(const KernelPlan& plan) {
   return pp;
 }
 
-std::string identifier(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return out;
-}
-
 bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 bool is_arg(ReductionType t) { return t == ReductionType::ArgMax || t == ReductionType::ArgMin; }
 
@@ -83,6 +77,13 @@ DType accumulator_dtype(const NodePlan& node) {
       if (b == DType::Bool) return DType::UInt8;  // masks compare as -1 < 0
       return is_reduced_float(b) ? DType::Float32 : b;
     }
+    case ReductionType::Sum:
+      // Sums of 32-bit and narrower floats add in double: as cheap as float for a memory-bound
+      // loop, and more accurate than torch's cascade summation (a float accumulator drifts by
+      // about n/lanes ulps). Prod stays in the output's precision: a double product could survive
+      // an overflow that eager's float product does not.
+      if (ir::is_floating(node.out_dtype)) return DType::Float64;
+      return node.out_dtype;
     default: return is_reduced_float(node.out_dtype) ? DType::Float32 : node.out_dtype;
   }
 }
@@ -216,22 +217,72 @@ class KernelEmitter {
     const Width width = ve_.width();
     const DType acc_dtype = accumulator_dtype(node);
     const bool arg = is_arg(node.reduction);
+    const std::string acc = w_.fresh("acc");
+    declare(node, width, acc);
+    const int64_t chunks = split_chunks();
+    if (chunks > 1) {
+      // One reduction over many elements (nothing else to share out): fixed chunks of the
+      // outermost r loop run in parallel into partial results, combined in chunk order so the
+      // result does not depend on the thread count.
+      const LoopDim& outer = plan_.rdims.front();
+      const int64_t size = outer.size.const_value();
+      const int64_t block = ceil_div(ceil_div(size, chunks), kMaxLanes) * kMaxLanes;
+      const int64_t n = ceil_div(size, block);
+      const std::string ct = compute_type(acc_dtype);
+      w_.line(ct + " " + acc + "_part[" + std::to_string(n) + "];");
+      if (arg) w_.line("int64_t " + acc + "_part_i[" + std::to_string(n) + "];");
+      w_.pragma("omp parallel for");
+      w_.open("for (int64_t cd_c = 0; cd_c < " + std::to_string(n) + "; ++cd_c)");
+      const std::string part = w_.fresh("acc");
+      declare(node, Width::Scalar, part);
+      accumulate(node, part, "cd_c * " + std::to_string(block), "cd_min(cd_c * " + std::to_string(block) + " + " +
+                                                                   std::to_string(block) + ", " + std::to_string(size) + ")");
+      w_.line(acc + "_part[cd_c] = " + part + ";");
+      if (arg) w_.line(acc + "_part_i[cd_c] = " + part + "_i;");
+      w_.close();
+      w_.line("for (int64_t cd_c = 0; cd_c < " + std::to_string(n) + "; ++cd_c) " +
+              scalar_combine(node.reduction, acc, acc + "_i", acc + "_part[cd_c]", acc + "_part_i[cd_c]"));
+    } else {
+      accumulate(node, acc, "0", plan_.rdims.empty() ? "" : plan_.rdims.front().size.str());
+    }
+    if (arg) return {acc + "_i", DType::Int64, width};
+    return {acc, acc_dtype, width};
+  }
+
+  // Chunks for a parallel split of the outermost r loop: only for a kernel without i loops whose
+  // single reduction loop is long; 0 otherwise.
+  int64_t split_chunks() const {
+    if (!plan_.idims.empty() || plan_.rdims.empty() || ve_.width() != Width::Scalar) return 0;
+    double work = 1;
+    for (const LoopDim& d : plan_.rdims) work *= static_cast<double>(d.size.const_value());
+    const int64_t outer = plan_.rdims.front().size.const_value();
+    if (work < 4 * kParallelMinWork || outer < 2 * kMaxLanes) return 0;
+    return std::min<int64_t>(kParallelChunks, outer / kMaxLanes);
+  }
+
+  // Declares accumulator `name` (and name_i for arg*) of width `wd`, set to the initial value.
+  void declare(const NodePlan& node, Width wd, const std::string& name) {
+    const DType acc_dtype = accumulator_dtype(node);
     const std::string init = initial_value(node.reduction, acc_dtype);
-    const std::string acc = w_.fresh("acc"), acc_i = acc + "_i";
-    auto declare = [&](Width wd, const std::string& name) {
-      if (wd == Width::Scalar) {
-        w_.line(compute_type(acc_dtype) + " " + name + " = " + init + ";");
-        if (arg) w_.line("int64_t " + name + "_i = INT64_MAX;");
-      } else {
-        std::string lanes = acc_dtype == DType::Bool ? "(" + init + ") ? -1 : 0" : init;
-        w_.line(vector_type(acc_dtype) + " " + name + " = cd_vbcast<" + vector_type(acc_dtype) + ">(" + lanes + ");");
-        if (arg) w_.line("cd_vi64 " + name + "_i = cd_vbcast<cd_vi64>(INT64_MAX);");
-      }
-    };
-    declare(width, acc);
+    if (wd == Width::Scalar) {
+      w_.line(compute_type(acc_dtype) + " " + name + " = " + init + ";");
+      if (is_arg(node.reduction)) w_.line("int64_t " + name + "_i = INT64_MAX;");
+    } else {
+      std::string lanes = acc_dtype == DType::Bool ? "(" + init + ") ? -1 : 0" : init;
+      w_.line(vector_type(acc_dtype) + " " + name + " = cd_vbcast<" + vector_type(acc_dtype) + ">(" + lanes + ");");
+      if (is_arg(node.reduction)) w_.line("cd_vi64 " + name + "_i = cd_vbcast<cd_vi64>(INT64_MAX);");
+    }
+  }
+
+  // The r loops into accumulator `acc` (declared, of the current width); the outermost r loop
+  // runs over [lo, hi). In a scalar scope with VecMode::Reduction the innermost r loop is
+  // vectorized into a vector accumulator folded into acc at the end.
+  void accumulate(const NodePlan& node, const std::string& acc, const std::string& lo, const std::string& hi) {
+    const Width width = ve_.width();
+    const DType acc_dtype = accumulator_dtype(node);
     const bool vector_r = width == Width::Scalar && plan_.vec == VecMode::Reduction;
     const std::string vacc = vector_r ? w_.fresh("vacc") : "";
-    if (vector_r) declare(Width::Vector, vacc);
+    if (vector_r) declare(node, Width::Vector, vacc);
 
     std::vector<Expr> rvars, rsizes;
     for (const LoopDim& d : plan_.rdims) {
@@ -257,15 +308,24 @@ class KernelEmitter {
     w_.open("");  // the r loop variables are local to this reduction
     const size_t m = plan_.rdims.size();
     const size_t scalar_loops = vector_r ? m - 1 : m;
-    for (size_t k = 0; k < scalar_loops; ++k) open_loop(plan_.rdims[k]);
+    auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
+      if (k == 0) return {lo, hi};
+      return {"0", plan_.rdims[k].size.str()};
+    };
+    for (size_t k = 0; k < scalar_loops; ++k) {
+      auto [from, to] = bounds(k);
+      const std::string& v = plan_.rdims[k].var;
+      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
+    }
     const std::string ivar = width == Width::Vector ? plan_.idims.back().var : "";
     if (vector_r) {
       const LoopDim& last = plan_.rdims.back();
-      w_.line("int64_t " + last.var + " = 0;");
-      w_.open("for (; " + last.var + " + CD_VLEN <= " + last.size.str() + "; " + last.var + " += CD_VLEN)");
+      auto [from, to] = bounds(m - 1);
+      w_.line("int64_t " + last.var + " = " + from + ";");
+      w_.open("for (; " + last.var + " + CD_VLEN <= " + to + "; " + last.var + " += CD_VLEN)");
       step(Width::Vector, last.var, vacc);
       w_.close();
-      w_.open("for (; " + last.var + " < " + last.size.str() + "; ++" + last.var + ")");
+      w_.open("for (; " + last.var + " < " + to + "; ++" + last.var + ")");
       step(Width::Scalar, "", acc);
       w_.close();
     } else {
@@ -275,11 +335,9 @@ class KernelEmitter {
     w_.close();
     if (vector_r) {
       std::string lane = acc_dtype == DType::Bool ? "(" + vacc + "[cd_l] != 0)" : vacc + "[cd_l]";
-      std::string combine = scalar_combine(node.reduction, acc, acc_i, lane, vacc + "_i[cd_l]");
+      std::string combine = scalar_combine(node.reduction, acc, acc + "_i", lane, vacc + "_i[cd_l]");
       w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) " + combine);
     }
-    if (arg) return {acc_i, DType::Int64, width};
-    return {acc, acc_dtype, width};
   }
 
   const KernelPlan& plan_;
@@ -305,26 +363,26 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& ke
   std::vector<std::string> declarations;
   for (size_t k = 0; k < plan.args.size(); ++k) {
     const KernelArg& a = plan.args[k];
-    std::string name = "p" + std::to_string(k) + "_" + identifier(a.buffer);
+    std::string name = "b" + std::to_string(k);
     std::string type = (a.written ? "" : "const ") + storage_type(a.dtype) + "*";
     std::string qual = a.may_alias ? " " : " __restrict__ ";
-    declarations.push_back(type + qual + name + " = reinterpret_cast<" + type + ">(buffers[" + std::to_string(k) + "]);  // " +
-                           a.buffer + ", " + ir::dtype_name(a.dtype) + (a.written ? ", written" : ", read"));
+    declarations.push_back(type + qual + name + " = reinterpret_cast<" + type + ">(buffers[" + std::to_string(k) + "]);" +
+                           (a.written ? "  // written" : ""));
     pointers[a.buffer] = name;
     dtypes[a.buffer] = a.dtype;
   }
   KernelEmitter emitter(plan, pointers, dtypes);
   CodeWriter& w = emitter.writer();
-  w.line("// " + kernel.name + ": generated by cdynamo's C++ backend; " + mode_name(plan.vec) + ".");
+  w.line(std::string("// A kernel generated by cdynamo's C++ backend; ") + mode_name(plan.vec) + ".");
   std::string loops = "// loops:";
   for (const LoopDim& d : plan.idims) loops += " " + d.var + "<" + d.size.str();
   for (const LoopDim& d : plan.rdims) loops += " " + d.var + "<" + d.size.str();
   w.line(loops);
-  w.line(std::string("#include \"") + kPreludeFileName + "\"");
+  w.line(std::string("#include <") + kPreludeFileName + ">");
   w.line("");
   w.line("// Ownership contract: buffers holds " + std::to_string(plan.args.size()) +
          " borrowed storage pointers (inputs, outputs, locals); nothing is retained after the call.");
-  w.open("extern \"C\" __attribute__((visibility(\"default\"))) void " + kernel.name + "(char** buffers)");
+  w.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) void ") + kKernelSymbol + "(char** buffers)");
   for (const std::string& d : declarations) w.line(d);
   emitter.emit_loops();
   w.close();

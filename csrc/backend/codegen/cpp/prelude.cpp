@@ -114,13 +114,27 @@ template <class T> CD_INLINE T cd_abs(T x) {
   else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
   else return x < 0 ? (T)-x : x;
 }
+// torch.sign: 0 for NaN and for both zeros.
 template <class T> CD_INLINE T cd_sign(T x) {
   if constexpr (std::is_same_v<T, bool>) return x;
-  else if constexpr (std::is_floating_point_v<T>) { if (x != x) return x; return (T)((T(0) < x) - (x < T(0))); }
   else return (T)((T(0) < x) - (x < T(0)));
 }
 template <class T> CD_INLINE T cd_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <class T> CD_INLINE T cd_rsqrt(T x) { return T(1) / std::sqrt(x); }
+
+// Integer division that cannot trap: x86 faults on a zero divisor and on INT_MIN / -1, which
+// would kill the whole process (eager raises ZeroDivisionError before dividing; a kernel has no
+// way to raise). A zero divisor gives 0; INT_MIN / -1 wraps.
+template <class T> CD_INLINE T cd_idiv(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed_v<T>) if (b == T(-1)) return (T)(T(0) - a);
+  return (T)(a / b);
+}
+template <class T> CD_INLINE T cd_imod(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed_v<T>) if (b == T(-1)) return T(0);
+  return (T)(a % b);
+}
 
 // a // b: Python floor division. Floating point follows c10's div_floor_floating.
 template <class T> CD_INLINE T cd_div_floor(T a, T b) {
@@ -136,8 +150,8 @@ template <class T> CD_INLINE T cd_div_floor(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return a;
   } else {
-    T q = (T)(a / b);
-    if constexpr (std::is_signed_v<T>) q = (T)(q - (T)((a % b != 0) && ((a < 0) != (b < 0))));
+    T q = cd_idiv(a, b);
+    if constexpr (std::is_signed_v<T>) q = (T)(q - (T)((cd_imod(a, b) != 0) && ((a < 0) != (b < 0))));
     return q;
   }
 }
@@ -150,13 +164,13 @@ template <class T> CD_INLINE T cd_remainder(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return false;
   } else {
-    T r = (T)(a % b);
+    T r = cd_imod(a, b);
     if constexpr (std::is_signed_v<T>) if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
     return r;
   }
 }
 template <class T> CD_INLINE T cd_fmod(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b); else return (T)(a % b);
+  if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b); else return cd_imod(a, b);
 }
 template <class T> CD_INLINE T cd_pow(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -446,8 +460,7 @@ template <class V> CD_INLINE cd_vmask cd_visinf(V x) {
 }
 template <class V> CD_INLINE V cd_vsign(V x) {
   V zero = cd_vbcast<V>(0), one = cd_vbcast<V>(1);
-  V s = ((zero < x) ? one : zero) - ((x < zero) ? one : zero);
-  return (x != x) ? x : s;
+  return ((zero < x) ? one : zero) - ((x < zero) ? one : zero);  // NaN: 0, as torch.sign
 }
 )CDPRELUDE";
 

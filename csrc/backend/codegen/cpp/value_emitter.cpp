@@ -388,7 +388,7 @@ Value ValueEmitter::emit_op(const ir::ScalarNode& n, std::vector<Value> args) {
       case ScalarOp::Add: return "(" + ct + ")(" + a[0] + " + " + a[1] + ")";
       case ScalarOp::Sub: return "(" + ct + ")(" + a[0] + " - " + a[1] + ")";
       case ScalarOp::Mul: return "(" + ct + ")(" + a[0] + " * " + a[1] + ")";
-      case ScalarOp::Div: return "(" + ct + ")(" + a[0] + " / " + a[1] + ")";
+      case ScalarOp::Div: return fl ? "(" + ct + ")(" + a[0] + " / " + a[1] + ")" : "cd_idiv(" + a[0] + ", " + a[1] + ")";
       case ScalarOp::FloorDiv: return "cd_div_floor(" + a[0] + ", " + a[1] + ")";
       case ScalarOp::Remainder: return "cd_remainder(" + a[0] + ", " + a[1] + ")";
       case ScalarOp::Fmod: return "cd_fmod(" + a[0] + ", " + a[1] + ")";
@@ -444,7 +444,7 @@ Value ValueEmitter::emit_op(const ir::ScalarNode& n, std::vector<Value> args) {
       case ScalarOp::Add: vexpr = d == DType::Bool ? "(" + x + " | " + y + ")" : "(" + x + " + " + y + ")"; break;
       case ScalarOp::Mul: vexpr = d == DType::Bool ? "(" + x + " & " + y + ")" : "(" + x + " * " + y + ")"; break;
       case ScalarOp::Sub: if (d != DType::Bool) vexpr = "(" + x + " - " + y + ")"; break;
-      case ScalarOp::Div: if (d != DType::Bool) vexpr = "(" + x + " / " + y + ")"; break;
+      case ScalarOp::Div: if (fl) vexpr = "(" + x + " / " + y + ")"; break;  // integers: lane by lane, guarded
       case ScalarOp::Pow: if (fl) vexpr = "cd_vpow(" + x + ", " + y + ")"; break;
       case ScalarOp::Atan2: if (fl) vexpr = "cd_vatan2(" + x + ", " + y + ")"; break;
       case ScalarOp::Maximum: vexpr = d == DType::Bool ? "(" + x + " | " + y + ")" : "cd_vmaximum(" + x + ", " + y + ")"; break;
