@@ -85,6 +85,7 @@ Handle compiled_or_null(AsyncState& s, bool calling) {
     try {
       s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels, s.executor_options);
       s.constants.clear();
+      s.fallback.reset();  // it may hold a whole module's parameters; never needed again
       return s.compiled;
     } catch (const PythonError&) {
       throw;
