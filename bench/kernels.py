@@ -109,13 +109,14 @@ def main():
     row("cdynamo (returns a new tensor)", t_fn, s_fn, nbytes, t_eager)
     scratch = x.clone()
     t_in, s_in = timeit(lambda: inplace(scratch), args.repeat)
-    row("cdynamo kernel, in place (no allocation)", t_in, s_in, nbytes, t_eager)
+    row("cdynamo in place (half the footprint: caches)", t_in, s_in, nbytes, t_eager)
     with config.patch(reuse_large_buffers=False):
         fresh = T.compile_program(unary_program(n, axpb()))
     t_fresh, s_fresh = timeit(lambda: fresh(x), args.repeat)
     row("cdynamo, fresh output every call", t_fresh, s_fresh, nbytes, t_eager)
-    print(f"  kernel vs copy_: {t_copy / t_in * 100:.0f}% of measured bandwidth (in place), "
-          f"{t_copy / t_fn * 100:.0f}% (new tensor); compile {compile_s:.2f} s")
+    # copy_ and the compiled call touch the same 2 x 64 MB (input and a reused output): comparable.
+    print(f"  cdynamo reaches {t_copy / t_fn * 100:.0f}% of copy_'s bandwidth (median), "
+          f"{s_copy[0] / s_fn[0] * 100:.0f}% (best of each); compile {compile_s:.2f} s")
     if args.torch_compile:
         tc = torch.compile(lambda a: a * 2 + 1)
         t0 = time.perf_counter()

@@ -29,7 +29,8 @@ cache::CacheOptions options_from_config() {
   Ref dir = config_value("cache_dir");
   if (dir.ptr() != Py_None) {
     Ref path = check(PyOS_FSPath(dir.ptr()));
-    options.cache_dir = to_std_string(path);
+    Ref expanded = call_helper("os.path", "expanduser", {path});  // "~/cache" as users write it
+    options.cache_dir = to_std_string(expanded);
   }
   if (options.cache_dir.empty()) {
     const char* env = std::getenv("CDYNAMO_CACHE_DIR");
@@ -85,6 +86,7 @@ Handle compiled_or_null(AsyncState& s, bool calling) {
     try {
       s.compiled = make_executor(std::move(s.program), s.constants, s.job->kernels, s.executor_options);
       s.constants.clear();
+      s.fallback.reset();  // it may hold a whole module's parameters; never needed again
       return s.compiled;
     } catch (const PythonError&) {
       throw;

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import weakref
 
 import pytest
 import torch
@@ -167,6 +168,9 @@ def test_async_compile_runs_eagerly_then_switches(tmp_path):
     check(fn(x), x, 7.5)
     check(fn(x), x, 7.5)
     assert calls == [1]  # compiled code answered the later calls
+    probe = weakref.ref(eager)
+    del eager
+    assert probe() is None  # the fallback (maybe a whole module) is released once compiled code runs
     # without a fallback (or with the knob off) compiling is synchronous
     with config.patch(cache_dir=str(tmp_path), async_compile=True):
         sync = T.compile_program(program(2, tag=7.5))

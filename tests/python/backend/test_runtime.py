@@ -79,6 +79,39 @@ def test_extern_keywords_tensor_lists_dtypes_and_layout_fixups():
     assert t.is_contiguous() and torch.equal(t, ref.t()) and torch.equal(s, -ref.t())
 
 
+def test_extern_constants_of_every_schema_type():
+    a, b = torch.randn(4, 6), torch.randn(4, 6) + 3
+    kinds = [("f", torch.float64), ("d", f32), ("s", f32), ("l", f32), ("p", f32), ("e", f32), ("m", f32)]
+    prog = {
+        "buffers": [like("a", a), like("b", b)] + [buffer(n, [4, 6], "output", dt) for n, dt in kinds],
+        "outputs": [n for n, _ in kinds],
+        "steps": [
+            # dtype, layout, device, bool, memory format (keywords)
+            {"extern": "aten::_to_copy", "args": ["a", {"name": "dtype", "constant": "torch.float64"},
+                                                  {"name": "layout", "constant": "torch.strided"},
+                                                  {"name": "device", "constant": "device(type='cpu')"},
+                                                  {"name": "pin_memory", "constant": "False"},
+                                                  {"name": "memory_format", "constant": "torch.contiguous_format"}],
+             "outputs": ["f"]},
+            {"extern": "aten::div", "overload": "Tensor_mode", "args": ["a", "b", {"name": "rounding_mode", "constant": "'floor'"}],
+             "outputs": ["d"]},  # a string
+            {"extern": "aten::add", "overload": "Tensor", "args": ["a", "b", {"name": "alpha", "constant": 2.5}], "outputs": ["s"]},  # Scalar
+            {"extern": "aten::leaky_relu", "args": ["a", 0.25], "outputs": ["l"]},
+            {"extern": "aten::pow", "overload": "Tensor_Scalar", "args": ["b", 2], "outputs": ["p"]},  # an int Scalar
+            {"extern": "aten::elu", "args": ["a", 1.5, 1, 1], "outputs": ["e"]},
+            {"extern": "aten::clamp", "args": ["a", None, {"constant": "0.5"}], "outputs": ["m"]},  # None for Scalar?
+        ],
+    }
+    f, d, s_, l_, p, e, m = T.run_program(prog, [a, b])
+    assert f.dtype == torch.float64 and torch.equal(f, a.double())
+    assert torch.equal(d, torch.div(a, b, rounding_mode="floor"))
+    assert torch.equal(s_, torch.add(a, b, alpha=2.5))
+    assert torch.equal(l_, torch.nn.functional.leaky_relu(a, 0.25))
+    assert torch.equal(p, b ** 2)
+    assert torch.equal(e, torch.nn.functional.elu(a, 1.5))
+    assert torch.equal(m, a.clamp(max=0.5))
+
+
 def test_extern_errors_are_clear():
     a = torch.randn(3, 4)
     bad_op = {"buffers": [like("a", a), buffer("y", [3, 4], "output")], "outputs": ["y"],
