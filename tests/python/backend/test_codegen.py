@@ -234,7 +234,7 @@ def test_any_all_prod_xorsum():
         "steps": [{"kernel": "kernel0", "ranges": [9], "reduction_ranges": [50], "nodes": [
             {"reduction": "any", "type": "Any", "body": L("b", "i0*50 + r0", torch.bool)},
             {"reduction": "all", "type": "All", "body": L("b", "i0*50 + r0", torch.bool)},
-            {"reduction": "anyf", "type": "Any", "body": L("f", "i0*50 + r0")},
+            {"reduction": "anyf", "type": "Any", "body": op("Cast", torch.bool, L("f", "i0*50 + r0"))},
             {"reduction": "prod", "type": "Prod", "body": L("i", "i0*50 + r0", torch.int64)},
             {"reduction": "xor", "type": "XorSum", "body": L("i", "i0*50 + r0", torch.int64)},
             {"reduction": "fprod", "type": "Prod", "body": op("Cast", torch.float64, op("Add", f32, L("f", "i0*50 + r0"), C(1.0)))},

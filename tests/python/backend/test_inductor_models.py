@@ -10,7 +10,7 @@ from cdynamo.utils import counters
 
 pytest.importorskip("cdynamo.inductor")
 
-from tests.python.backend.models import TinyGPT  # noqa: E402
+from inductor_models import TinyGPT  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
