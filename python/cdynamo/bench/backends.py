@@ -47,6 +47,7 @@ class BackendSpec:
             from . import models
 
             cdynamo.lookup_backend(self.backend)
+            import torch._subclasses.fake_tensor  # noqa: F401  (its tracer's metadata engine)
             # cdynamo never traces its own package; the microbenchmark modules live in it.
             if models.__file__ not in cdynamo.config.trace_dirs:
                 cdynamo.config.trace_dirs.append(models.__file__)

@@ -171,8 +171,9 @@ def build_timm_vit_base(small=False):
 
 
 def _hf_model(model_class_name, config_class_name, **config_fields):
-    """A transformers model from a config with random weights, returning tuples (return_dict off)
-    and without a KV cache or dropout, so every backend computes the same thing."""
+    """A transformers model from a config with random weights, without a KV cache or dropout, so
+    every backend computes the same thing. Outputs stay ModelOutput (a dict): transformers 5's
+    heads read their base model's output by attribute, so return_dict=False breaks them."""
     import transformers
 
     config = getattr(transformers, config_class_name)(**config_fields)
@@ -180,7 +181,6 @@ def _hf_model(model_class_name, config_class_name, **config_fields):
         if "drop" in key and isinstance(value, float):
             setattr(config, key, 0.0)
     config.use_cache = False
-    config.return_dict = False
     torch.manual_seed(SEED)
     model = getattr(transformers, model_class_name)(config)
     return _without_dropout(model)

@@ -77,7 +77,6 @@ def compile_phase(run, pristine_model, inputs, reference, task, cache_root):
     """Cold compile (empty caches), warm compile (in-memory caches reset, disk caches kept),
     accuracy of the first result against the fp64 reference, graphs and breaks, peak memory."""
     spec, record, device, train = run.spec, run.record, task["device"], task["mode"] == "train"
-    spec.prepare()
     model = copy.deepcopy(pristine_model)
     spec.set_cache_dir(tempfile.mkdtemp(prefix=spec.name.replace(":", "-") + "-", dir=cache_root))
     spec.reset_in_memory()
@@ -186,9 +185,19 @@ def run_task(task, write_record):
             write_record(run.record)
         return
 
+    # Every system's modules are imported before any is measured: whichever came first would
+    # otherwise pay for importing what they share (fx, fake tensors, AOTAutograd).
+    for run in runs:
+        try:
+            run.spec.prepare()
+        except Exception as error:  # noqa: BLE001
+            run.fail(error, "import")
     cache_root = tempfile.mkdtemp(prefix="cdynamo-bench-cache-")
     try:
         for run in runs:
+            if run.record["status"] == "error":
+                write_record(dict(run.record, phase="compiled"))
+                continue
             try:
                 compile_phase(run, model, inputs, reference, task, cache_root)
             except Exception as error:  # noqa: BLE001
