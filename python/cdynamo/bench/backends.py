@@ -35,7 +35,7 @@ class BackendSpec:
         except ImportError as error:  # e.g. the extension is not built for this interpreter
             return False, f"cdynamo does not import: {error}"
         if self.backend not in cdynamo.list_backends(exclude_tags=()):
-            return False, f"backend not registered in cdynamo (has {', '.join(cdynamo.list_backends())})"
+            return False, f"{self.backend!r} not in cdynamo.list_backends()"
         return True, ""
 
     def prepare(self):

@@ -226,8 +226,46 @@ def markdown_table(summary):
     return "\n".join(lines) + "\n"
 
 
+def _pivot_cell(row, value_key, spec, suffix):
+    status = row.get("status")
+    if status == "skipped":
+        return "skipped"
+    if status == "error":
+        return "error"
+    value = row.get(value_key)
+    text = _fmt(value, spec, suffix)
+    if status == "graph_breaks":
+        text += f" ({row.get('graph_breaks')} breaks)"
+    elif status == "fallback":
+        text += " (ran eagerly)"
+    return text
+
+
+def markdown_pivot(summary, value_key="speedup", spec=".2f", suffix="×"):
+    """One line per model and mode, one column per backend: the speedup (or another value) with
+    graph breaks noted; the compact table for a README."""
+    backends = [b for b in summary["backends"] if b != "eager"]
+    header = "| model | eager ms | " + " | ".join(backends) + " |"
+    lines = [header, "|---" * (len(backends) + 2) + "|"]
+    groups = {}
+    for row in summary["rows"]:
+        groups.setdefault((row["model"], row.get("mode", "infer")), {})[row["backend"]] = row
+    for (model, mode), by_backend in groups.items():
+        label = model if mode == "infer" else f"{model} ({mode})"
+        eager_ms = next((r.get("eager_time_ms") for r in by_backend.values() if r.get("eager_time_ms")), None)
+        cells = [_pivot_cell(by_backend[b], value_key, spec, suffix) if b in by_backend else "—" for b in backends]
+        lines.append(f"| {label} | {_fmt(eager_ms, '.2f')} | " + " | ".join(cells) + " |")
+    geomean_cells = [
+        _fmt(summary["geomeans"][b][value_key], spec, suffix) if value_key in summary["geomeans"][b] else ""
+        for b in backends
+    ]
+    if value_key in ("speedup", "cold_compile_s", "warm_compile_s"):
+        lines.append("| **geomean** | | " + " | ".join(geomean_cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 __all__ = [
     "ALL_BACKENDS", "CSV_FIELDS", "KEY_FIELDS", "append_history", "append_records", "geomean",
-    "history_entry", "is_done", "latest_records", "load_history", "load_records", "markdown_table",
+    "history_entry", "is_done", "latest_records", "load_history", "load_records", "markdown_pivot", "markdown_table",
     "read_csv", "record_key", "summarize", "with_speedups", "write_csv", "write_json",
 ]

@@ -250,6 +250,11 @@ def write_outputs(out_dir, summary, run_info, history_path, append_history=True)
     report.write_csv(os.path.join(out_dir, "results.csv"), summary["rows"])
     report.write_json(os.path.join(out_dir, "results.json"), summary, run_info)
     with open(os.path.join(out_dir, "results.md"), "w") as markdown:
+        markdown.write("## Speedup over eager (median; graph breaks noted)\n\n")
+        markdown.write(report.markdown_pivot(summary, "speedup", ".2f", "×"))
+        markdown.write("\n## Cold compile, seconds (first call, empty caches)\n\n")
+        markdown.write(report.markdown_pivot(summary, "cold_compile_s", ".2f", ""))
+        markdown.write("\n## Every measurement\n\n")
         markdown.write(report.markdown_table(summary))
     if append_history and summary["rows"]:
         report.append_history(history_path, report.history_entry(summary, run_info))
