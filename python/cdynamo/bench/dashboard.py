@@ -24,24 +24,52 @@ def _label(row):
     return row["model"] if row.get("mode", "infer") == "infer" else f"{row['model']} ({row['mode']})"
 
 
+def _drawable(value):
+    return value is not None and value > 0 and math.isfinite(value)
+
+
+def _color(backend):
+    """A fixed colour per backend, the same in every plot and every run."""
+    from .backends import ALL_BACKENDS
+
+    palette = ["#777777", "#1f77b4", "#17becf", "#2ca02c", "#ff7f0e", "#d62728"]
+    index = ALL_BACKENDS.index(backend) if backend in ALL_BACKENDS else len(palette) + hash(backend) % 4
+    return palette[index] if index < len(palette) else None
+
+
+def _plain_log_axis(axes):
+    """Log scale labelled 0.5, 1, 2 rather than 5×10⁻¹; minor ticks labelled only when the axis
+    spans less than a decade (otherwise their labels overlap). Call after drawing."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axes.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    axes.yaxis.set_major_formatter(plain)
+    low, high = axes.get_ylim()
+    axes.yaxis.set_minor_formatter(plain if high / max(low, 1e-12) < 10 else NullFormatter())
+    axes.tick_params(axis="y", which="minor", labelsize="x-small")
+
+
 def _grouped_bars(pyplot, path, rows, backends, value_of, ylabel, title, log=True, reference_line=None):
     """Bars per (model, mode) group, one per backend; nothing drawn for missing values."""
     labels = list(dict.fromkeys(_label(row) for row in rows))
     by_key = {(_label(row), row["backend"]): value_of(row) for row in rows}
+    # Backends with nothing to draw (skipped, all errors) stay out of the legend.
+    backends = [b for b in backends if any(_drawable(by_key.get((label, b))) for label in labels)]
     width = 0.8 / max(1, len(backends))
     figure, axes = pyplot.subplots(figsize=(max(6, 1.1 * len(labels) + 2), 4.5))
     for i, backend in enumerate(backends):
         positions, heights = [], []
         for j, label in enumerate(labels):
             value = by_key.get((label, backend))
-            if value is not None and value > 0 and math.isfinite(value):
+            if _drawable(value):
                 positions.append(j + (i - (len(backends) - 1) / 2) * width)
                 heights.append(value)
-        axes.bar(positions, heights, width, label=backend)
+        axes.bar(positions, heights, width, label=backend, color=_color(backend))
     if reference_line is not None:
         axes.axhline(reference_line, color="black", linewidth=0.8)
     if log:
-        axes.set_yscale("log")
+        _plain_log_axis(axes)
     axes.set_xticks(range(len(labels)))
     axes.set_xticklabels(labels, rotation=30, ha="right")
     axes.set_ylabel(ylabel)
@@ -78,7 +106,7 @@ def make_plots(summary, history, plot_dir):
     geomeans = [(b, summary["geomeans"][b]["speedup"]) for b in compiled_backends if summary["geomeans"][b]["speedup"]]
     if geomeans:
         figure, axes = pyplot.subplots(figsize=(6, 3.5))
-        axes.bar([b for b, _ in geomeans], [v for _, v in geomeans], color="tab:blue")
+        axes.bar([b for b, _ in geomeans], [v for _, v in geomeans], color=[_color(b) for b, _ in geomeans])
         axes.axhline(1.0, color="black", linewidth=0.8)
         for i, (_, value) in enumerate(geomeans):
             axes.annotate(f"{value:.2f}×", (i, value), ha="center", va="bottom")
@@ -98,7 +126,7 @@ def make_plots(summary, history, plot_dir):
                 if (entry["geomeans"].get(backend) or {}).get("speedup")
             ]
             if points:
-                axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=backend)
+                axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=backend, color=_color(backend))
         axes.axhline(1.0, color="black", linewidth=0.8)
         axes.set_xticks(range(len(history)))
         axes.set_xticklabels([entry.get("time", "")[:16] for entry in history], rotation=30, ha="right", fontsize="small")
