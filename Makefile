@@ -37,9 +37,8 @@ bench: build
 # e.g. make bench-suite BENCH_ARGS="--quick".
 BENCH_VENV := .venv-bench
 BENCH_ARGS ?=
-bench-suite: build
-	if [ -x $(BENCH_VENV)/bin/python ]; then $(MAKE) $(BENCH_VENV)/.cdynamo-installed && \
-	  $(BENCH_VENV)/bin/python -m cdynamo.bench $(BENCH_ARGS); \
+bench-suite: build $(if $(wildcard $(BENCH_VENV)/bin/python),$(BENCH_VENV)/.cdynamo-installed)
+	if [ -x $(BENCH_VENV)/bin/python ]; then $(BENCH_VENV)/bin/python -m cdynamo.bench $(BENCH_ARGS); \
 	else PYTHONPATH=python $(PY) -m cdynamo.bench $(BENCH_ARGS); fi
 
 # Creates .venv-bench (about 5.5 GB) and installs cdynamo into it; reinstalls when sources change.

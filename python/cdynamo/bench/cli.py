@@ -31,7 +31,7 @@ def build_parser():
     parser.add_argument("--quick", action="store_true", help="the three microbenchmarks and two small models (under 10 min on 2 cores)")
     parser.add_argument("--small", action="store_true", help="small sizes of every model: a smoke test, not a benchmark")
     parser.add_argument("--out", default=os.path.join("bench", "results", "suite"), help="output directory (default: %(default)s)")
-    parser.add_argument("--fresh", action="store_true", help="start over instead of skipping model/backend pairs already measured")
+    parser.add_argument("--fresh", action="store_true", help="measure the selected models again instead of skipping pairs already measured (other models' results stay)")
     parser.add_argument("--repeats", type=int, default=9, help="timed repeats per backend (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=3, help="warm-up calls before timing (default: %(default)s)")
     parser.add_argument("--min-repeat-s", type=float, default=0.1, help="each repeat runs enough calls to last this long")

@@ -159,6 +159,19 @@ def cpu_name():
     return platform.processor()
 
 
+def forget_results(results_path, model_names, config):
+    """--fresh: drops the records of these models under this configuration, so they are measured
+    again; other models' results stay. The file as it was is kept as results.jsonl.old."""
+    records = report.load_records(results_path)
+    os.replace(results_path, results_path + ".old")
+    kept = [
+        record for record in records
+        if record.get("model") not in model_names
+        or any(record.get(field) != value for field, value in config.items())
+    ]
+    report.append_records(results_path, kept)
+
+
 def run_suite(options):
     """Runs what is not done yet, then writes every output. Returns the summary."""
     import torch
@@ -166,11 +179,11 @@ def run_suite(options):
     os.makedirs(os.path.join(options.out, "logs"), exist_ok=True)
     results_path = os.path.join(options.out, "results.jsonl")
     history_path = options.history or os.path.join(options.out, "history.jsonl")
-    if options.fresh and os.path.exists(results_path):
-        os.replace(results_path, results_path + ".old")
     run_id = time.strftime("%Y%m%d-%H%M%S")
-
     specs = select_models(options.models, options.quick)
+    config = _config_fields(options)
+    if options.fresh and os.path.exists(results_path):
+        forget_results(results_path, {spec.name for spec in specs}, config)
     backends = order_backends(options.backends or default_backends())
     available, unavailable = [], {}
     for name in backends:
@@ -180,7 +193,6 @@ def run_suite(options):
         else:
             unavailable[name] = reason
 
-    config = _config_fields(options)
     done = {
         report.record_key(record)
         for record in report.latest_records(report.load_records(results_path))

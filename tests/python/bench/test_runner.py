@@ -55,6 +55,15 @@ def test_a_rerun_resumes_and_fresh_starts_over(tmp_path, fake_worker):
     assert len(report.load_history(str(tmp_path / "history.jsonl"))) == 3
 
 
+def test_fresh_forgets_only_the_selected_models(tmp_path, fake_worker):
+    runner.run_suite(options(tmp_path))
+    runner.run_suite(options(tmp_path, models=["mlp"], fresh=True))
+    assert fake_worker[2:] == [("mlp", ["eager", "cdynamo:eager"])]
+    records = report.load_records(str(tmp_path / "results.jsonl"))
+    assert sorted(r["model"] for r in records) == ["mlp", "mlp", "pointwise_chain", "pointwise_chain"]
+    assert os.path.exists(tmp_path / "results.jsonl.old")
+
+
 def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, fake_worker):
     done_before = [fake_record("mlp", "eager", 10.0), fake_record("mlp", "cdynamo:eager", 5.0)]
     report.append_records(str(tmp_path / "results.jsonl"), done_before)
