@@ -20,6 +20,7 @@ venv: $(VENV)/.installed
 build: venv
 	$(VENV)/bin/cmake -S . -B $(BUILD_DIR) -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	$(VENV)/bin/cmake --build $(BUILD_DIR) -j $(JOBS)
+	cp -f $(BUILD_DIR)/_C*.so python/cdynamo/
 	ln -sf $(BUILD_DIR)/compile_commands.json compile_commands.json
 
 run: build
@@ -56,8 +57,11 @@ wheel: venv
 	ls build/wheels/cdynamo-*.whl
 
 sanitize: venv
-	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Debug -DCDYNAMO_SANITIZE=ON >/dev/null
+	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Debug -DCDYNAMO_SANITIZE=ON -DCDYNAMO_INPLACE=OFF >/dev/null
 	$(VENV)/bin/cmake --build build/asan -j $(JOBS)
+	rm -rf build/asan/pkg && mkdir -p build/asan/pkg && cp -r python/cdynamo build/asan/pkg/ && rm -f build/asan/pkg/cdynamo/_C*.so && cp build/asan/_C*.so build/asan/pkg/cdynamo/
+	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so):$$($(CXX) -print-file-name=libubsan.so) \
+	  PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -x tests/python/frontend tests/python/e2e
 
 clean:
 	rm -rf build python/cdynamo/_C*.so

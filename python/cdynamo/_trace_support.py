@@ -90,7 +90,7 @@ def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
     'user_function', or 'unsupported:<reason>'."""
-    if fn in (len, isinstance, range, tuple, list, getattr, hasattr, type, enumerate, zip, issubclass, callable):
+    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super):
         return "builtin"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"

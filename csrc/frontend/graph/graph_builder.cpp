@@ -28,13 +28,21 @@ bool is_tensor(Handle obj) {
 }  // namespace
 
 [[noreturn]] void rethrow_trace_error() {
-  Ref unsupported_type = import_attr("cdynamo._trace_support", "TraceUnsupported");
-  if (PyErr_ExceptionMatches(unsupported_type.ptr())) {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    Ref owned_type = steal(type), owned_value = steal(value), owned_traceback = steal(traceback);
-    throw interp::Unsupported(to_std_string(owned_value));
+  // The pending error is taken out first: looking up the exception type with an error set
+  // would be undefined (and in practice can clear it).
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (!type) throw InternalError("a Python call failed without setting an error");
+  Ref owned_type = steal(type), owned_value = steal(value), owned_traceback = steal(traceback);
+  Ref unsupported_type;
+  try {
+    unsupported_type = import_attr("cdynamo._trace_support", "TraceUnsupported");
+  } catch (const PythonError&) {
+    PyErr_Clear();
   }
+  if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr()))
+    throw interp::Unsupported(to_std_string(owned_value));
+  PyErr_Restore(owned_type.release(), owned_value.release(), owned_traceback.release());
   throw PythonError();
 }
 
@@ -100,6 +108,12 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
         PyList_SET_ITEM(list.ptr(), i, to_fx_arg(value->items[i], fake, what).release());
       if (value->kind == ValueKind::List) return list;
       return check(PyList_AsTuple(list.ptr()));
+    }
+    case ValueKind::Dict: {
+      Ref dict = check(PyDict_New());
+      for (size_t i = 0; i < value->items.size(); ++i)
+        check_status(PyDict_SetItem(dict.ptr(), value->keys[i].ptr(), to_fx_arg(value->items[i], fake, what).ptr()));
+      return dict;
     }
     default:
       throw interp::Unsupported(what + " received a " + value->describe() +

@@ -2,6 +2,7 @@
 // traced with. Accessors own child managers; leaf guards check one value; most-failing first.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ class LeafGuard {
 };
 
 class Accessor;
+using ObjectFetcher = std::function<PyObject*(const FrameView&)>;
 
 // One node: guards on the value found at `source` (e.g. "L['x']", "G['torch']", "L['self'].fc").
 class GuardManager {
@@ -99,11 +101,18 @@ class RootGuardManager {
   GuardManager& local(int index, const std::string& name);  // localsplus[index]
   GuardManager& global(const std::string& name);             // globals[name] or builtins[name]
   GuardManager& closure_cell(int index, const std::string& name);  // closure[index].cell_contents
+  // A fixed object (kept alive): the globals dict or a closure cell of an inlined function.
+  GuardManager& fixed(Handle object, const std::string& source);
 
   // Grad mode must equal what it was when this call is made (torch.is_grad_enabled()).
   void add_grad_mode_guard();
   // The tensors at these local sources must be pairwise distinct objects.
   void add_no_aliasing_guard(std::vector<std::pair<int, std::string>> local_indices_and_names);
+  // The locals at slots a and b must be the same object (as they were when traced).
+  void add_same_object_guard(int a, const std::string& name_a, int b, const std::string& name_b);
+  // The same for values reached by any path: each fetcher returns a new reference or NULL
+  // (with or without an error set, which the guard clears).
+  void add_same_object_guard(ObjectFetcher a, const std::string& source_a, ObjectFetcher b, const std::string& source_b);
 
   bool check(const FrameView& frame);
   // The first failing guard's description, or "" if all pass.

@@ -87,10 +87,34 @@ class NoAliasingGuard final : public RootGuard {
   std::vector<std::string> sources_;
 };
 
+// Two locals that were the same object when traced (one graph input serves both).
+class SameObjectGuard final : public RootGuard {
+ public:
+  SameObjectGuard(ObjectFetcher a, std::string source_a, ObjectFetcher b, std::string source_b)
+      : a_(std::move(a)), b_(std::move(b)), source_a_(std::move(source_a)), source_b_(std::move(source_b)) {}
+  bool check(const FrameView& frame) const override {
+    PyObject* a = a_(frame);
+    PyObject* b = b_(frame);
+    bool same = a && a == b;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return same;
+  }
+  std::string describe(const FrameView&) const override {
+    return source_a_ + " and " + source_b_ + " are no longer the same object (compiled for one object passed twice)";
+  }
+  std::string repr() const override { return "SAME_OBJECT " + source_a_ + " " + source_b_; }
+
+ private:
+  ObjectFetcher a_, b_;
+  std::string source_a_, source_b_;
+};
+
 std::string local_source(const std::string& name) { return "L['" + name + "']"; }
 std::string global_source(const std::string& name) { return "G['" + name + "']"; }
 
-enum class RootKind { kLocal, kGlobal, kClosure };
+enum class RootKind { kLocal, kGlobal, kClosure, kFixed };
 
 // How one top-level value is found in the frame, and the manager that guards it.
 struct RootEntry {
@@ -123,6 +147,8 @@ struct RootEntry {
         PyObject* cell = PyTuple_GET_ITEM(frame.closure, index);
         return PyCell_Check(cell) ? Py_XNewRef(PyCell_GET(cell)) : nullptr;
       }
+      case RootKind::kFixed:
+        return Py_NewRef(fixed.ptr());
     }
     return nullptr;
   }
@@ -135,6 +161,8 @@ struct RootEntry {
         return manager.source() + " is missing (no such global or builtin)";
       case RootKind::kClosure:
         return manager.source() + " (a closure variable) is unbound";
+      case RootKind::kFixed:
+        return manager.source() + " is missing";
     }
     return manager.source() + " is missing";
   }
@@ -142,7 +170,8 @@ struct RootEntry {
   RootKind kind;
   int index;
   std::string name;
-  Ref key;  // the interned name, for globals
+  Ref key;    // the interned name, for globals
+  Ref fixed;  // kFixed: the object itself (a globals dict or closure cell of an inlined function)
   GuardManager manager;
   uint64_t fail_count = 0;
 };
@@ -200,6 +229,15 @@ GuardManager& RootGuardManager::global(const std::string& name) {
   return impl_->entry(RootKind::kGlobal, -1, name, global_source(name));
 }
 
+GuardManager& RootGuardManager::fixed(Handle object, const std::string& source) {
+  Impl& s = *impl_;
+  for (auto& e : s.entries)
+    if (e->kind == RootKind::kFixed && e->fixed.ptr() == object.ptr()) return e->manager;
+  s.entries.push_back(std::make_unique<RootEntry>(RootKind::kFixed, -1, source, source));
+  s.entries.back()->fixed = Ref::borrow(object);
+  return s.entries.back()->manager;
+}
+
 GuardManager& RootGuardManager::closure_cell(int index, const std::string& name) {
   if (index < 0) throw InternalError("negative closure index");
   // Users see a closure variable as a local of the function they wrote.
@@ -223,6 +261,18 @@ void RootGuardManager::add_no_aliasing_guard(
   if (indices.size() < 2) return;  // nothing can alias
   impl_->relational_guards.push_back(
       std::make_unique<NoAliasingGuard>(std::move(indices), std::move(sources)));
+}
+
+void RootGuardManager::add_same_object_guard(int a, const std::string& name_a, int b, const std::string& name_b) {
+  impl_->locals_needed = std::max({impl_->locals_needed, a + 1, b + 1});
+  auto local = [](int slot) { return [slot](const FrameView& frame) { return Py_XNewRef(frame.localsplus[slot]); }; };
+  impl_->relational_guards.push_back(
+      std::make_unique<SameObjectGuard>(local(a), local_source(name_a), local(b), local_source(name_b)));
+}
+
+void RootGuardManager::add_same_object_guard(ObjectFetcher a, const std::string& source_a, ObjectFetcher b,
+                                             const std::string& source_b) {
+  impl_->relational_guards.push_back(std::make_unique<SameObjectGuard>(std::move(a), source_a, std::move(b), source_b));
 }
 
 bool RootGuardManager::check(const FrameView& frame) {

@@ -70,7 +70,12 @@ bool is_untraceable_code(PyCodeObject* code) {
     PyErr_Clear();
     return true;
   }
-  return name[0] == '<' && std::string_view(name) != "<lambda>";
+  std::string_view view(name);
+  if (name[0] == '<') return view != "<lambda>";
+  // Attribute hooks and finalizers run inside attribute reads the compiled code itself makes
+  // (rebuilding values, guards): compiling them would recurse into themselves.
+  return view == "__getattribute__" || view == "__getattr__" || view == "__setattr__" || view == "__delattr__" ||
+         view == "__del__";
 }
 
 Strategy initial_strategy(const CodeState& state) {

@@ -4,6 +4,8 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 #include "common/cpython_compat.h"
 #include "common/py_ref.h"
 #include "frontend/guards/guards.h"
@@ -26,6 +28,7 @@ struct CacheEntry {
   Ref function;
   PyObject* function_globals = nullptr;
   PyObject* function_closure = nullptr;
+  std::vector<std::pair<int, PyObject*>> identities;  // see interp::CompiledFrame::identities
 };
 
 struct CodeState {

@@ -141,7 +141,16 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
     BusyScope busy;
     long limit = config_long("cache_size_limit");
     if (!state.entries.empty()) recompile_reason = state.entries.front().guards->failure_reason(view);
-    over_limit = static_cast<long>(state.entries.size()) >= limit;
+    // Entries count against the limit per identity of the modules they are specialised to
+    // (twelve layers of one class each get their own budget); a global cap bounds the list.
+    long comparable = 0;
+    for (const CacheEntry& entry : state.entries) {
+      bool same = true;
+      for (const auto& [slot, object] : entry.identities) same &= view.localsplus[slot] == object;
+      comparable += same;
+    }
+    constexpr long kAccumulatedLimit = 64;
+    over_limit = comparable >= limit || static_cast<long>(state.entries.size()) >= kAccumulatedLimit;
     if (over_limit && !state.cache_limit_warned) {
       state.cache_limit_warned = true;
       report("warn_cache_size_limit", {code_name(code), to_std_string(code->co_filename),
@@ -214,6 +223,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   entry.guards = std::move(compiled.guards);
   entry.transformed_code = std::move(compiled.transformed_code);
   entry.backend = Ref::borrow(callback_backend(callback));
+  entry.identities = std::move(compiled.identities);
   try {
     mark_skip_permanently(reinterpret_cast<PyCodeObject*>(entry.transformed_code.ptr()));
     report("record_frame_compiled", {code_name(code)});

@@ -72,6 +72,13 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    case ValueKind::GradModeExit:
+      set_grad_mode_in_graph(callable->position != 0);
+      return Value::constant(Ref::borrow(Py_None));
+    case ValueKind::UserMethod: {
+      args.insert(args.begin(), callable->items.at(0));
+      return inline_call(callable->obj, std::move(args), std::move(kwargs));
+    }
     default: unsupported("calling a " + callable->describe());
   }
 }
@@ -122,6 +129,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
          PyBytes_Check(self)))
       return fold(fn, args, kwargs);
   }
+  static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
+  static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
+  if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
+    return Value::constant(check(PyObject_CallNoArgs(fn.ptr())));  // an inert object until entered
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);
@@ -138,20 +149,66 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
-  if (policy == "user_function")
-    unsupported("calling the Python function " + name +
-                " (inlining user functions comes in a later version; it is compiled as its own frame)");
+  if (policy == "user_function") {
+    if (PyMethod_Check(fn.ptr())) {
+      args.insert(args.begin(), Value::constant(Ref::borrow(PyMethod_GET_SELF(fn.ptr()))));
+      return inline_call(PyMethod_GET_FUNCTION(fn.ptr()), std::move(args), std::move(kwargs));
+    }
+    return inline_call(fn, std::move(args), std::move(kwargs));
+  }
   if (policy.starts_with("unsupported:")) unsupported(policy.substr(12));
   unsupported("calling " + name);
 }
 
 ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   std::string name = callable_name(fn);
+  if (name == "dict" && args.size() <= 1) {
+    auto result = Value::dict({}, {});
+    if (!args.empty()) {
+      if (args[0]->kind == ValueKind::Dict) {
+        result->keys = args[0]->keys;
+        result->items = args[0]->items;
+      } else {
+        for (auto& pair : iterate(args[0])) {
+          std::vector<ValuePtr> parts = iterate(pair);
+          if (parts.size() != 2 || !parts[0]->is_constant()) unsupported("dict() of a sequence that is not of constant-keyed pairs");
+          result->keys.push_back(parts[0]->obj);
+          result->items.push_back(parts[1]);
+        }
+      }
+    }
+    for (auto& [key, value] : kwargs) {
+      result->keys.push_back(check(PyUnicode_FromString(key.c_str())));
+      result->items.push_back(value);
+    }
+    return result;
+  }
+  if (name == "super" && args.size() <= 2 && kwargs.empty()) {
+    ValuePtr self;
+    Ref cls;
+    if (args.size() == 2 && args[0]->is_constant()) {
+      cls = args[0]->obj;
+      self = args[1];
+    } else if (args.empty()) {
+      // Zero-argument super(): the __class__ cell and the first argument of the running function.
+      PyCodeObject* code = frame().code;
+      for (int slot = frame().first_free_slot; slot < code->co_nlocalsplus; ++slot)
+        if (local_name(slot) == "__class__" && frame().closure)
+          cls = Ref::borrow(PyCell_GET(PyTuple_GET_ITEM(frame().closure, slot - frame().first_free_slot)));
+      if (code->co_argcount > 0) self = load_local(0);
+    }
+    if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
+    auto value = std::make_shared<Value>();
+    value->kind = ValueKind::Super;
+    value->obj = check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PySuper_Type), cls.ptr(), self->obj.ptr(), nullptr));
+    value->items = {self};
+    return value;
+  }
   if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
   auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
-    if (x->is_sequence()) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
     if (x->is_tensor() || x->obj) {
       Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
       if (n < 0) throw PythonError();
@@ -213,6 +270,35 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   ValuePtr self = method->items.at(0);
   const std::string& name = method->name;
+  if (self->kind == ValueKind::Dict) {
+    if (name == "get" && !args.empty() && args[0]->is_constant()) {
+      int at = self->dict_index(args[0]->obj);
+      if (at >= 0) return self->items[at];
+      return args.size() > 1 ? args[1] : Value::constant(Ref::borrow(Py_None));
+    }
+    if (name == "keys" || name == "values" || name == "items") {
+      std::vector<ValuePtr> result;
+      for (size_t i = 0; i < self->items.size(); ++i) {
+        ValuePtr key = Value::constant(self->keys[i]);
+        if (name == "keys") result.push_back(key);
+        else if (name == "values") result.push_back(self->items[i]);
+        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
+      }
+      return Value::sequence(ValueKind::List, std::move(result));
+    }
+    if (name == "update" && args.size() == 1 && args[0]->kind == ValueKind::Dict && !self->source) {
+      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
+        int at = self->dict_index(args[0]->keys[i]);
+        if (at >= 0) self->items[at] = args[0]->items[i];
+        else {
+          self->keys.push_back(args[0]->keys[i]);
+          self->items.push_back(args[0]->items[i]);
+        }
+      }
+      return Value::constant(Ref::borrow(Py_None));
+    }
+    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
+  }
   if (self->kind == ValueKind::List || self->kind == ValueKind::Tuple) {
     if (self->kind == ValueKind::List && name == "append" && args.size() == 1 && !self->source) {
       self->items.push_back(args[0]);
@@ -261,8 +347,16 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     for (auto& child : iterate(module)) x = call_nn_module(child, {x}, {});
     return x;
   }
-  unsupported("calling the user-defined module " + type_name + " (" + module->module_path +
-              "): inlining user code comes in a later version; it is compiled as its own frame");
+  if (PyObject_IsTrue(hooks.ptr())) unsupported("calling the module " + module->module_path + " that has forward hooks");
+  // A user-defined module: run its forward() inline, as Module.__call__ would without hooks.
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  Ref module_call = import_attr("torch.nn", "Module");
+  Ref default_call = check(PyObject_GetAttrString(module_call.ptr(), "__call__"));
+  Ref own_call = check(PyObject_GetAttrString(type, "__call__"));
+  if (own_call.ptr() != default_call.ptr()) unsupported(type_name + " overrides __call__");
+  Ref forward = check(PyObject_GetAttrString(type, "forward"));
+  args.insert(args.begin(), module);
+  return inline_call(forward, std::move(args), std::move(kwargs));
 }
 
 }  // namespace cdynamo::interp

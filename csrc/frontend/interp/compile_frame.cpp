@@ -1,8 +1,11 @@
-// compile_frame: trace, build the GraphModule, call the backend, generate transformed code.
+// compile_frame: trace (retracing once to end in a graph break where the first trace stopped),
+// build the GraphModule, call the backend, generate transformed code (and resume functions).
 // Assumes the hook calls it with tracing-time frames disabled (BusyScope) and the GIL held.
 #include "frontend/interp/compile_frame.h"
 #include "common/error.h"
 #include "common/py_import.h"
+#include "frontend/bytecode/bytecode.h"
+#include "frontend/codegen/resume.h"
 #include "frontend/codegen/transformed_code.h"
 #include "frontend/interp/tracer.h"
 
@@ -14,9 +17,35 @@ void collect_outputs(const ValuePtr& value, std::vector<ValuePtr>& outputs) {
     for (const auto& seen : outputs)
       if (seen->node.ptr() == value->node.ptr()) return;
     outputs.push_back(value);
-  } else if (value->is_sequence()) {
+  } else if (value->is_sequence() || value->kind == ValueKind::Dict) {
     for (const auto& item : value->items) collect_outputs(item, outputs);
   }
+}
+
+bool fullgraph_requested(PyObject* callback) {
+  Ref flag = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "nopython"));
+  int truth = PyObject_IsTrue(flag.ptr());
+  check_status(truth);
+  return truth;
+}
+
+// The backend's callable for the traced graph, run with the hook off (as TorchDynamo's is:
+// whatever Python the backend's runtime executes is not user code to trace).
+Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
+  Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
+  Ref example_inputs = check(PyList_New(0));
+  for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
+  Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
+  Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
+  Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
+  return check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
+}
+
+void report_graph_break(PyCodeObject* code, const Unsupported& error) {
+  std::string reason = std::string(error.what()) + " (" + error.filename + ":" + std::to_string(error.line) + ")";
+  Ref text = check(PyUnicode_FromString(reason.c_str()));
+  call_helper("cdynamo.utils", "record_graph_break", {text});
+  (void)code;
 }
 
 }  // namespace
@@ -30,35 +59,65 @@ int argument_slot_count(PyCodeObject* code) {
 
 CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   PyCodeObject* code = cd_frame_code(frame);
-  Tracer tracer(frame);
-  TraceResult result = tracer.run();
-  std::vector<ValuePtr> outputs;
-  collect_outputs(result.return_value, outputs);
-  if (tracer.graph().op_count() == 0) {
-    Unsupported nothing("the function runs no tensor operations (nothing to compile)");
-    nothing.filename = to_std_string(code->co_filename);
-    nothing.line = code->co_firstlineno;
-    nothing.function = to_std_string(code->co_qualname);
-    nothing.silent = true;
-    throw nothing;
+  int break_at = -1;
+  std::optional<Unsupported> first_error;
+  for (int attempt = 0;; ++attempt) {
+    Tracer tracer(frame, break_at);
+    TraceResult result;
+    try {
+      result = tracer.run();
+    } catch (const Unsupported& error) {
+      // The first trace stopped at an unsupported construct: retrace up to the root-frame
+      // instruction that reached it and end the graph there (a partial graph), unless the user
+      // asked for one full graph or the frame's state there cannot be carried over.
+      int instruction = tracer.failing_root_instruction();
+      if (attempt > 0 || error.silent || fullgraph_requested(callback) || !tracer.can_break_at(instruction)) throw;
+      first_error = error;
+      break_at = instruction;
+      continue;
+    }
+
+    CompiledFrame compiled_frame;
+    if (!result.break_state) {
+      std::vector<ValuePtr> outputs;
+      collect_outputs(result.return_value, outputs);
+      if (tracer.graph().op_count() == 0) {
+        Unsupported nothing("the function runs no tensor operations (nothing to compile)");
+        nothing.filename = to_std_string(code->co_filename);
+        nothing.line = code->co_firstlineno;
+        nothing.function = to_std_string(code->co_qualname);
+        nothing.silent = true;
+        throw nothing;
+      }
+      tracer.graph().set_output(outputs);
+      Ref compiled = compile_graph(tracer, code, callback);
+      compiled_frame.transformed_code =
+          codegen::transformed_code(code, compiled, tracer.graph().inputs(), result.return_value, outputs);
+    } else {
+      const BreakState& state = *result.break_state;
+      std::vector<ValuePtr> outputs = codegen::break_outputs(state);
+      Ref compiled;
+      bool has_graph = tracer.graph().op_count() > 0;
+      try {
+        bytecode::InstructionList instructions = bytecode::decode(code);
+        codegen::check_break_state(code, instructions, state);  // before the backend sees a graph
+        if (has_graph) {
+          tracer.graph().set_output(outputs);
+          compiled = compile_graph(tracer, code, callback);
+        }
+        compiled_frame.transformed_code = codegen::transformed_code_at_break(
+            code, instructions, compiled, tracer.graph().inputs(), state, outputs);
+      } catch (const Unsupported&) {
+        // No partial graph after all: report the construct that stopped the first trace.
+        Unsupported error = *first_error;
+        throw error;
+      }
+      report_graph_break(code, *first_error);
+    }
+    compiled_frame.guards = tracer.take_guards();
+    compiled_frame.identities = tracer.identities();
+    return compiled_frame;
   }
-  tracer.graph().set_output(outputs);
-  Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
-
-  Ref example_inputs = check(PyList_New(0));
-  for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
-  Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
-  Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
-  // The compiled graph runs with the hook off, as TorchDynamo's does: whatever Python the
-  // backend's runtime executes (AOTAutograd wrappers, library code) is not user code to trace.
-  Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
-  compiled = check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
-
-  CompiledFrame compiled_frame;
-  compiled_frame.transformed_code =
-      codegen::transformed_code(code, compiled, tracer.graph().inputs(), result.return_value, outputs);
-  compiled_frame.guards = tracer.take_guards();
-  return compiled_frame;
 }
 
 }  // namespace cdynamo::interp

@@ -23,6 +23,10 @@ struct Unsupported : std::runtime_error {
 struct CompiledFrame {
   std::unique_ptr<guards::RootGuardManager> guards;
   Ref transformed_code;
+  // Locals the entry is specialised to by identity (slot, object address): modules passed as
+  // self. config.cache_size_limit counts entries per such identity, as TorchDynamo does, so
+  // twelve instances of one block class do not exhaust the limit of one code object.
+  std::vector<std::pair<int, PyObject*>> identities;
 };
 
 // callback is the hook's (backend, options) tuple. Throws Unsupported, or PythonError/

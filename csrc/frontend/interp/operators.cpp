@@ -106,6 +106,12 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       return;
     }
   }
+  if (container->kind == ValueKind::Dict && key->is_constant()) {
+    int at = container->dict_index(key->obj);
+    if (at < 0) unsupported("KeyError: " + key->describe() + " is not in the dict");
+    push(container->items[at]);
+    return;
+  }
   if (container->kind == ValueKind::NNModule && key->is_constant()) {
     // nn.Sequential / nn.ModuleList indexing: find the child's name to keep a source.
     Ref child = check(PyObject_GetItem(container->obj.ptr(), key->obj.ptr()));
@@ -141,6 +147,15 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     container->items[index] = value;
     return;
   }
+  if (container->kind == ValueKind::Dict && !container->source && key->is_constant()) {
+    int at = container->dict_index(key->obj);
+    if (at >= 0) container->items[at] = value;
+    else {
+      container->keys.push_back(key->obj);
+      container->items.push_back(value);
+    }
+    return;
+  }
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");
 }
 
@@ -150,6 +165,11 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     case ValueKind::List: return iterable->items;
     case ValueKind::Iterator:
       return std::vector<ValuePtr>(iterable->items.begin() + iterable->position, iterable->items.end());
+    case ValueKind::Dict: {
+      std::vector<ValuePtr> keys;
+      for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
+      return keys;
+    }
     case ValueKind::Constant: {
       if (PyDict_Check(iterable->obj.ptr()) || PyAnySet_Check(iterable->obj.ptr()))
         unsupported("iterating over a dict or set");

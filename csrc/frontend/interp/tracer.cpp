@@ -18,104 +18,174 @@ namespace cdynamo::interp {
 // Frame state
 // ============================================================================================
 
-Tracer::Tracer(CdFrame* frame)
-    : code_(cd_frame_code(frame)),
-      frame_locals_(cd_frame_localsplus(frame)),
-      globals_(cd_frame_globals(frame)),
-      builtins_(cd_frame_builtins(frame)),
-      closure_(nullptr),
-      argument_slots_(argument_slot_count(cd_frame_code(frame))),
-      first_free_slot_(cd_frame_code(frame)->co_nlocalsplus - cd_frame_code(frame)->co_nfreevars),
-      instructions_(bytecode::decode(cd_frame_code(frame))),
-      guards_(std::make_unique<guards::RootGuardManager>()) {
-  PyObject* function = cd_frame_function(frame);
-  if (function && PyFunction_Check(function)) closure_ = PyFunction_GET_CLOSURE(function);
-  locals_.resize(code_->co_nlocalsplus);
-  local_initialised_.resize(code_->co_nlocalsplus, false);
+Tracer::Tracer(CdFrame* real_frame, int break_at)
+    : guards_(std::make_unique<guards::RootGuardManager>()), break_at_(break_at) {
+  auto root = std::make_unique<InterpFrame>();
+  root->code = cd_frame_code(real_frame);
+  root->real_locals = cd_frame_localsplus(real_frame);
+  root->globals = cd_frame_globals(real_frame);
+  root->builtins = cd_frame_builtins(real_frame);
+  PyObject* function = cd_frame_function(real_frame);
+  if (function && PyFunction_Check(function)) root->closure = PyFunction_GET_CLOSURE(function);
+  root->argument_slots = argument_slot_count(root->code);
+  root->first_free_slot = root->code->co_nlocalsplus - root->code->co_nfreevars;
+  root->instructions = bytecode::decode(root->code);
+  root->locals.resize(root->code->co_nlocalsplus);
+  root->local_initialised.resize(root->code->co_nlocalsplus, false);
+  root_globals_ = root->globals;
+  initial_grad_mode_ = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
+  frames_.push_back(std::move(root));
   // Graphs depend on grad mode (autograd records or not): always guarded.
   guards_->add_grad_mode_guard();
 }
 
+Tracer::~Tracer() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  try {
+    call_helper("torch._C", "_set_grad_enabled", {initial_grad_mode_ ? Py_True : Py_False});
+  } catch (...) {
+    PyErr_Clear();
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+void Tracer::set_grad_mode_in_graph(bool enabled) {
+  static Ref& set_grad = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
+  graph_.call("call_function", set_grad, {Value::constant(Ref::borrow(enabled ? Py_True : Py_False))}, {},
+              "torch.set_grad_enabled", true);
+}
+
+void Tracer::before_with(ValuePtr manager) {
+  static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
+  static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
+  PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
+  if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
+    unsupported("a with-block on a " + manager->describe() +
+                " (only torch.no_grad() and torch.enable_grad() blocks are supported yet)");
+  bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
+  set_grad_mode_in_graph(type == enable_grad.ptr());
+  auto exit = std::make_shared<Value>();
+  exit->kind = ValueKind::GradModeExit;
+  exit->position = previous ? 1 : 0;
+  push(exit);
+  push(Value::constant(Ref::borrow(Py_None)));
+}
+
 std::string Tracer::local_name(int slot) const {
-  return to_std_string(PyTuple_GET_ITEM(code_->co_localsplusnames, slot));
+  return to_std_string(PyTuple_GET_ITEM(frames_.back()->code->co_localsplusnames, slot));
 }
 
 void Tracer::unsupported(const std::string& reason) const {
+  const InterpFrame& current = *frames_.back();
   Unsupported error(reason);
-  error.filename = to_std_string(code_->co_filename);
-  error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
-  error.function = to_std_string(code_->co_qualname);
+  error.filename = to_std_string(current.code->co_filename);
+  error.line = current.line >= 0 ? current.line : current.code->co_firstlineno;
+  error.function = to_std_string(current.code->co_qualname);
   throw error;
 }
 
 ValuePtr Tracer::pop() {
-  if (stack_.empty()) throw InternalError("interpreter stack underflow");
-  ValuePtr value = std::move(stack_.back());
-  stack_.pop_back();
+  if (frame().stack.empty()) throw InternalError("interpreter stack underflow");
+  ValuePtr value = std::move(frame().stack.back());
+  frame().stack.pop_back();
   return value;
 }
 
 ValuePtr& Tracer::top(int depth) {
-  if (depth < 1 || static_cast<size_t>(depth) > stack_.size()) throw InternalError("bad stack depth");
-  return stack_[stack_.size() - depth];
+  if (depth < 1 || static_cast<size_t>(depth) > frame().stack.size()) throw InternalError("bad stack depth");
+  return frame().stack[frame().stack.size() - depth];
 }
 
 std::vector<ValuePtr> Tracer::pop_n(int n) {
-  if (static_cast<size_t>(n) > stack_.size()) throw InternalError("interpreter stack underflow");
-  std::vector<ValuePtr> values(stack_.end() - n, stack_.end());
-  stack_.resize(stack_.size() - n);
+  if (static_cast<size_t>(n) > frame().stack.size()) throw InternalError("interpreter stack underflow");
+  std::vector<ValuePtr> values(frame().stack.end() - n, frame().stack.end());
+  frame().stack.resize(frame().stack.size() - n);
   return values;
 }
 
 ValuePtr Tracer::load_local(int slot) {
-  if (!locals_[slot] && !local_initialised_[slot]) {
-    local_initialised_[slot] = true;
-    if (slot >= first_free_slot_) {
-      int index = slot - first_free_slot_;
-      if (!closure_) unsupported("free variable " + local_name(slot) + " without a closure");
-      PyObject* cell = PyTuple_GET_ITEM(closure_, index);
+  if (!frame().locals[slot] && !frame().local_initialised[slot]) {
+    frame().local_initialised[slot] = true;
+    if (slot >= frame().first_free_slot) {
+      int index = slot - frame().first_free_slot;
+      if (!frame().closure) unsupported("free variable " + local_name(slot) + " without a closure");
+      PyObject* cell = PyTuple_GET_ITEM(frame().closure, index);
       PyObject* contents = PyCell_GET(cell);
       if (!contents) unsupported("free variable " + local_name(slot) + " is not bound yet");
-      locals_[slot] = wrap(contents, Source::closure(index, local_name(slot)));
-    } else if (slot < argument_slots_ && frame_locals_[slot]) {
-      locals_[slot] = wrap(frame_locals_[slot], Source::local(slot, local_name(slot)));
+      // An inlined function's cells are reached through the cell object itself.
+      SourcePtr source = in_root_frame()
+                             ? Source::closure(index, local_name(slot))
+                             : Source::attr(Source::fixed(Ref::borrow(cell), "<cell " + local_name(slot) + ">"), "cell_contents");
+      frame().locals[slot] = wrap(contents, source);
+    } else if (frame().real_locals && slot < frame().argument_slots && frame().real_locals[slot]) {
+      frame().locals[slot] = wrap(frame().real_locals[slot], Source::local(slot, local_name(slot)));
     }
   }
-  if (!locals_[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
-  return locals_[slot];
+  if (!frame().locals[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
+  return frame().locals[slot];
 }
 
 void Tracer::store_local(int slot, ValuePtr value) {
-  local_initialised_[slot] = true;
-  locals_[slot] = value->kind == ValueKind::Null ? nullptr : std::move(value);
+  frame().local_initialised[slot] = true;
+  frame().locals[slot] = value->kind == ValueKind::Null ? nullptr : std::move(value);
 }
 
 // ============================================================================================
 // The loop
 // ============================================================================================
 
+ValuePtr Tracer::run_frame() {
+  while (true) {
+    InterpFrame& current = frame();
+    if (current.pc >= current.instructions.size()) throw InternalError("frame ended without RETURN");
+    if (break_at_ >= 0 && frames_.size() == 1 && current.pc == static_cast<size_t>(break_at_)) {
+      reached_break_ = true;
+      return nullptr;
+    }
+    const bytecode::Instruction& inst = current.instructions[current.pc++];
+    if (inst.position.line >= 0) current.line = inst.position.line;
+    if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
+    if (!step(inst)) return current.return_value;
+  }
+}
+
 TraceResult Tracer::run() {
-  size_t steps = 0;
+  TraceResult result;
   try {
-    while (pc_ < instructions_.size()) {
-      const bytecode::Instruction& inst = instructions_[pc_++];
-      if (inst.position.line >= 0) line_ = inst.position.line;
-      if (++steps > 1000000) unsupported("the function runs more than a million bytecode steps");
-      if (!step(inst)) break;
+    result.return_value = run_frame();
+    if (reached_break_) {
+      InterpFrame& root = *frames_.front();
+      BreakState state;
+      state.instruction = break_at_;
+      state.stack = root.stack;
+      state.locals = root.locals;
+      state.local_touched = root.local_initialised;
+      state.kw_names = root.kw_names;
+      result.break_state = std::move(state);
     }
   } catch (Unsupported& error) {
-    // Errors raised below the interpreter (graph building) learn where they happened here.
+    // Errors raised below the interpreter (graph building) learn where they happened here:
+    // the innermost inlined frame, and the chain of calls that led there.
+    const InterpFrame& innermost = *frames_.back();
     if (error.filename.empty()) {
-      error.filename = to_std_string(code_->co_filename);
-      error.line = line_ >= 0 ? line_ : code_->co_firstlineno;
-      error.function = to_std_string(code_->co_qualname);
+      error.filename = to_std_string(innermost.code->co_filename);
+      error.line = innermost.line >= 0 ? innermost.line : innermost.code->co_firstlineno;
+      error.function = to_std_string(innermost.code->co_qualname);
     }
     throw;
   }
-  if (!return_value_) throw InternalError("frame ended without RETURN");
-  TraceResult result;
-  result.return_value = return_value_;
   return result;
+}
+
+bool Tracer::can_break_at(int instruction) const {
+  const InterpFrame& root = *frames_.front();
+  if (instruction < 0 || static_cast<size_t>(instruction) >= root.instructions.size()) return false;
+  // Inside try/with blocks the handler would have to be re-entered in the resume function;
+  // cell variables would need their cells rebuilt. Neither is supported yet.
+  if (root.instructions[instruction].handler) return false;
+  if (root.code->co_ncellvars > 0) return false;
+  return true;
 }
 
 std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {
@@ -131,7 +201,8 @@ bool Tracer::truth_value(const ValuePtr& value) {
       return truth;
     }
     case ValueKind::Tuple:
-    case ValueKind::List: return !value->items.empty();
+    case ValueKind::List:
+    case ValueKind::Dict: return !value->items.empty();
     case ValueKind::Tensor:
       unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
                   "use torch.where, or move the branch out of the compiled function");
@@ -152,7 +223,7 @@ void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop
   }
   if (truth == jump_when) {
     if (!pop_always) push(condition);
-    pc_ = inst.target;
+    frame().pc = inst.target;
   }
 }
 
@@ -175,7 +246,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case COPY: push(top(arg)); return true;
     case SWAP: std::swap(top(1), top(arg)); return true;
 
-    case LOAD_CONST: push(Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)))); return true;
+    case LOAD_CONST: push(Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg)))); return true;
     case LOAD_FAST:
 #if CD_PY312
     case LOAD_FAST_CHECK:
@@ -183,34 +254,34 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case LOAD_DEREF: push(load_local(arg)); return true;
 #if CD_PY312
     case LOAD_FAST_AND_CLEAR: {
-      ValuePtr value = locals_[arg];
-      if (!value && !local_initialised_[arg] && arg < argument_slots_) value = load_local(arg);
+      ValuePtr value = frame().locals[arg];
+      if (!value && !frame().local_initialised[arg] && arg < frame().argument_slots) value = load_local(arg);
       push(value ? value : Value::null());
-      locals_[arg] = nullptr;
-      local_initialised_[arg] = true;
+      frame().locals[arg] = nullptr;
+      frame().local_initialised[arg] = true;
       return true;
     }
 #endif
     case STORE_FAST: store_local(arg, pop()); return true;
     case STORE_DEREF:
-      if (arg >= first_free_slot_) unsupported("assigning to the enclosing function's variable " + local_name(arg));
+      if (arg >= frame().first_free_slot) unsupported("assigning to the enclosing function's variable " + local_name(arg));
       store_local(arg, pop());
       return true;
-    case DELETE_FAST: locals_[arg] = nullptr; local_initialised_[arg] = true; return true;
+    case DELETE_FAST: frame().locals[arg] = nullptr; frame().local_initialised[arg] = true; return true;
 
     case LOAD_GLOBAL: {
       if (arg & 1) push(Value::null());
-      push(load_global(to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1))));
+      push(load_global(to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 1))));
       return true;
     }
     case LOAD_ATTR: {
 #if CD_PY312
-      std::string name = to_std_string(PyTuple_GET_ITEM(code_->co_names, arg >> 1));
+      std::string name = to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 1));
       ValuePtr base = pop();
       if (arg & 1) push(Value::null());
       push(load_attr(base, name));
 #else
-      push(load_attr(pop(), to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+      push(load_attr(pop(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg))));
 #endif
       return true;
     }
@@ -218,13 +289,13 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case LOAD_METHOD: {
       ValuePtr base = pop();
       push(Value::null());
-      push(load_attr(base, to_std_string(PyTuple_GET_ITEM(code_->co_names, arg))));
+      push(load_attr(base, to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg))));
       return true;
     }
 #endif
-    case KW_NAMES: kw_names_ = Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg)); return true;
+    case KW_NAMES: frame().kw_names = Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg)); return true;
     case CALL: {
-      Ref names = std::move(kw_names_);
+      Ref names = std::move(frame().kw_names);
       call(arg, names);
       return true;
     }
@@ -235,7 +306,10 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       pop();  // the NULL below the callable
       if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
       graph::KwArgs keywords;
-      if (kwargs) {
+      if (kwargs && kwargs->kind == ValueKind::Dict) {
+        for (size_t i = 0; i < kwargs->keys.size(); ++i)
+          keywords.emplace_back(to_std_string(kwargs->keys[i]), kwargs->items[i]);
+      } else if (kwargs) {
         if (!kwargs->is_constant() || !PyDict_Check(kwargs->obj.ptr()))
           unsupported("f(**kwargs) where kwargs is a " + kwargs->describe());
         PyObject *key, *item;
@@ -273,6 +347,18 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
 #if CD_PY312
+    case LOAD_SUPER_ATTR: {
+      // super().name in 3.12: [super, __class__, self] -> the attribute (method form: NULL first).
+      ValuePtr self = pop();
+      ValuePtr cls = pop();
+      ValuePtr super_fn = pop();
+      graph::KwArgs no_kwargs;
+      std::vector<ValuePtr> super_args{cls, self};
+      ValuePtr bound = call_value(super_fn, std::move(super_args), std::move(no_kwargs));
+      if (arg & 1) push(Value::null());
+      push(load_attr(bound, to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg >> 2))));
+      return true;
+    }
     case CALL_INTRINSIC_1: {
       if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
         unary_op("pos", pop());
@@ -287,6 +373,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
 #else
     case UNARY_POSITIVE: unary_op("pos", pop()); return true;
+    case LIST_TO_TUPLE: {
+      ValuePtr list = pop();
+      if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
+      push(Value::sequence(ValueKind::Tuple, list->items));
+      return true;
+    }
 #endif
     case IS_OP: {
       ValuePtr rhs = pop();
@@ -303,6 +395,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CONTAINS_OP: {
       ValuePtr container = pop();
       ValuePtr item = pop();
+      if (container->kind == ValueKind::Dict && item->is_constant()) {
+        bool found = container->dict_index(item->obj) >= 0;
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
       if (!container->is_fully_constant() || !item->is_fully_constant())
         unsupported("'in' on a " + container->describe());
       int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
@@ -377,6 +474,79 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case UNPACK_SEQUENCE: unpack_sequence(pop(), arg); return true;
+    case UNPACK_EX: {
+      std::vector<ValuePtr> items = iterate(pop());
+      size_t before = arg & 0xFF, after = arg >> 8;
+      if (items.size() < before + after) unsupported("not enough values to unpack");
+      std::vector<ValuePtr> ordered(items.begin(), items.begin() + before);
+      ordered.push_back(Value::sequence(ValueKind::List, std::vector<ValuePtr>(items.begin() + before, items.end() - after)));
+      ordered.insert(ordered.end(), items.end() - after, items.end());
+      for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) push(*it);
+      return true;
+    }
+    case BUILD_MAP: {
+      std::vector<ValuePtr> flat = pop_n(2 * arg);
+      std::vector<Ref> keys;
+      std::vector<ValuePtr> values;
+      for (int i = 0; i < arg; ++i) {
+        if (!flat[2 * i]->is_constant()) unsupported("a dict key that is a " + flat[2 * i]->describe());
+        keys.push_back(flat[2 * i]->obj);
+        values.push_back(flat[2 * i + 1]);
+      }
+      push(Value::dict(std::move(keys), std::move(values)));
+      return true;
+    }
+    case BUILD_CONST_KEY_MAP: {
+      ValuePtr names = pop();
+      std::vector<ValuePtr> values = pop_n(arg);
+      std::vector<Ref> keys;
+      for (int i = 0; i < arg; ++i) keys.push_back(Ref::borrow(PyTuple_GET_ITEM(names->obj.ptr(), i)));
+      push(Value::dict(std::move(keys), std::move(values)));
+      return true;
+    }
+    case DICT_MERGE:
+    case DICT_UPDATE: {
+      ValuePtr update = pop();
+      ValuePtr& target = top(arg);
+      if (target->kind != ValueKind::Dict || target->source) unsupported("updating a dict from outside the function");
+      if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
+        PyObject *key, *item;
+        Py_ssize_t pos = 0;
+        std::vector<std::pair<Ref, ValuePtr>> entries;
+        while (PyDict_Next(update->obj.ptr(), &pos, &key, &item))
+          entries.emplace_back(Ref::borrow(key), Value::constant(Ref::borrow(item)));
+        update = Value::dict({}, {});
+        for (auto& [k, v] : entries) {
+          update->keys.push_back(k);
+          update->items.push_back(v);
+        }
+      }
+      if (update->kind != ValueKind::Dict) unsupported("merging a " + update->describe() + " into a dict");
+      for (size_t i = 0; i < update->keys.size(); ++i) {
+        int at = target->dict_index(update->keys[i]);
+        if (at >= 0) {
+          if (inst.opcode == DICT_MERGE) unsupported("a keyword argument given twice");
+          target->items[at] = update->items[i];
+        } else {
+          target->keys.push_back(update->keys[i]);
+          target->items.push_back(update->items[i]);
+        }
+      }
+      return true;
+    }
+    case MAP_ADD: {
+      ValuePtr value = pop();
+      ValuePtr key = pop();
+      ValuePtr& target = top(arg);
+      if (target->kind != ValueKind::Dict || !key->is_constant()) unsupported("building a dict with a traced key");
+      int at = target->dict_index(key->obj);
+      if (at >= 0) target->items[at] = value;
+      else {
+        target->keys.push_back(key->obj);
+        target->items.push_back(value);
+      }
+      return true;
+    }
     case FORMAT_VALUE: {
       ValuePtr spec = (arg & 0x04) ? pop() : nullptr;
       ValuePtr value = pop();
@@ -410,16 +580,16 @@ bool Tracer::step(const bytecode::Instruction& inst) {
         return true;
       }
       pop();
-      pc_ = inst.target;
+      frame().pc = inst.target;
 #if CD_PY312
-      if (pc_ < instructions_.size() && instructions_[pc_].opcode == END_FOR) ++pc_;
+      if (frame().pc < frame().instructions.size() && frame().instructions[frame().pc].opcode == END_FOR) ++frame().pc;
 #endif
       return true;
     }
 
     case JUMP_FORWARD:
     case JUMP_BACKWARD:
-    case JUMP_BACKWARD_NO_INTERRUPT: pc_ = inst.target; return true;
+    case JUMP_BACKWARD_NO_INTERRUPT: frame().pc = inst.target; return true;
 #if CD_PY312
     case POP_JUMP_IF_FALSE: jump_if(inst, false, true, false); return true;
     case POP_JUMP_IF_TRUE: jump_if(inst, true, true, false); return true;
@@ -438,16 +608,32 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case JUMP_IF_TRUE_OR_POP: jump_if(inst, true, false, false); return true;
 #endif
 
-    case RETURN_VALUE: return_value_ = pop(); return false;
+    case RETURN_VALUE: frame().return_value = pop(); return false;
 #if CD_PY312
-    case RETURN_CONST: return_value_ = Value::constant(Ref::borrow(PyTuple_GET_ITEM(code_->co_consts, arg))); return false;
+    case RETURN_CONST: frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg))); return false;
 #endif
     case RAISE_VARARGS: unsupported("raise statement");
     case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
-    case BEFORE_WITH: unsupported("a with-block (context managers are not supported yet)");
+    case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: unsupported("assigning an attribute (a side effect on an object)");
     case STORE_GLOBAL: unsupported("assigning a global variable");
-    case IMPORT_NAME: unsupported("an import statement");
+    case IMPORT_NAME: {
+      // Only modules already imported: importing one for the first time runs its code.
+      ValuePtr fromlist = pop();
+      ValuePtr level = pop();
+      if (!level->is_constant() || !PyLong_Check(level->obj.ptr()) || PyLong_AsLong(level->obj.ptr()) != 0)
+        unsupported("a relative import");
+      Ref name = Ref::borrow(PyTuple_GET_ITEM(frame().code->co_names, arg));
+      Ref modules = check(PySys_GetObject("modules") ? Py_NewRef(PySys_GetObject("modules")) : nullptr);
+      if (!PyDict_GetItem(modules.ptr(), name.ptr())) unsupported("importing " + to_std_string(name) + ", which is not imported yet");
+      Ref module = check(PyImport_ImportModuleLevelObject(name.ptr(), frame().globals, nullptr,
+                                                          fromlist->is_constant() ? fromlist->obj.ptr() : nullptr, 0));
+      auto value = Value::constant(std::move(module));
+      value->kind = ValueKind::PyModule;
+      push(value);
+      return true;
+    }
+    case IMPORT_FROM: push(load_attr(top(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)))); return true;
     default: unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
   }
 }

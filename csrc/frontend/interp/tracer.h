@@ -2,6 +2,7 @@
 // recording torch operations into a graph and guards on everything it relied on.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,25 +16,67 @@
 namespace cdynamo::interp {
 
 // The outcome of tracing one frame to its RETURN.
+// The traced frame's state where a graph break stops the trace: the transformed code rebuilds
+// it, runs the unsupported instruction itself, and continues in a resume function.
+struct BreakState {
+  int instruction = -1;               // index of the instruction run outside the graph
+  std::vector<ValuePtr> stack;        // the root frame's stack before it
+  std::vector<ValuePtr> locals;       // per slot: the traced value, or null
+  std::vector<bool> local_touched;    // per slot: the trace read, wrote or deleted it
+  Ref kw_names;                       // pending KW_NAMES for a CALL
+};
+
+// The outcome of tracing one frame: to its RETURN, or to a graph break.
 struct TraceResult {
+  ValuePtr return_value;                // null at a graph break
+  std::optional<BreakState> break_state;
+};
+
+// One Python frame being interpreted: the traced frame itself, or a function inlined into it.
+struct InterpFrame {
+  PyCodeObject* code = nullptr;
+  Ref code_ref;                       // inlined frames: keeps the code alive
+  Ref function;                       // inlined frames: the function being run
+  bytecode::InstructionList instructions;
+  size_t pc = 0;
+  int line = -1;
+  std::vector<ValuePtr> locals;          // per fast-local slot; null = not bound (yet)
+  std::vector<bool> local_initialised;   // root: argument slots read from the real frame once
+  std::vector<ValuePtr> stack;
+  Ref kw_names;                          // pending KW_NAMES (3.11/3.12)
+  PyObject* globals = nullptr;
+  PyObject* builtins = nullptr;
+  PyObject* closure = nullptr;           // tuple of cells, or NULL
+  PyObject* const* real_locals = nullptr;  // root only: the real frame's fast locals
+  int argument_slots = 0;
+  int first_free_slot = 0;
   ValuePtr return_value;
-  std::vector<ValuePtr> graph_outputs;  // tensors returned, each once, in output order
 };
 
 class Tracer {
  public:
-  explicit Tracer(CdFrame* frame);
+  // break_at: index of a root-frame instruction at which to stop with a graph break (-1: none).
+  explicit Tracer(CdFrame* frame, int break_at = -1);
+  // After run() threw Unsupported: the root-frame instruction that was executing (where a
+  // retrace would break), and whether a partial graph may end there.
+  int failing_root_instruction() const { return static_cast<int>(frames_.front()->pc) - 1; }
+  bool can_break_at(int instruction) const;
+  ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
 
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
   std::unique_ptr<guards::RootGuardManager> take_guards();
+  const std::vector<std::pair<int, PyObject*>>& identities() const { return identities_; }
 
  private:
   // --- chapter: frame state --------------------------------------------------------------
+  InterpFrame& frame() { return *frames_.back(); }
+  bool in_root_frame() const { return frames_.size() == 1; }
+  ValuePtr run_frame();  // runs the current frame to its return
   ValuePtr pop();
   ValuePtr& top(int depth = 1);  // top(1) is the top of the stack
-  void push(ValuePtr value) { stack_.push_back(std::move(value)); }
+  void push(ValuePtr value) { frame().stack.push_back(std::move(value)); }
   std::vector<ValuePtr> pop_n(int n);  // in stack order (deepest first)
   ValuePtr load_local(int slot);
   void store_local(int slot, ValuePtr value);
@@ -67,24 +110,24 @@ class Tracer {
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // Runs a Python function's bytecode inside this trace (its operations join the same graph).
+  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
+                                       graph::KwArgs kwargs);
+  // Where an inlined frame's globals live, for guards and reloads.
+  SourcePtr global_source(const std::string& name, bool in_builtins);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 
-  PyCodeObject* code_;
-  PyObject* const* frame_locals_;
-  PyObject* globals_;
-  PyObject* builtins_;
-  PyObject* closure_;
-  int argument_slots_;
-  int first_free_slot_;
-  bytecode::InstructionList instructions_;
-  size_t pc_ = 0;
-  int line_ = -1;
-
-  std::vector<ValuePtr> locals_;       // per fast-local slot; null = not bound (yet)
-  std::vector<bool> local_initialised_;  // argument slots read from the frame once
-  std::vector<ValuePtr> stack_;
-  Ref kw_names_;  // pending KW_NAMES (3.11/3.12)
+  std::vector<std::unique_ptr<InterpFrame>> frames_;
+  PyObject* root_globals_ = nullptr;
+  size_t steps_ = 0;
+  std::vector<std::pair<int, PyObject*>> identities_;
+  int break_at_ = -1;
+  bool reached_break_ = false;
+  bool initial_grad_mode_ = true;
+  void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
+  void before_with(ValuePtr manager);
 
   graph::GraphBuilder graph_;
   std::unique_ptr<guards::RootGuardManager> guards_;
@@ -93,7 +136,6 @@ class Tracer {
   std::vector<std::pair<int, std::string>> local_tensor_inputs_;
   std::unordered_map<PyObject*, std::string> policy_cache_;
   std::vector<Ref> keep_alive_;  // keys of the maps above
-  ValuePtr return_value_;
 };
 
 }  // namespace cdynamo::interp

@@ -22,6 +22,18 @@ SourcePtr Source::item(SourcePtr base, int index) {
   return std::make_shared<Source>(Source{Kind::Item, index, "", std::move(base)});
 }
 
+SourcePtr Source::fixed(Ref object, std::string display_name) {
+  auto source = std::make_shared<Source>(Source{Kind::Fixed, -1, std::move(display_name), nullptr});
+  source->key = std::move(object);
+  return source;
+}
+
+SourcePtr Source::dict_item(SourcePtr base, Ref key) {
+  auto source = std::make_shared<Source>(Source{Kind::DictItem, -1, "", std::move(base)});
+  source->key = std::move(key);
+  return source;
+}
+
 std::string Source::str() const {
   switch (kind) {
     case Kind::Local: return "L['" + name + "']";
@@ -29,6 +41,12 @@ std::string Source::str() const {
     case Kind::Closure: return "L['" + name + "']";
     case Kind::Attr: return base->str() + "." + name;
     case Kind::Item: return base->str() + "[" + std::to_string(index) + "]";
+    case Kind::Fixed: return name;
+    case Kind::DictItem: {
+      Ref repr = steal(PyObject_Repr(key.ptr()));
+      if (!repr) PyErr_Clear();
+      return base->str() + "[" + (repr ? to_std_string(repr) : std::string("?")) + "]";
+    }
   }
   return "?";
 }
@@ -40,8 +58,40 @@ guards::GuardManager& Source::manager(guards::RootGuardManager& root) const {
     case Kind::Closure: return root.closure_cell(index, name);
     case Kind::Attr: return base->manager(root).attr(name);
     case Kind::Item: return base->manager(root).item(index);
+    case Kind::DictItem: return base->manager(root).dict_item(key);
+    case Kind::Fixed: return root.fixed(key, name);
   }
   throw InternalError("unknown source kind");
+}
+
+PyObject* Source::fetch(const guards::FrameView& frame) const {
+  switch (kind) {
+    case Kind::Local: return Py_XNewRef(frame.localsplus[index]);
+    case Kind::Global: {
+      PyObject* value = PyDict_GetItemString(frame.globals, name.c_str());
+      if (!value && frame.builtins) value = PyDict_GetItemString(frame.builtins, name.c_str());
+      return Py_XNewRef(value);
+    }
+    case Kind::Closure: {
+      if (!frame.closure || index >= PyTuple_GET_SIZE(frame.closure)) return nullptr;
+      return Py_XNewRef(PyCell_GET(PyTuple_GET_ITEM(frame.closure, index)));
+    }
+    case Kind::Fixed: return Py_NewRef(key.ptr());
+    case Kind::Attr:
+    case Kind::Item:
+    case Kind::DictItem: {
+      PyObject* container = base->fetch(frame);
+      if (!container) return nullptr;
+      PyObject* result = nullptr;
+      if (kind == Kind::Attr) result = PyObject_GetAttrString(container, name.c_str());
+      else if (kind == Kind::DictItem) result = PyDict_Check(container) ? Py_XNewRef(PyDict_GetItem(container, key.ptr())) : nullptr;
+      else if (PyTuple_Check(container) || PyList_Check(container))
+        result = index < PySequence_Fast_GET_SIZE(container) ? Py_NewRef(PySequence_Fast_GET_ITEM(container, index)) : nullptr;
+      Py_DECREF(container);
+      return result;
+    }
+  }
+  return nullptr;
 }
 
 const char* value_kind_name(ValueKind kind) {
@@ -85,9 +135,27 @@ ValuePtr Value::null() {
   return value;
 }
 
+ValuePtr Value::dict(std::vector<Ref> keys, std::vector<ValuePtr> items, SourcePtr source) {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Dict;
+  value->keys = std::move(keys);
+  value->items = std::move(items);
+  value->source = std::move(source);
+  return value;
+}
+
+int Value::dict_index(Handle key) const {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    int equal = PyObject_RichCompareBool(keys[i].ptr(), key.ptr(), Py_EQ);
+    check_status(equal);
+    if (equal) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 bool Value::is_fully_constant() const {
   if (kind == ValueKind::Constant) return true;
-  if (!is_sequence()) return false;
+  if (!is_sequence() && kind != ValueKind::Dict) return false;
   for (const auto& item : items)
     if (!item->is_fully_constant()) return false;
   return true;
@@ -95,6 +163,12 @@ bool Value::is_fully_constant() const {
 
 Ref Value::as_python_constant() const {
   if (kind == ValueKind::Constant) return obj;
+  if (kind == ValueKind::Dict) {
+    Ref dict = check(PyDict_New());
+    for (size_t i = 0; i < items.size(); ++i)
+      check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), items[i]->as_python_constant().ptr()));
+    return dict;
+  }
   if (is_sequence()) {
     Ref list = check(PyList_New(static_cast<Py_ssize_t>(items.size())));
     for (size_t i = 0; i < items.size(); ++i)
@@ -114,6 +188,7 @@ std::string Value::describe() const {
     case ValueKind::Tensor: return "tensor";
     case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());
     case ValueKind::List: return "list of " + std::to_string(items.size());
+    case ValueKind::Dict: return "dict of " + std::to_string(items.size());
     case ValueKind::TensorMethod: return "tensor method " + name;
     case ValueKind::NNModule:
     case ValueKind::PyModule:

@@ -15,7 +15,7 @@ using SourcePtr = std::shared_ptr<const Source>;
 
 // How to reach a value from the frame being traced.
 struct Source {
-  enum class Kind { Local, Global, Closure, Attr, Item };
+  enum class Kind { Local, Global, Closure, Attr, Item, DictItem, Fixed };
   Kind kind;
   int index = -1;    // Local: localsplus slot; Closure: index in the function's closure; Item
   std::string name;  // Local/Global/Closure: variable name; Attr: attribute name
@@ -26,8 +26,14 @@ struct Source {
   static SourcePtr closure(int index, std::string name);
   static SourcePtr attr(SourcePtr base, std::string name);
   static SourcePtr item(SourcePtr base, int index);
+  static SourcePtr dict_item(SourcePtr base, Ref key);
+  // A specific object (kept alive by the guards): an inlined function's globals dict or cell.
+  static SourcePtr fixed(Ref object, std::string display_name);
+  Ref key;           // DictItem: the constant key; Fixed: the object
 
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
+  // The object at this source in a frame, as a new reference, or NULL (error possibly set).
+  PyObject* fetch(const guards::FrameView& frame) const;
   // The guard node for this source in `root`, created on first use.
   guards::GuardManager& manager(guards::RootGuardManager& root) const;
 };
@@ -37,9 +43,13 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
+  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]) */                 \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
+  X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
+  X(GradModeExit) /* __exit__ of a no_grad/enable_grad block; position = mode to restore */ \
+  X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
   X(Null)         /* the NULL that CPython pushes before a callable */
@@ -59,7 +69,8 @@ struct Value {
   Ref obj;    // Constant/PyModule/NNModule/Object: the object; TensorMethod: unused
   Ref node;   // Tensor: the torch.fx.Node
   Ref fake;   // Tensor: the fake tensor that stands for it while tracing
-  std::vector<ValuePtr> items;  // Tuple/List/Iterator items; TensorMethod: {self}
+  std::vector<ValuePtr> items;  // Tuple/List/Iterator/Dict items; TensorMethod: {self}
+  std::vector<Ref> keys;        // Dict: the constant keys, parallel to items
   std::string name;             // TensorMethod: the method name
   size_t position = 0;          // Iterator: next item
   SourcePtr source;             // null when the value was made by the trace
@@ -69,6 +80,9 @@ struct Value {
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);
   static ValuePtr sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr source = nullptr);
   static ValuePtr null();
+  static ValuePtr dict(std::vector<Ref> keys, std::vector<ValuePtr> items, SourcePtr source = nullptr);
+  // Dict: the index of `key` (compared with ==), or -1. Throws PythonError if == raises.
+  int dict_index(Handle key) const;
 
   bool is_constant() const { return kind == ValueKind::Constant; }
   bool is_tensor() const { return kind == ValueKind::Tensor; }

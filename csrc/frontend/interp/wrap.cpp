@@ -48,6 +48,8 @@ std::string path_of(const SourcePtr& source) {
     case Source::Kind::Closure: return source->name;
     case Source::Kind::Attr: return path_of(source->base) + "." + source->name;
     case Source::Kind::Item: return path_of(source->base) + "." + std::to_string(source->index);
+    case Source::Kind::DictItem: return path_of(source->base) + "." + to_std_string(source->key);
+    case Source::Kind::Fixed: return "fixed";
   }
   return "?";
 }
@@ -75,7 +77,22 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (is_tensor(obj)) {
     auto seen = tensor_inputs_.find(o);
-    if (seen != tensor_inputs_.end())
+    if (seen != tensor_inputs_.end() && seen->second->source->kind == Source::Kind::Local &&
+        source->kind == Source::Kind::Local) {
+      // One tensor passed as two arguments: one graph input, and a guard that it stays so.
+      guards_->add_same_object_guard(seen->second->source->index, seen->second->source->name, source->index,
+                                     source->name);
+      return seen->second;
+    }
+    if (seen != tensor_inputs_.end()) {
+      // One tensor reachable two ways (an argument and an item of a list argument): one graph
+      // input, and a guard that both paths still lead to one object.
+      SourcePtr first = seen->second->source;
+      guards_->add_same_object_guard([first](const guards::FrameView& f) { return first->fetch(f); }, first->str(),
+                                     [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
+      return seen->second;
+    }
+    if (false)
       unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
                   " (aliased inputs are not supported yet)");
     manager.add_tensor_match(obj);
@@ -94,6 +111,21 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
     return Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
   }
+  if (PyDict_CheckExact(o)) {
+    // Guarded key by key: same length and every key present means the same key set.
+    manager.add_type_match(Py_TYPE(o));
+    manager.add_length_check(PyDict_GET_SIZE(o));
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> items;
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &key, &item)) {
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      keys.push_back(Ref::borrow(key));
+      items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
+    }
+    return Value::dict(std::move(keys), std::move(items), source);
+  }
   if (is_torch_constant(obj)) {
     manager.add_equals_match(obj);
     return Value::constant(Ref::borrow(obj), source);
@@ -106,10 +138,28 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (is_nn_module(obj)) {
     manager.add_id_match(obj);
+    if (source->kind == Source::Kind::Local) identities_.emplace_back(source->index, o);
     auto value = Value::constant(Ref::borrow(obj), source);
     value->kind = ValueKind::NNModule;
     value->module_path = path_of(source);
     return value;
+  }
+  if (PyMethod_Check(o)) {
+    // A bound method is a new object on each attribute read: guard its function and receiver.
+    Ref function = Ref::borrow(PyMethod_GET_FUNCTION(o));
+    Source::attr(source, "__func__")->manager(*guards_).add_id_match(function);
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = function;
+    method->name = to_std_string(Ref(check(PyObject_GetAttrString(function.ptr(), "__name__"))));
+    method->items = {wrap(PyMethod_GET_SELF(o), Source::attr(source, "__self__"))};
+    return method;
+  }
+  if (PyCFunction_Check(o) && PyCFunction_GET_SELF(o) && !PyModule_Check(PyCFunction_GET_SELF(o))) {
+    // A builtin method bound to an object (list.append of some list, ContextVar.set): a new
+    // object on each read, so the guard is on the receiver; the name is fixed by the source.
+    Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
+    return Value::constant(Ref::borrow(obj), source);
   }
   if (PyCallable_Check(o) || PyType_Check(o)) {
     // Functions, builtins and classes: the trace depends on which one it is.
@@ -122,11 +172,23 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   return value;
 }
 
+SourcePtr Tracer::global_source(const std::string& name, bool in_builtins) {
+  if (frame().globals == root_globals_) return Source::global(name);
+  PyObject* namespace_dict = in_builtins ? frame().builtins : frame().globals;
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  std::string display = in_builtins ? "<builtins>" : "<globals of " + to_std_string(frame().code->co_filename) + ">";
+  return Source::dict_item(Source::fixed(Ref::borrow(namespace_dict), display), std::move(key));
+}
+
 ValuePtr Tracer::load_global(const std::string& name) {
-  PyObject* value = PyDict_GetItemString(globals_, name.c_str());
-  if (!value && PyDict_Check(builtins_)) value = PyDict_GetItemString(builtins_, name.c_str());
+  PyObject* value = PyDict_GetItemString(frame().globals, name.c_str());
+  bool in_builtins = false;
+  if (!value && PyDict_Check(frame().builtins)) {
+    value = PyDict_GetItemString(frame().builtins, name.c_str());
+    in_builtins = true;
+  }
   if (!value) unsupported("name '" + name + "' is not defined");
-  return wrap(value, Source::global(name));
+  return wrap(value, global_source(name, in_builtins));
 }
 
 Ref Tracer::type_of(const ValuePtr& value) {
@@ -142,6 +204,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
       if (value->obj) return value->obj;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
+    case ValueKind::Dict: return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Constant:
     case ValueKind::PyModule:
     case ValueKind::NNModule:
@@ -189,6 +252,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       return Value::constant(std::move(fake_attr));
     }
+    case ValueKind::Dict:
     case ValueKind::List:
     case ValueKind::Tuple: {
       if (base->obj) {  // torch.return_types: fields by name
@@ -202,12 +266,37 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       method->name = name;
       return method;
     }
+    case ValueKind::Super: {
+      Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
+      if (!attr) {
+        PyErr_Clear();
+        unsupported("super() has no attribute " + name);
+      }
+      if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::UserMethod;
+        method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->name = name;
+        method->items = {base->items[0]};
+        return method;
+      }
+      return Value::constant(std::move(attr));
+    }
     case ValueKind::Constant:
     case ValueKind::Object: {
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
         PyErr_Clear();
         unsupported(base->describe() + " has no attribute " + name);
+      }
+      if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
+        // A method of the object's class (its type is guarded): bind it to the traced value.
+        auto method = std::make_shared<Value>();
+        method->kind = ValueKind::UserMethod;
+        method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+        method->name = name;
+        method->items = {base};
+        return method;
       }
       if (base->source && base->kind == ValueKind::Object) return wrap(attr, Source::attr(base->source, name));
       return Value::constant(std::move(attr));
@@ -258,6 +347,15 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   PyErr_Clear();
   if (class_attr && PyObject_TypeCheck(class_attr.ptr(), &PyProperty_Type))
     unsupported("the property " + std::string(Py_TYPE(obj)->tp_name) + "." + name + " (properties run user code)");
+  if (class_attr && PyFunction_Check(class_attr.ptr())) {
+    // A method of the module's class: fixed by the module's identity, which is guarded.
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = class_attr;
+    method->name = name;
+    method->items = {module};
+    return method;
+  }
   // Methods and class-level values: fixed by the module's identity, which is guarded.
   return Value::constant(std::move(attr));
 }

@@ -186,3 +186,37 @@ def test_cache_size_limit_is_per_code_object():
             second(torch.randn(size))
     assert counter.frame_count == 4
     assert len(_cache_limit_warnings(caught)) == 1
+
+
+def test_cache_limit_counts_per_module_instance():
+    import torch.nn as nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    class Stack(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.layers = nn.ModuleList([Layer() for _ in range(n)])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+                print("break between layers")
+            return x
+
+    model = Stack(12)
+    counter = CompileCounter()
+    with config.patch(cache_size_limit=2):
+        compiled = cdynamo.compile(model, backend=counter)
+        with torch.no_grad():
+            x = torch.randn(2, 4)
+            assert same(compiled(x), model(x))
+            assert same(compiled(x), model(x))
+    # every layer's forward got its own entry: none was pushed out by the limit of 2
+    assert counters["stats"].get("cache_limit_hits", 0) == 0

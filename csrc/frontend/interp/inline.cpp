@@ -1,0 +1,121 @@
+// Inlining: a call of a Python function runs its bytecode inside the same trace, so its torch
+// operations join the caller's graph. Assumes the callee's globals and cells stay reachable.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/bytecode/bytecode.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+constexpr size_t kMaxInlineDepth = 32;
+
+std::string function_name(PyCodeObject* code) { return to_std_string(code->co_qualname); }
+
+bool is_library_file(PyCodeObject* code) {
+  Ref skipped = call_helper("cdynamo.utils", "is_skipped_file", {code->co_filename});
+  int truth = PyObject_IsTrue(skipped.ptr());
+  check_status(truth);
+  return truth;
+}
+
+}  // namespace
+
+std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
+                                             graph::KwArgs kwargs) {
+  const int positional = code->co_argcount;
+  const int keyword_only = code->co_kwonlyargcount;
+  const int positional_only = code->co_posonlyargcount;
+  const bool has_varargs = code->co_flags & CO_VARARGS;
+  const bool has_varkw = code->co_flags & CO_VARKEYWORDS;
+  const std::string name = function_name(code);
+  auto param_name = [&](int slot) { return to_std_string(PyTuple_GET_ITEM(code->co_localsplusnames, slot)); };
+
+  std::vector<ValuePtr> slots(code->co_nlocalsplus);
+  std::vector<ValuePtr> extra_positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (static_cast<int>(i) < positional) slots[i] = args[i];
+    else if (has_varargs) extra_positional.push_back(args[i]);
+    else unsupported(name + "() takes " + std::to_string(positional) + " positional arguments but " +
+                     std::to_string(args.size()) + " were given");
+  }
+  auto varkw = Value::dict({}, {});
+  for (auto& [key, value] : kwargs) {
+    int found = -1;
+    for (int slot = positional_only; slot < positional + keyword_only; ++slot)
+      if (param_name(slot) == key) found = slot;
+    if (found >= 0) {
+      if (slots[found]) unsupported(name + "() got multiple values for argument '" + key + "'");
+      slots[found] = value;
+    } else if (has_varkw) {
+      varkw->keys.push_back(check(PyUnicode_FromString(key.c_str())));
+      varkw->items.push_back(value);
+    } else {
+      unsupported(name + "() got an unexpected keyword argument '" + key + "'");
+    }
+  }
+  // Defaults are attributes of the function object, which the caller's guards pin down.
+  auto* fn = reinterpret_cast<PyFunctionObject*>(function.ptr());
+  auto default_value = [&](PyObject* obj) -> ValuePtr {
+    if (obj == Py_None || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
+        PyBool_Check(obj) || PyTuple_CheckExact(obj) || PyObject_TypeCheck(obj, &PyBaseObject_Type))
+      return Value::constant(Ref::borrow(obj));
+    unsupported("a default argument of type " + std::string(Py_TYPE(obj)->tp_name));
+  };
+  if (fn->func_defaults) {
+    Py_ssize_t count = PyTuple_GET_SIZE(fn->func_defaults);
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      int slot = positional - static_cast<int>(count) + static_cast<int>(i);
+      if (slot >= 0 && !slots[slot]) {
+        PyObject* obj = PyTuple_GET_ITEM(fn->func_defaults, i);
+        slots[slot] = PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(import_attr("torch", "Tensor").ptr()))
+                          ? nullptr
+                          : default_value(obj);
+        if (!slots[slot]) unsupported("a tensor as a default argument of " + name + "()");
+      }
+    }
+  }
+  for (int slot = positional; slot < positional + keyword_only; ++slot) {
+    if (slots[slot]) continue;
+    PyObject* obj = fn->func_kwdefaults ? PyDict_GetItemString(fn->func_kwdefaults, param_name(slot).c_str()) : nullptr;
+    if (obj) slots[slot] = default_value(obj);
+  }
+  for (int slot = 0; slot < positional + keyword_only; ++slot)
+    if (!slots[slot]) unsupported(name + "() missing required argument '" + param_name(slot) + "'");
+  int next = positional + keyword_only;
+  if (has_varargs) slots[next++] = Value::sequence(ValueKind::Tuple, std::move(extra_positional));
+  if (has_varkw) slots[next++] = varkw;
+  return slots;
+}
+
+ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  if (!PyFunction_Check(function.ptr())) unsupported("calling a " + std::string(Py_TYPE(function.ptr())->tp_name));
+  auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(function.ptr()));
+  std::string name = function_name(code);
+  if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))
+    unsupported("calling the generator or coroutine function " + name + "()");
+  if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
+  if (is_library_file(code))
+    unsupported("calling " + name + "() of " + to_std_string(code->co_filename) +
+                " (library code is not traced into; it runs eagerly)");
+
+  auto callee = std::make_unique<InterpFrame>();
+  callee->code = code;
+  callee->code_ref = Ref::borrow(reinterpret_cast<PyObject*>(code));
+  callee->function = Ref::borrow(function);
+  callee->instructions = bytecode::decode(code);
+  callee->globals = PyFunction_GET_GLOBALS(function.ptr());
+  callee->builtins = reinterpret_cast<PyFunctionObject*>(function.ptr())->func_builtins;
+  callee->closure = PyFunction_GET_CLOSURE(function.ptr());
+  callee->argument_slots = argument_slot_count(code);
+  callee->first_free_slot = code->co_nlocalsplus - code->co_nfreevars;
+  callee->locals = bind_arguments(code, function, std::move(args), std::move(kwargs));
+  callee->local_initialised.assign(code->co_nlocalsplus, true);
+  for (int slot = callee->first_free_slot; slot < code->co_nlocalsplus; ++slot) callee->local_initialised[slot] = false;
+  frames_.push_back(std::move(callee));
+  ValuePtr result = run_frame();
+  frames_.pop_back();
+  return result;
+}
+
+}  // namespace cdynamo::interp

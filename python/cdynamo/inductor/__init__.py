@@ -1,0 +1,25 @@
+"""The inductor backend: an aten-level graph lowered to cdynamo's loop IR, fused, and compiled to
+C++/OpenMP kernels run by a C++ runtime. Usable as cdynamo's backend "inductor" and as a backend
+of PyTorch's own compiler: torch.compile(model, backend=cdynamo.inductor)."""
+import sys
+import types
+
+from ..backends.registry import register_backend
+
+
+@register_backend(name="inductor")
+def inductor(gm, example_inputs):
+    """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
+    from .compile_fx import compile_fx
+
+    return compile_fx(gm, example_inputs)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets `cdynamo.inductor` itself be passed as a backend (torch.compile(backend=cdynamo.inductor))."""
+
+    def __call__(self, gm, example_inputs):
+        return inductor(gm, example_inputs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

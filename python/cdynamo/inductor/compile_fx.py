@@ -1,0 +1,55 @@
+"""From a torch.fx graph to a compiled callable: aten-level tracing (make_fx with functionalization
+and decompositions), then the C++ pipeline lower -> schedule -> codegen -> runtime."""
+import torch
+import torch.fx
+
+from .. import utils
+
+_TRAINING_NOTE_SHOWN = False
+
+
+def _needs_autograd(gm, example_inputs):
+    if not torch.is_grad_enabled():
+        return False
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+    tensors += list(gm.parameters()) + list(gm.buffers())
+    return any(t.requires_grad for t in tensors)
+
+
+def _eager_training_path(gm, example_inputs):
+    """Graphs that need gradients: AOTAutograd with eager kernels, correct but not yet compiled."""
+    global _TRAINING_NOTE_SHOWN
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    if not _TRAINING_NOTE_SHOWN:
+        _TRAINING_NOTE_SHOWN = True
+        utils.log("graphs", "inductor: this graph needs gradients; it runs through AOTAutograd with "
+                  "eager kernels (compiled training comes in a later version)")
+    utils.counters["inductor"]["autograd_fallback"] += 1
+
+    def keep(graph_module, _inputs):
+        return graph_module.forward
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
+
+
+def aten_graph(gm, example_inputs):
+    """The functional, decomposed aten-level graph of gm (input mutations become trailing copy_)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from .decompositions import table
+
+    functional = torch.func.functionalize(gm, remove="mutations_and_views")
+    with torch.no_grad():
+        return make_fx(functional, decomposition_table=table(), tracing_mode="fake")(*example_inputs)
+
+
+def compile_fx(gm, example_inputs):
+    if _needs_autograd(gm, example_inputs):
+        return _eager_training_path(gm, example_inputs)
+    from .. import _C
+
+    aten_gm = aten_graph(gm, example_inputs)
+    utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
+    utils.counters["inductor"]["graphs"] += 1
+    return _C._inductor_compile(aten_gm, gm.forward)

@@ -1,0 +1,98 @@
+"""Whole models through the inductor backend (random weights): outputs equal to eager. Models whose
+packages are missing here (torchvision, transformers) are skipped; bench/ measures them."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import cdynamo
+from cdynamo.utils import counters
+
+pytest.importorskip("cdynamo.inductor")
+
+from tests.python.backend.models import TinyGPT  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    counters.clear()
+    with cdynamo.config.patch(suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+def run_both(model, *inputs, rtol=1e-4, atol=1e-5):
+    model.eval()
+    with torch.no_grad():
+        expected = model(*inputs)
+        compiled = cdynamo.compile(model, backend="inductor")
+        actual = compiled(*inputs)
+        again = compiled(*inputs)
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol)
+    torch.testing.assert_close(again, expected, rtol=rtol, atol=atol)
+    return compiled
+
+
+def test_mlp():
+    layers = []
+    for _ in range(4):
+        layers += [nn.Linear(64, 64), nn.ReLU()]
+    run_both(nn.Sequential(*layers), torch.randn(32, 64))
+
+
+def test_layernorm_gelu_linear():
+    model = nn.Sequential(nn.LayerNorm(96), nn.GELU(), nn.Linear(96, 48))
+    run_both(model, torch.randn(20, 96))
+
+
+def test_small_cnn_with_batchnorm():
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.bn1 = nn.BatchNorm2d(8)
+            self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+            self.bn2 = nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            y = F.relu(self.bn1(self.conv1(x)))
+            y = F.relu(self.bn2(self.conv2(y)) + y)
+            y = F.adaptive_avg_pool2d(y, 1).flatten(1)
+            return self.fc(y)
+
+    model = CNN()
+    for bn in (model.bn1, model.bn2):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    run_both(model, torch.randn(2, 3, 12, 12))
+
+
+def test_tiny_gpt():
+    model = TinyGPT()
+    run_both(model, torch.randint(0, 100, (2, 16)), atol=1e-4)
+
+
+def test_torchvision_resnet18():
+    torchvision = pytest.importorskip("torchvision")
+    run_both(torchvision.models.resnet18(), torch.randn(1, 3, 64, 64), atol=1e-4)
+
+
+def test_transformers_gpt2_and_bert():
+    transformers = pytest.importorskip("transformers")
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256))
+    run_both(gpt2, torch.randint(0, 256, (1, 16)), atol=1e-4)
+    bert = transformers.BertModel(transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                                          intermediate_size=128, vocab_size=256))
+    run_both(bert, torch.randint(0, 256, (1, 16)), atol=1e-4)
+
+
+def test_backend_of_torch_compile():
+    """cdynamo.inductor also serves PyTorch's own compiler (side-by-side comparisons)."""
+    model = nn.Sequential(nn.Linear(16, 16), nn.Tanh())
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        expected = model(x)
+        compiled = torch.compile(model, backend=cdynamo.inductor, dynamic=False)
+        torch.testing.assert_close(compiled(x), expected)
