@@ -6,7 +6,7 @@ TORCH_PIN := torch==2.13.0
 BUILD_DIR := build/dev
 JOBS ?= 2
 
-.PHONY: run test build venv bench verify clean sanitize wheel
+.PHONY: run test build venv bench bench-suite bench-zoo verify clean sanitize wheel
 
 $(VENV)/.installed:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -31,6 +31,22 @@ test: build
 
 bench: build
 	PYTHONPATH=python $(PY) bench/overhead.py
+
+# The model benchmark suite (python -m cdynamo.bench). With the model-zoo venv (bench-zoo:
+# torch 2.14.1 + torchvision, timm, transformers, matplotlib) every model runs; without it, the
+# main venv runs the microbenchmarks and reports the others as skipped. BENCH_ARGS adds options,
+# e.g. make bench-suite BENCH_ARGS="--quick".
+BENCH_VENV := .venv-bench
+BENCH_ARGS ?=
+bench-suite: build $(if $(wildcard $(BENCH_VENV)/bin/python),$(BENCH_VENV)/.cdynamo-installed)
+	if [ -x $(BENCH_VENV)/bin/python ]; then $(BENCH_VENV)/bin/python -m cdynamo.bench $(BENCH_ARGS); \
+	else PYTHONPATH=python $(PY) -m cdynamo.bench $(BENCH_ARGS); fi
+
+# Creates .venv-bench (about 5.5 GB) and installs cdynamo into it; reinstalls when sources change.
+bench-zoo: $(BENCH_VENV)/.cdynamo-installed
+$(BENCH_VENV)/.cdynamo-installed: $(shell git ls-files csrc python CMakeLists.txt pyproject.toml 2>/dev/null)
+	bench/setup_zoo.sh
+	touch $@
 
 verify: build
 	PYTHONPATH=python $(PY) -m cdynamo.verify
