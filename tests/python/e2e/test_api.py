@@ -394,3 +394,13 @@ def test_disabled_callee_stays_out_of_graphs():
     assert same(cdynamo.optimize(recorder)(outer)(x), x.sin() + 1)
     graph_targets = [str(node.target) for gm in recorder.graphs for node in gm.graph.nodes]
     assert not any("sin" in target for target in graph_targets)
+
+
+def test_compiling_an_nn_sequential_captures_its_layers():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    counter = CompileCounter()
+    compiled = cdynamo.compile(model, backend=counter)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        assert same(compiled(x), model(x))
+    assert counter.frame_count == 1 and counter.op_count == 3
