@@ -96,3 +96,17 @@ def test_backend_of_torch_compile():
         expected = model(x)
         compiled = torch.compile(model, backend=cdynamo.inductor, dynamic=False)
         torch.testing.assert_close(compiled(x), expected)
+
+
+def test_graph_needing_gradients_takes_the_autograd_path():
+    """Training graphs run through AOTAutograd with eager kernels (compiled training comes later)."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    reference = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(4, 8)
+    compiled = cdynamo.compile(model, backend="inductor")
+    compiled(x).sum().backward()
+    reference(x).sum().backward()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+    assert counters["inductor"]["autograd_fallback"] == 1
