@@ -19,6 +19,7 @@ def _needs_autograd(gm, example_inputs):
 def _eager_training_path(gm, example_inputs):
     """Graphs that need gradients: AOTAutograd with eager kernels, correct but not yet compiled."""
     global _TRAINING_NOTE_SHOWN
+    from functorch.compile import make_boxed_func
     from torch._functorch.aot_autograd import aot_module_simplified
 
     if not _TRAINING_NOTE_SHOWN:
@@ -28,7 +29,7 @@ def _eager_training_path(gm, example_inputs):
     utils.counters["inductor"]["autograd_fallback"] += 1
 
     def keep(graph_module, _inputs):
-        return graph_module.forward
+        return make_boxed_func(graph_module.forward)
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
 
