@@ -74,4 +74,13 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
 }
 
 
+void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect>& effects,
+                         const std::vector<ValuePtr>& outputs, int depth) {
+  for (const auto& effect : effects) {
+    rebuild(code, effect.value, outputs, depth);
+    rebuild(code, effect.object, outputs, depth + 1);
+    code.emit(STORE_ATTR, code.name_index(effect.name));
+  }
+}
+
 }  // namespace cdynamo::codegen

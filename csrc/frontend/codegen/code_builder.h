@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "frontend/bytecode/bytecode.h"
 #include "frontend/interp/compile_frame.h"
+#include "frontend/interp/tracer.h"
 #include "frontend/interp/value.h"
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -162,6 +163,11 @@ class CodeBuilder {
   int line_;
   bytecode::InstructionList instructions_;
 };
+
+// Replays attribute writes in program order (obj.name = value), the graph's output tuple at
+// `depth`; leaves the stack as it was.
+void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect>& effects,
+                         const std::vector<ValuePtr>& outputs, int depth);
 
 // Pushes `value`. Tensors come from their source when they have one (graph inputs, module
 // parameters), else from the graph's output tuple found at stack depth `depth` (1 = top).

@@ -191,8 +191,9 @@ void collect_tensors(const ValuePtr& value, std::vector<ValuePtr>& out) {
 
 }  // namespace
 
-std::vector<ValuePtr> break_outputs(const interp::BreakState& state) {
+std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::vector<interp::SideEffect>& side_effects) {
   std::vector<ValuePtr> outputs;
+  for (const auto& effect : side_effects) collect_tensors(effect.value, outputs);
   for (const auto& value : state.locals) collect_tensors(value, outputs);
   for (const auto& value : state.stack) collect_tensors(value, outputs);
   return outputs;
@@ -297,7 +298,8 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
 
 Ref transformed_code_at_break(PyCodeObject* original, const bytecode::InstructionList& instructions,
                               Handle compiled_graph, const std::vector<graph::GraphInput>& inputs,
-                              const interp::BreakState& state, const std::vector<ValuePtr>& outputs) {
+                              const interp::BreakState& state, const std::vector<ValuePtr>& outputs,
+                              const std::vector<interp::SideEffect>& side_effects) {
   check_break_state(original, instructions, state);
   const Instruction& inst = instructions.at(state.instruction);
   const bool jump = is_conditional_jump(inst.opcode);
@@ -315,6 +317,8 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     code.call(static_cast<int>(inputs.size()));
     base = 1;
   }
+  // The break instruction may observe the attributes the trace wrote: apply them first.
+  replay_side_effects(code, side_effects, outputs, base);
   // Every value is rebuilt before any local is stored: a value may be reloaded from a slot
   // that a store would overwrite (residual = x; x = f(x) keeps the old x in residual).
   for (int i = 0; i < depth_before; ++i) {

@@ -21,13 +21,16 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
 // cannot be rebuilt (iterators, NULLs left on the stack, ...).
 Ref transformed_code_at_break(PyCodeObject* original, const bytecode::InstructionList& instructions,
                               Handle compiled_graph, const std::vector<graph::GraphInput>& inputs,
-                              const interp::BreakState& state, const std::vector<interp::ValuePtr>& outputs);
+                              const interp::BreakState& state, const std::vector<interp::ValuePtr>& outputs,
+                              const std::vector<interp::SideEffect>& side_effects);
 
 // Throws Unsupported when the state at the break cannot be carried into a resume function.
 void check_break_state(PyCodeObject* original, const bytecode::InstructionList& instructions,
                        const interp::BreakState& state);
 
-// The values a graph must return for a break: tensors in the stack and locals, each once.
-std::vector<interp::ValuePtr> break_outputs(const interp::BreakState& state);
+// The values a graph must return for a break: tensors in the stack, locals and attribute
+// writes, each once.
+std::vector<interp::ValuePtr> break_outputs(const interp::BreakState& state,
+                                            const std::vector<interp::SideEffect>& side_effects);
 
 }  // namespace cdynamo::codegen

@@ -4,6 +4,7 @@
 #include <vector>
 #include "common/py_ref.h"
 #include "frontend/graph/graph_builder.h"
+#include "frontend/interp/tracer.h"
 #include "frontend/interp/value.h"
 
 namespace cdynamo::codegen {
@@ -12,6 +13,7 @@ namespace cdynamo::codegen {
 // `outputs` are the tensors of `return_value` in the order the compiled graph returns them.
 Ref transformed_code(PyCodeObject* original, Handle compiled_graph,
                      const std::vector<graph::GraphInput>& inputs, const interp::ValuePtr& return_value,
-                     const std::vector<interp::ValuePtr>& outputs);
+                     const std::vector<interp::ValuePtr>& outputs,
+                     const std::vector<interp::SideEffect>& side_effects);
 
 }  // namespace cdynamo::codegen

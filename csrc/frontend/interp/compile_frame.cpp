@@ -80,6 +80,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
     CompiledFrame compiled_frame;
     if (!result.break_state) {
       std::vector<ValuePtr> outputs;
+      for (const auto& effect : result.side_effects) collect_outputs(effect.value, outputs);
       collect_outputs(result.return_value, outputs);
       if (tracer.graph().op_count() == 0) {
         Unsupported nothing("the function runs no tensor operations (nothing to compile)");
@@ -91,11 +92,11 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       }
       tracer.graph().set_output(outputs);
       Ref compiled = compile_graph(tracer, code, callback);
-      compiled_frame.transformed_code =
-          codegen::transformed_code(code, compiled, tracer.graph().inputs(), result.return_value, outputs);
+      compiled_frame.transformed_code = codegen::transformed_code(code, compiled, tracer.graph().inputs(),
+                                                                  result.return_value, outputs, result.side_effects);
     } else {
       const BreakState& state = *result.break_state;
-      std::vector<ValuePtr> outputs = codegen::break_outputs(state);
+      std::vector<ValuePtr> outputs = codegen::break_outputs(state, result.side_effects);
       Ref compiled;
       bool has_graph = tracer.graph().op_count() > 0;
       try {
@@ -106,7 +107,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
           compiled = compile_graph(tracer, code, callback);
         }
         compiled_frame.transformed_code = codegen::transformed_code_at_break(
-            code, instructions, compiled, tracer.graph().inputs(), state, outputs);
+            code, instructions, compiled, tracer.graph().inputs(), state, outputs, result.side_effects);
       } catch (const Unsupported&) {
         // No partial graph after all: report the construct that stopped the first trace.
         Unsupported error = *first_error;

@@ -154,6 +154,7 @@ TraceResult Tracer::run() {
   TraceResult result;
   try {
     result.return_value = run_frame();
+    result.side_effects = side_effects_;
     if (reached_break_) {
       InterpFrame& root = *frames_.front();
       BreakState state;
@@ -186,6 +187,37 @@ bool Tracer::can_break_at(int instruction) const {
   if (root.instructions[instruction].handler) return false;
   if (root.code->co_ncellvars > 0) return false;
   return true;
+}
+
+ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
+  if (!base->obj) return nullptr;
+  for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
+    if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
+  return nullptr;
+}
+
+void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
+  // Only objects the transformed code can reach again, holding values it can rebuild.
+  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
+  if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
+  // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
+  // where eager has one. Values reachable by their source keep their identity.
+  switch (value->kind) {
+    case ValueKind::Tensor:
+    case ValueKind::Constant:
+    case ValueKind::Tuple:
+      break;
+    case ValueKind::List:
+    case ValueKind::Dict:
+    case ValueKind::NNModule:
+    case ValueKind::Object:
+      if (value->source) break;
+      [[fallthrough]];
+    default: unsupported("assigning a " + value->describe() + " to an attribute");
+  }
+  if (object->kind == ValueKind::NNModule && value->is_tensor())
+    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
+  side_effects_.push_back({std::move(object), name, std::move(value)});
 }
 
 std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {
@@ -615,7 +647,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case RAISE_VARARGS: unsupported("raise statement");
     case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
     case BEFORE_WITH: before_with(pop()); return true;
-    case STORE_ATTR: unsupported("assigning an attribute (a side effect on an object)");
+    case STORE_ATTR: {
+      ValuePtr object = pop();
+      ValuePtr value = pop();
+      store_attr(std::move(object), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)), std::move(value));
+      return true;
+    }
     case STORE_GLOBAL: unsupported("assigning a global variable");
     case IMPORT_NAME: {
       // Only modules already imported: importing one for the first time runs its code.

@@ -26,10 +26,19 @@ struct BreakState {
   Ref kw_names;                       // pending KW_NAMES for a CALL
 };
 
+// An attribute write on an object reachable from the frame (obj.attr = value), replayed by the
+// transformed code after the graph runs, in program order.
+struct SideEffect {
+  ValuePtr object;  // has a source
+  std::string name;
+  ValuePtr value;
+};
+
 // The outcome of tracing one frame: to its RETURN, or to a graph break.
 struct TraceResult {
   ValuePtr return_value;                // null at a graph break
   std::optional<BreakState> break_state;
+  std::vector<SideEffect> side_effects;
 };
 
 // One Python frame being interpreted: the traced frame itself, or a function inlined into it.
@@ -122,6 +131,10 @@ class Tracer {
   std::vector<std::unique_ptr<InterpFrame>> frames_;
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
+  std::vector<SideEffect> side_effects_;
+  // The value of a pending write to base.name, if the trace made one (reads see writes).
+  ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
+  void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;

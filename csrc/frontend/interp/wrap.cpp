@@ -214,6 +214,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
 }
 
 ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
+  if (ValuePtr written = pending_attribute(base, name)) return written;
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
   switch (base->kind) {
     case ValueKind::NNModule: return nn_module_attr(base, name);

@@ -452,3 +452,48 @@ def test_star_unpacking_into_a_tuple():
         return (*xs, y), torch.stack([*xs, y])
 
     compiled_once(fn, [torch.randn(2), torch.randn(2)], torch.randn(2))
+
+
+class State:
+    def __init__(self):
+        self.calls = 0
+        self.last = None
+
+
+def test_attribute_writes_are_replayed_after_the_graph():
+    def fn(x, state):
+        state.calls = state.calls + 1
+        state.last = x * 2
+        return state.last + state.calls
+
+    state, expected_state = State(), State()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    x = torch.randn(3)
+    out = compiled(x, state)
+    torch.testing.assert_close(out, fn(x, expected_state))
+    assert state.calls == 1
+    torch.testing.assert_close(state.last, x * 2)
+    assert counter.frame_count == 1
+
+
+def test_module_attribute_writes_and_a_graph_break_see_the_new_value():
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+            self.fc = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            self.steps += 1
+            y = self.fc(x) * self.steps
+            print("steps so far:", self.steps)  # the write is visible to eager code at the break
+            return y + self.steps
+
+    model, reference = Counter(), Counter()
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(1, 2)
+    with torch.no_grad():
+        for _ in range(2):
+            torch.testing.assert_close(cdynamo.compile(model, backend=CompileCounter())(x), reference(x))
+    assert model.steps == reference.steps == 2
