@@ -399,6 +399,7 @@ Value ValueEmitter::emit_indirect_load(const ir::ScalarNode& n) {
 }
 
 Value ValueEmitter::emit_masked_load(const ir::ScalarNode& n) {
+  if (!n.indirect.empty()) return emit_indirect_load(n);
   Value mask = cast(emit(n.args[0]), DType::Bool);
   Value other = cast(emit(n.args[1]), n.dtype);
   DType stored = dtypes_.at(n.buffer);
