@@ -183,6 +183,22 @@ def test_softmax_over_an_outer_dim_vectorizes_across_the_kept_dim():
     assert_close_to_reference(out.t(), torch.softmax(x.double(), 0), f32)
 
 
+def test_softmax_of_one_long_vector_runs_every_loop_in_parallel():
+    n = 300_001  # no i loops: the reductions and the full node split their r loop into chunks
+    x = torch.randn(n) * 3
+    xr, m, se = L("x", "r0"), L("m", "0"), L("se", "0")
+    prog = {"buffers": [buffer("x", [n], "input"), buffer("m", []), buffer("se", []), buffer("out", [n], "output")],
+            "outputs": ["out"],
+            "steps": [kernel([], [{"reduction": "m", "type": "Max", "body": xr},
+                                  {"reduction": "se", "type": "Sum", "body": op("Exp", f32, op("Sub", f32, xr, m))},
+                                  {"pointwise": "out", "body": op("Div", f32, op("Exp", f32, op("Sub", f32, L("x", "i0"), m)), se),
+                                   "full": True}], [n])]}
+    src = T.generate_cpp(prog)["kernel0"]
+    assert src.count("omp parallel for") == 3
+    (out,) = run(prog, x)
+    assert_close_to_reference(out, torch.softmax(x.double(), 0), f32, rtol=1e-5, atol=1e-9)
+
+
 def test_full_locals_stay_in_registers_within_a_run_and_go_to_memory_across_loops():
     """y = 2x (full, local); t = y + 1 (full, local, read by the next node of the same loop);
     s = sum(y) (a reduction: y must be in memory); out = t / s (full, after the reduction)."""

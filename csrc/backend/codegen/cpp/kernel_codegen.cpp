@@ -277,20 +277,42 @@ class KernelEmitter {
     const size_t m = plan_.rdims.size();
     const size_t scalar_loops = vector_r ? m - 1 : m;
     w_.open("");  // the r loop variables are local to this segment
-    for (size_t k = 0; k < scalar_loops; ++k) open_loop(plan_.rdims[k]);
+    // Without i loops (softmax of one long vector) nothing else runs in parallel: blocks of the
+    // outermost r loop do, like the chunks of a long reduction (the points are independent).
+    std::string lo = "0", hi = m ? plan_.rdims.front().size.str() : "";
+    const int64_t chunks = split_chunks();
+    if (chunks > 1) {
+      const int64_t size = plan_.rdims.front().size.const_value();
+      const int64_t block = ceil_div(ceil_div(size, chunks), kMaxLanes) * kMaxLanes;
+      w_.pragma("omp parallel for");
+      w_.open("for (int64_t cd_c = 0; cd_c < " + std::to_string(ceil_div(size, block)) + "; ++cd_c)");
+      lo = "cd_c * " + std::to_string(block);
+      hi = "cd_min(cd_c * " + std::to_string(block) + " + " + std::to_string(block) + ", " + std::to_string(size) + ")";
+    }
+    auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
+      if (k == 0) return {lo, hi};
+      return {"0", plan_.rdims[k].size.str()};
+    };
+    for (size_t k = 0; k < scalar_loops; ++k) {
+      auto [from, to] = bounds(k);
+      const std::string& v = plan_.rdims[k].var;
+      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
+    }
     if (vector_r) {
       const LoopDim& last = plan_.rdims.back();
-      w_.line("int64_t " + last.var + " = 0;");
-      w_.open("for (; " + last.var + " + CD_VLEN <= " + last.size.str() + "; " + last.var + " += CD_VLEN)");
+      auto [from, to] = bounds(m - 1);
+      w_.line("int64_t " + last.var + " = " + from + ";");
+      w_.open("for (; " + last.var + " + CD_VLEN <= " + to + "; " + last.var + " += CD_VLEN)");
       step(Width::Vector, last.var);
       w_.close();
-      w_.open("for (; " + last.var + " < " + last.size.str() + "; ++" + last.var + ")");
+      w_.open("for (; " + last.var + " < " + to + "; ++" + last.var + ")");
       step(Width::Scalar, "");
       w_.close();
     } else {
       step(width, width == Width::Vector ? plan_.idims.back().var : "");
     }
     for (size_t k = 0; k < scalar_loops; ++k) w_.close();
+    if (chunks > 1) w_.close();
     w_.close();
   }
 
