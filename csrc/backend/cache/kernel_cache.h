@@ -8,7 +8,8 @@
 
 namespace cdynamo::cache {
 
-using KernelFn = void (*)(char** buffers);
+// Returns 0, or nonzero when the kernel met an out-of-range indirect position (cpp_codegen.h).
+using KernelFn = int (*)(char** buffers);
 
 struct CacheOptions {
   std::string cache_dir;          // root folder; kernels live under <cache_dir>/kernels/

@@ -115,13 +115,15 @@ Scalar masked_load(Scalar mask, const std::string& buffer, DType dtype, Expr ind
   return node;
 }
 
-Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions) {
+Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions,
+                     std::vector<Expr> sizes) {
   auto node = std::make_shared<ScalarNode>();
   node->op = ScalarOp::Load;
   node->dtype = dtype;
   node->buffer = buffer;
   node->index = std::move(index);
   node->indirect = std::move(positions);
+  node->indirect_sizes = std::move(sizes);
   return node;
 }
 

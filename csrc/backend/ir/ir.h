@@ -99,6 +99,10 @@ struct ScalarNode {
   // variables ind0, ind1, ... whose values are these Int64 scalars, evaluated at the same
   // point before the load (negative positions already wrapped). Empty for direct loads.
   std::vector<Scalar> indirect;
+  // indirect_sizes[k]: the extent position k indexes (the size of the gathered dimension), one
+  // per position. A position outside [0, size) is out of range: eager raises IndexError, so
+  // generated code must never read at it (the C++ kernels report it, see codegen/cpp/README).
+  std::vector<Expr> indirect_sizes;
 };
 
 // Builders (no simplification beyond constant folding of casts of constants).
@@ -111,8 +115,10 @@ Scalar cast(Scalar value, DType dtype);
 Scalar unary(ScalarOp op, Scalar x, DType dtype);
 Scalar binary(ScalarOp op, Scalar a, Scalar b, DType dtype);
 Scalar where(Scalar condition, Scalar a, Scalar b);
-// A load whose index uses ind0..ind{n-1} bound to `positions` (Int64 scalars).
-Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions);
+// A load whose index uses ind0..ind{n-1} bound to `positions` (Int64 scalars), each in
+// [0, sizes[k]).
+Scalar indirect_load(const std::string& buffer, DType dtype, Expr index, std::vector<Scalar> positions,
+                     std::vector<Expr> sizes);
 // The name of the k-th indirect index variable: "ind0", ...
 std::string indirect_var(size_t k);
 

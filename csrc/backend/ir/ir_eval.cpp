@@ -186,7 +186,13 @@ EvalNumber Evaluator::eval(const Scalar& s, const std::map<std::string, int64_t>
         break;
       }
       std::map<std::string, int64_t> local = env;
-      for (size_t k = 0; k < s->indirect.size(); ++k) local[indirect_var(k)] = eval(s->indirect[k], env, memo).i;
+      for (size_t k = 0; k < s->indirect.size(); ++k) {
+        int64_t position = eval(s->indirect[k], env, memo).i;
+        int64_t size = k < s->indirect_sizes.size() ? s->indirect_sizes[k].evaluate(env) : INT64_MAX;
+        if (position < 0 || position >= size)
+          throw UserError("index " + std::to_string(position) + " is out of bounds for size " + std::to_string(size), PyExc_IndexError);
+        local[indirect_var(k)] = position;
+      }
       out = load(s->buffer, s->index.evaluate(local));
       break;
     }

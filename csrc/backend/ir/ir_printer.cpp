@@ -88,7 +88,8 @@ class ScalarPrinter {
         text += s.buffer + "[" + expr_text(s.index) + "]";
         if (s.op == ScalarOp::MaskedLoad) text += " : " + ref(s.args[1]);
         for (size_t k = 0; k < s.indirect.size(); ++k)
-          text += (k ? ", " : " with ") + indirect_var(k) + "=" + ref(s.indirect[k]);
+          text += (k ? ", " : " with ") + indirect_var(k) + "=" + ref(s.indirect[k]) +
+                  (k < s.indirect_sizes.size() ? " < " + expr_text(s.indirect_sizes[k]) : "");
         return text;
       }
       default: {

@@ -54,6 +54,7 @@ class BodyChecker {
     const Buffer& b = program_.buffer(s.buffer);
     if (b.dtype != s.dtype) fail(where_, "load of " + s.buffer + " with dtype " + dtype_name(s.dtype));
     std::set<std::string> bound;
+    if (s.indirect_sizes.size() != s.indirect.size()) fail(where_, "an indirect load needs one size per position");
     for (size_t k = 0; k < s.indirect.size(); ++k) {
       bound.insert(indirect_var(k));
       if (s.indirect[k]->dtype != DType::Int64) fail(where_, "indirect position is not Int64");

@@ -195,7 +195,7 @@ Expr fresh_indirect_placeholder() {
   return Expr::var("indirect_" + std::to_string(counter++));
 }
 
-Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& position) {
+Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& position, const Expr& size) {
   const std::string& name = placeholder.var_name();
   Scalar position64 = ir::cast(position, DType::Int64);
   return rewrite_dag(body, [&](const Scalar& s, std::vector<Scalar> args, std::vector<Scalar> indirect) -> Scalar {
@@ -209,6 +209,7 @@ Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& 
         Expr bound = Expr::var(ir::indirect_var(node->indirect.size()));
         node->index = s->index.substitute({{name, bound}});
         node->indirect.push_back(position64);
+        node->indirect_sizes.push_back(size);
       }
     }
     return node;

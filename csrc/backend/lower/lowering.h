@@ -164,9 +164,10 @@ Scalar simplify_body(const Scalar& body, const ir::VarRanges& ranges);
 Scalar mask_loads(const Scalar& body, const Scalar& mask);
 // Indirect indexing: a fresh variable to put into an index in place of a loaded position, and
 // the rewrite that binds it (every load whose index uses it gets `position` as an indirect
-// operand, the variable renamed to that load's ind<k>). Positions are cast to Int64.
+// operand, the variable renamed to that load's ind<k>, and `size` as its extent). Positions are
+// cast to Int64.
 Expr fresh_indirect_placeholder();
-Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& position);
+Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& position, const Expr& size);
 // Buffers read by a body (transitively through indirect positions).
 std::set<std::string> buffers_read(const Scalar& body);
 int body_cost(const Scalar& body);

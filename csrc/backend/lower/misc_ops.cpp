@@ -2,6 +2,7 @@
 // gather, index, index_select, embedding (indirect loads), arange, full/zeros/ones/empty, fill.
 // Assumes static sizes for concatenation offsets and pads; advanced indexing with integer tensors.
 #include <algorithm>
+#include <tuple>
 #include "backend/lower/lowering.h"
 #include "common/error.h"
 
@@ -163,14 +164,14 @@ void require_indirect(const LoweringContext& ctx) {
 
 // self loaded with some dims replaced by loaded positions.
 Scalar gather_load(const Value& self, Index index, const std::vector<std::pair<size_t, Scalar>>& positions) {
-  std::vector<std::pair<Expr, Scalar>> bindings;
+  std::vector<std::tuple<Expr, Scalar, Expr>> bindings;
   for (auto& [dim, position] : positions) {
     Expr placeholder = fresh_indirect_placeholder();
     index[dim] = placeholder;
-    bindings.emplace_back(placeholder, position);
+    bindings.emplace_back(placeholder, position, self.sizes[dim]);
   }
   Scalar body = self.load(index);
-  for (auto& [placeholder, position] : bindings) body = bind_indirect(body, placeholder, position);
+  for (auto& [placeholder, position, size] : bindings) body = bind_indirect(body, placeholder, position, size);
   return body;
 }
 

@@ -225,7 +225,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   return obj;
 }
 
-bool supports_indirect_loads() { return false; }
-bool supports_full_pointwise_in_reductions() { return false; }
+bool supports_indirect_loads() { return true; }
+bool supports_full_pointwise_in_reductions() { return true; }
 
 }  // namespace cdynamo::runtime

@@ -412,7 +412,8 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
       if (step.kernel) {
         pointers.clear();
         for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s));
-        step.kernel(pointers.data());
+        if (step.kernel(pointers.data()) != 0)
+          throw UserError("compiled program: an index is out of bounds (an indirect load in " + step.name + ")", PyExc_IndexError);
       } else {
         run_extern(step, slots);
       }

@@ -96,11 +96,12 @@ class ScalarParser {
       if (t.size() != n) bad(op_name + " takes " + std::to_string(n - 2) + " operands: " + to_std_string(obj));
     };
     if (op_name == "Load") {
-      need(4);
-      result = ir::load(text(t[2]), dt, expr(t[3]));
+      if (t.size() != 5) need(4);
+      result = with_indirect(ir::load(text(t[2]), dt, expr(t[3])), t.size() == 5 ? t[4] : Handle());
     } else if (op_name == "MaskedLoad") {
-      need(6);
-      result = ir::masked_load(parse(t[4]), text(t[2]), dt, expr(t[3]), parse(t[5]));
+      if (t.size() != 7) need(6);
+      result = with_indirect(ir::masked_load(parse(t[4]), text(t[2]), dt, expr(t[3]), parse(t[5])),
+                             t.size() == 7 ? t[6] : Handle());
     } else if (op_name == "Index") {
       need(3);
       result = ir::index_value(expr(t[2]), dt);
@@ -123,6 +124,19 @@ class ScalarParser {
   }
 
  private:
+  // A load's optional trailing list of (position S, size) pairs: ind0, ind1, ... in order.
+  ir::Scalar with_indirect(ir::Scalar load, Handle pairs) {
+    if (!pairs) return load;
+    auto node = std::make_shared<ir::ScalarNode>(*load);
+    for (Handle pair : items(pairs)) {
+      std::vector<Handle> ps = items(pair);
+      if (ps.size() != 2) bad("an indirect position is a pair (position, size), got " + to_std_string(pair));
+      node->indirect.push_back(parse(ps[0]));
+      node->indirect_sizes.push_back(expr(ps[1]));
+    }
+    return node;
+  }
+
   static ir::Scalar constant(Handle v, ir::DType dt) {
     if (PyBool_Check(v.ptr())) return ir::constant_int(v.ptr() == Py_True ? 1 : 0, dt);
     if (PyLong_Check(v.ptr())) {
@@ -204,6 +218,7 @@ void infer_kernel_buffers(ir::Program& program, size_t step_index) {
           std::find(produced.begin(), produced.end(), s->buffer) == produced.end())
         reads.push_back(s->buffer);
       for (const ir::Scalar& a : s->args) stack.push_back(a.get());
+      for (const ir::Scalar& a : s->indirect) stack.push_back(a.get());
     }
     produced.push_back(std::holds_alternative<ir::Pointwise>(n) ? std::get<ir::Pointwise>(n).output : std::get<ir::Reduction>(n).output);
   }
@@ -264,7 +279,11 @@ ir::Program program_from_dict(Handle d) {
       if (Handle rr = get(s, "reduction_ranges", false)) k.reduction_ranges = exprs(rr);
       for (Handle n : items(get(s, "nodes"))) {
         if (Handle out = get(n, "pointwise", false)) {
-          k.nodes.push_back(ir::Pointwise{text(out), k.ranges, scalars.parse(get(n, "body"))});
+          // "full": over ranges ++ reduction_ranges (i{n+j} is r{j}), see ir::Kernel.
+          std::vector<ir::Expr> ranges = k.ranges;
+          Handle full = get(n, "full", false);
+          if (full && PyObject_IsTrue(full.ptr()) == 1) ranges.insert(ranges.end(), k.reduction_ranges.begin(), k.reduction_ranges.end());
+          k.nodes.push_back(ir::Pointwise{text(out), ranges, scalars.parse(get(n, "body"))});
         } else {
           k.nodes.push_back(ir::Reduction{text(get(n, "reduction")), k.ranges, k.reduction_ranges,
                                           reduction_type(text(get(n, "type"))), scalars.parse(get(n, "body"))});

@@ -14,7 +14,8 @@ namespace cdynamo::runtime {
 //   outputs: buffer names returned (may repeat, may be inputs)
 //   steps: a list of
 //     {kernel: name, ranges: [...], [reduction_ranges=[]],
-//      nodes: [{pointwise: out, body: S} | {reduction: out, type: "Sum"|..., body: S}, ...],
+//      nodes: [{pointwise: out, body: S, [full=False]} | {reduction: out, type: "Sum"|..., body: S}, ...],
+//      (a full pointwise ranges over ranges ++ reduction_ranges: i{n+j} is r{j}, see ir::Kernel)
 //      [inputs], [outputs], [locals]}   (default: inferred from loads, later reads and outputs)
 //     {extern: "aten::mm", [overload="default"], args: [A, ...], outputs: [names]}
 //   [frees]: one list of buffer names per step
@@ -23,6 +24,7 @@ namespace cdynamo::runtime {
 // Dtypes are "float32", "Float32", "torch.float32" or torch.float32.
 // A scalar body S is a nested tuple (op, dtype, ...):
 //   ("Load", dt, buffer, index)  ("MaskedLoad", dt, buffer, index, mask_S, other_S)
+//   either with a trailing list [(position_S, size), ...] binding ind0, ind1, ... (indirect loads)
 //   ("Constant", dt, value)      (value: int, float, bool, or "inf" / "-inf" / "nan")
 //   ("Index", dt, index)         (op, dt, S, ...) for every other ScalarOp, by its name
 // The same tuple object used twice is one shared node.

@@ -113,7 +113,7 @@ def test_golden_gather_uses_indirect_load():
           %3 = const 4 : Int64
           %4 = Add %0, %3 : Int64
           %5 = Where %2, %4, %0 : Int64
-          %6 = load x_1[i1 + (8*ind0)] with ind0=%5 : Float32
+          %6 = load x_1[i1 + (8*ind0)] with ind0=%5 < 4 : Float32
           store %6
         }
         """)

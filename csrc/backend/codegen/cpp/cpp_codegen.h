@@ -9,8 +9,10 @@ namespace cdynamo::codegen::cpp {
 
 // Kernel ABI: the translation unit defines
 //
-//     extern "C" void cd_kernel(char** buffers);
+//     extern "C" int cd_kernel(char** buffers);
 //
+// It returns 0, or 1 when an indirect load met a position outside its dimension (the load read
+// element 0 of that dimension instead; the runtime raises IndexError as eager does).
 // (one kernel per shared library, loaded RTLD_LOCAL, so every library can use the same symbol).
 // buffers[k] is the storage pointer of the k-th buffer in the order kernel.inputs, then
 // kernel.outputs, then kernel.locals. Each pointer addresses element 0 of the buffer's offset

@@ -2,7 +2,10 @@
 // loop with its scalar tail, reductions with vector accumulators. Assumes plan_kernel's plan.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
+#include <set>
+#include <unordered_map>
 #include "backend/codegen/cpp/code_writer.h"
 #include "backend/codegen/cpp/cpp_codegen.h"
 #include "backend/codegen/cpp/kernel_plan.h"
@@ -200,16 +203,117 @@ class KernelEmitter {
  private:
   void open_loop(const LoopDim& d) { w_.open("for (int64_t " + d.var + " = 0; " + d.var + " < " + d.size.str() + "; ++" + d.var + ")"); }
 
-  // Every node at one i point (CD_VLEN consecutive points in vector width).
+  // Every node at one i point (CD_VLEN consecutive points in vector width): outer nodes inline,
+  // each reduction and each run of full pointwise nodes as its own loop nest over the r dims.
   void emit_point(Width width) {
     ve_.push_scope(width, width == Width::Vector ? plan_.idims.back().var : "");
-    for (const NodePlan& node : plan_.nodes) {
+    for (size_t k = 0; k < plan_.nodes.size();) {
+      const NodePlan& node = plan_.nodes[k];
+      if (node.full) {
+        size_t end = k;
+        while (end < plan_.nodes.size() && plan_.nodes[end].segment == node.segment) ++end;
+        emit_full_segment(k, end);
+        k = end;
+        continue;
+      }
       Value v = node.is_reduction ? emit_reduction(node) : ve_.emit(node.body);
-      v = ve_.cast(v, node.out_dtype);
-      if (!node.store_elided) ve_.store(node.output, node.store_index, v);
-      ve_.produced(node.output, node.store_index, v);
+      emit_store(node, v);
+      ++k;
     }
     ve_.pop_scope();
+  }
+
+  void emit_store(const NodePlan& node, Value v) {
+    v = ve_.cast(v, node.out_dtype);
+    if (!node.store_elided) ve_.store(node.output, node.store_index, v);
+    ve_.produced(node.output, node.store_index, v);
+  }
+
+  // Emits, at the current i point, the parts of `body` that do not depend on the r variables
+  // (layer norm's rsqrt(var / n + eps), softmax's 1 / sum): the r loops then find them memoized
+  // instead of recomputing them per element; g++ does not hoist the vector math calls. Safe to
+  // evaluate early: loads at i-point indices are in bounds and integer division cannot trap.
+  void hoist_invariants(const ir::Scalar& body) {
+    if (plan_.rdims.empty()) return;
+    std::unordered_map<const ir::ScalarNode*, bool> varies;
+    std::function<bool(const ir::ScalarNode*)> depends = [&](const ir::ScalarNode* n) {
+      auto it = varies.find(n);
+      if (it != varies.end()) return it->second;
+      bool result = false;
+      if (n->op == ir::ScalarOp::Load || n->op == ir::ScalarOp::MaskedLoad || n->op == ir::ScalarOp::Index)
+        for (const std::string& v : n->index.free_vars())
+          for (const LoopDim& d : plan_.rdims) result = result || v == d.var;
+      for (const ir::Scalar& a : n->args) result = depends(a.get()) || result;
+      for (const ir::Scalar& a : n->indirect) result = depends(a.get()) || result;
+      varies[n] = result;
+      return result;
+    };
+    std::set<const ir::ScalarNode*> seen;
+    std::function<void(const ir::Scalar&)> visit = [&](const ir::Scalar& n) {
+      if (!seen.insert(n.get()).second || n->op == ir::ScalarOp::Constant) return;
+      if (!depends(n.get())) {
+        ve_.emit(n);
+        return;
+      }
+      for (const ir::Scalar& a : n->args) visit(a);
+      for (const ir::Scalar& a : n->indirect) visit(a);
+    };
+    visit(body);
+  }
+
+  // Full pointwise nodes [begin, end) over the r loops, at the current i point. In a scalar scope
+  // with VecMode::Reduction the innermost r loop runs CD_VLEN lanes, with a scalar tail.
+  void emit_full_segment(size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) hoist_invariants(plan_.nodes[k].body);
+    const Width width = ve_.width();
+    const bool vector_r = width == Width::Scalar && plan_.vec == VecMode::Reduction;
+    auto step = [&](Width inner, const std::string& vec_var) {
+      w_.open("");  // values of this r point stay inside
+      ve_.push_scope(inner, vec_var);
+      for (size_t k = begin; k < end; ++k) emit_store(plan_.nodes[k], ve_.emit(plan_.nodes[k].body));
+      ve_.pop_scope();
+      w_.close();
+    };
+    const size_t m = plan_.rdims.size();
+    const size_t scalar_loops = vector_r ? m - 1 : m;
+    w_.open("");  // the r loop variables are local to this segment
+    // Without i loops (softmax of one long vector) nothing else runs in parallel: blocks of the
+    // outermost r loop do, like the chunks of a long reduction (the points are independent).
+    std::string lo = "0", hi = m ? plan_.rdims.front().size.str() : "";
+    const int64_t chunks = split_chunks();
+    if (chunks > 1) {
+      const int64_t size = plan_.rdims.front().size.const_value();
+      const int64_t block = ceil_div(ceil_div(size, chunks), kMaxLanes) * kMaxLanes;
+      w_.pragma("omp parallel for");
+      w_.open("for (int64_t cd_c = 0; cd_c < " + std::to_string(ceil_div(size, block)) + "; ++cd_c)");
+      lo = "cd_c * " + std::to_string(block);
+      hi = "cd_min(cd_c * " + std::to_string(block) + " + " + std::to_string(block) + ", " + std::to_string(size) + ")";
+    }
+    auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
+      if (k == 0) return {lo, hi};
+      return {"0", plan_.rdims[k].size.str()};
+    };
+    for (size_t k = 0; k < scalar_loops; ++k) {
+      auto [from, to] = bounds(k);
+      const std::string& v = plan_.rdims[k].var;
+      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
+    }
+    if (vector_r) {
+      const LoopDim& last = plan_.rdims.back();
+      auto [from, to] = bounds(m - 1);
+      w_.line("int64_t " + last.var + " = " + from + ";");
+      w_.open("for (; " + last.var + " + CD_VLEN <= " + to + "; " + last.var + " += CD_VLEN)");
+      step(Width::Vector, last.var);
+      w_.close();
+      w_.open("for (; " + last.var + " < " + to + "; ++" + last.var + ")");
+      step(Width::Scalar, "");
+      w_.close();
+    } else {
+      step(width, width == Width::Vector ? plan_.idims.back().var : "");
+    }
+    for (size_t k = 0; k < scalar_loops; ++k) w_.close();
+    if (chunks > 1) w_.close();
+    w_.close();
   }
 
   // Accumulates node.body over the r loops and returns the result (the position for arg*).
@@ -217,6 +321,7 @@ class KernelEmitter {
     const Width width = ve_.width();
     const DType acc_dtype = accumulator_dtype(node);
     const bool arg = is_arg(node.reduction);
+    hoist_invariants(node.body);
     const std::string acc = w_.fresh("acc");
     declare(node, width, acc);
     const int64_t chunks = split_chunks();
@@ -382,9 +487,11 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& ke
   w.line("");
   w.line("// Ownership contract: buffers holds " + std::to_string(plan.args.size()) +
          " borrowed storage pointers (inputs, outputs, locals); nothing is retained after the call.");
-  w.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) void ") + kKernelSymbol + "(char** buffers)");
+  w.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) int ") + kKernelSymbol + "(char** buffers)");
   for (const std::string& d : declarations) w.line(d);
+  w.line("int cd_error = 0;  // set (never cleared) by an out-of-range indirect position");
   emitter.emit_loops();
+  w.line("return cd_error;");
   w.close();
   return {kernel.name, w.str()};
 }

@@ -30,15 +30,29 @@ bool is_leaf_with_index(const ScalarNode& n) {
   return n.op == ScalarOp::Load || n.op == ScalarOp::MaskedLoad || n.op == ScalarOp::Index;
 }
 
-// Rebuilds a scalar graph with index expressions substituted, keeping shared nodes shared.
+// Rebuilds a scalar graph with index expressions substituted, keeping shared nodes shared and
+// unchanged subgraphs the same objects (the value emitter memoizes by node).
 Scalar rewrite(const Scalar& s, const std::map<std::string, Expr>& subst,
                std::unordered_map<const ScalarNode*, Scalar>& memo) {
   auto it = memo.find(s.get());
   if (it != memo.end()) return it->second;
   auto copy = std::make_shared<ScalarNode>(*s);
-  if (is_leaf_with_index(*s)) copy->index = s->index.substitute(subst);
-  for (Scalar& arg : copy->args) arg = rewrite(arg, subst, memo);
-  Scalar result = copy;
+  bool changed = false;
+  if (is_leaf_with_index(*s)) {
+    copy->index = s->index.substitute(subst);
+    changed = !(copy->index == s->index);
+  }
+  for (Scalar& arg : copy->args) {
+    Scalar next = rewrite(arg, subst, memo);
+    changed = changed || next != arg;
+    arg = next;
+  }
+  for (Scalar& position : copy->indirect) {
+    Scalar next = rewrite(position, subst, memo);
+    changed = changed || next != position;
+    position = next;
+  }
+  Scalar result = changed ? Scalar(copy) : s;
   memo.emplace(s.get(), result);
   return result;
 }
@@ -118,15 +132,17 @@ bool const_coef_in(const Expr& e, const std::string& var, std::initializer_list<
 
 bool long_enough(const LoopDim& d) { return d.size.is_const() && d.size.const_value() >= kMinVectorExtent; }
 
-// For every load not served from a register (see NodePlan::store_elided), calls f(load, is_in_reduction).
+// For every direct load not served from a register (see NodePlan::store_elided), calls
+// f(load, in_r_loop). Indirect loads vectorize whatever their index (as gathers), so they never
+// decide the vector loop; their positions' loads do.
 void for_memory_loads(const KernelPlan& plan, const std::function<void(const ScalarNode&, bool)>& f) {
   std::map<std::string, Expr> produced;
   for (const NodePlan& node : plan.nodes) {
     visit_leaves(node.body, [&](const ScalarNode& n) {
-      if (n.op == ScalarOp::Index) return;
+      if (n.op == ScalarOp::Index || !n.indirect.empty()) return;
       auto it = produced.find(n.buffer);
       if (n.op == ScalarOp::Load && it != produced.end() && it->second == n.index) return;
-      f(n, node.is_reduction);
+      f(n, node.is_reduction || node.full);
     });
     produced[node.output] = node.store_index;
   }
@@ -152,6 +168,9 @@ VecMode choose_vec_mode(const KernelPlan& plan) {
       if (!const_coef_in(n.index, v, {0, 1})) red_ok = false;
       else if (const_coef_in(n.index, v, {1})) red_contiguous = true;
     });
+    // Full pointwise nodes store inside the r loop: contiguously, or not vectorized at all.
+    for (const NodePlan& node : plan.nodes)
+      if (node.full && !node.store_elided && !const_coef_in(node.store_index, v, {1})) red_ok = false;
   }
   if (red_ok && red_contiguous) return VecMode::Reduction;
   if (inner_ok) return VecMode::Inner;
@@ -170,6 +189,7 @@ void visit_leaves(const Scalar& s, const std::function<void(const ScalarNode&)>&
     if (!seen.insert(n).second) continue;
     if (is_leaf_with_index(*n)) f(*n);
     for (const Scalar& arg : n->args) stack.push_back(arg.get());
+    for (const Scalar& position : n->indirect) stack.push_back(position.get());
   }
 }
 
@@ -215,13 +235,29 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
   std::vector<Expr> ivars;
   for (const LoopDim& d : plan.idims) ivars.push_back(Expr::var(d.var));
 
+  // A full pointwise names r{j} as i{n+j}: renamed to the kernel's r variables here.
+  const size_t n = kernel.ranges.size();
+  std::vector<Expr> full_ranges = kernel.ranges, full_vars = ivars;
+  std::map<std::string, Expr> full_rename;
+  for (size_t j = 0; j < kernel.reduction_ranges.size(); ++j) {
+    full_ranges.push_back(kernel.reduction_ranges[j]);
+    full_vars.push_back(Expr::var(plan.rdims[j].var));
+    full_rename["i" + std::to_string(n + j)] = Expr::var(plan.rdims[j].var);
+  }
+  std::unordered_map<const ScalarNode*, Scalar> rename_memo;
+  int segments = 0;
   for (const ir::Node& node : kernel.nodes) {
     NodePlan np;
     if (const auto* p = std::get_if<ir::Pointwise>(&node)) {
-      if (p->ranges != kernel.ranges)
+      np.full = !kernel.reduction_ranges.empty() && p->ranges == full_ranges;
+      if (p->ranges != kernel.ranges && !np.full)
         throw InternalError("kernel " + kernel.name + ": pointwise node for " + p->output + " iterates other ranges than its kernel");
       np.output = p->output;
-      np.body = p->body;
+      np.body = np.full ? rewrite(p->body, full_rename, rename_memo) : p->body;
+      if (np.full) {
+        bool continues = !plan.nodes.empty() && plan.nodes.back().full;
+        np.segment = continues ? plan.nodes.back().segment : segments++;
+      }
     } else if (const auto* r = std::get_if<ir::Reduction>(&node)) {
       if (r->ranges != kernel.ranges || r->reduction_ranges != kernel.reduction_ranges)
         throw InternalError("kernel " + kernel.name + ": reduction node for " + r->output + " iterates other ranges than its kernel");
@@ -234,10 +270,11 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
     }
     const ir::Buffer& out = program.buffer(np.output);
     np.out_dtype = out.dtype;
-    if (out.strides.size() != ivars.size())
+    const std::vector<Expr>& vars = np.full ? full_vars : ivars;
+    if (out.strides.size() != vars.size())
       throw InternalError("kernel " + kernel.name + ": output " + np.output + " has rank " + std::to_string(out.strides.size()) +
-                          " but the kernel has " + std::to_string(ivars.size()) + " loop dimensions");
-    np.store_index = ir::linear_index(ivars, out.strides, out.offset);
+                          " but the node has " + std::to_string(vars.size()) + " loop dimensions");
+    np.store_index = ir::linear_index(vars, out.strides, out.offset);
     plan.nodes.push_back(std::move(np));
   }
 
@@ -248,9 +285,22 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
       loop_vars.insert(d.var);
       if (!d.size.is_const()) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + ", size " + d.size.str() + ")");
     }
-  for (const Expr& e : all_indices(plan))
-    for (const std::string& v : e.free_vars())
-      if (!loop_vars.count(v)) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + " uses " + v + ")");
+  auto check_vars = [&](const Expr& e, size_t indirect) {
+    for (const std::string& v : e.free_vars()) {
+      bool bound = false;
+      for (size_t k = 0; k < indirect; ++k) bound = bound || v == ir::indirect_var(k);
+      if (!loop_vars.count(v) && !bound)
+        throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + " uses " + v + ")");
+    }
+  };
+  for (const NodePlan& node : plan.nodes) {
+    check_vars(node.store_index, 0);
+    visit_leaves(node.body, [&](const ScalarNode& leaf) {
+      check_vars(leaf.index, leaf.indirect.size());
+      for (const Expr& size : leaf.indirect_sizes)
+        if (!size.is_const()) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + ")");
+    });
+  }
 
   for (const LoopDim& d : plan.idims)
     if (d.size.is_const(0)) plan.empty = true;
@@ -259,15 +309,17 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
   simplify_dims(plan, plan.rdims);
 
   // A local read only at exactly its store index (by later nodes of this kernel) stays in registers.
+  // A full node's value lives only in its segment's loop body: readers elsewhere need memory.
   std::set<std::string> locals(kernel.locals.begin(), kernel.locals.end());
   for (size_t k = 0; k < plan.nodes.size(); ++k) {
     NodePlan& node = plan.nodes[k];
     if (!locals.count(node.output)) continue;
     bool only_register_reads = true;
     for (size_t j = k + 1; j < plan.nodes.size(); ++j) {
+      const bool same_loop = !node.full || plan.nodes[j].segment == node.segment;
       visit_leaves(plan.nodes[j].body, [&](const ScalarNode& n) {
         if (n.op == ScalarOp::Index || n.buffer != node.output) return;
-        if (n.op != ScalarOp::Load || !(n.index == node.store_index)) only_register_reads = false;
+        if (n.op != ScalarOp::Load || !(n.index == node.store_index) || !same_loop) only_register_reads = false;
       });
     }
     node.store_elided = only_register_reads;

@@ -16,6 +16,11 @@ struct LoopDim {
 
 struct NodePlan {
   bool is_reduction = false;
+  // A "full" pointwise of a reduction kernel: over the i and r loops (its body and store use r
+  // variables). Consecutive full nodes share one loop nest over the r dims (segment = its index
+  // among those runs): per point they still run in node order, which is all ir::Kernel asks.
+  bool full = false;
+  int segment = -1;
   ir::ReductionType reduction = ir::ReductionType::Sum;
   std::string output;
   ir::DType out_dtype = ir::DType::Float32;
@@ -61,7 +66,8 @@ Affine affine_in(const ir::Expr& e, const std::string& var);
 // (symbolic sizes).
 KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel);
 
-// Calls f on every Load/MaskedLoad/Index node reachable from s, once per node.
+// Calls f on every Load/MaskedLoad/Index node reachable from s (through indirect positions
+// too), once per node.
 void visit_leaves(const ir::Scalar& s, const std::function<void(const ir::ScalarNode&)>& f);
 
 }  // namespace cdynamo::codegen::cpp

@@ -35,6 +35,17 @@ CD_INLINE int64_t cd_mod(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 CD_INLINE int64_t cd_min(int64_t a, int64_t b) { return b < a ? b : a; }
+// An indirect position checked against its dimension's size: out of range sets *error (eager
+// raises IndexError; the runtime does after the kernel) and reads element 0 instead of memory
+// outside the buffer. The unsigned compare also catches negatives; the store is atomic because
+// parallel iterations may hit it together.
+CD_INLINE int64_t cd_index_checked(int64_t position, int64_t size, int* error) {
+  if (__builtin_expect((uint64_t)position >= (uint64_t)size, 0)) {
+    __atomic_store_n(error, 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  return position;
+}
 CD_INLINE int64_t cd_max(int64_t a, int64_t b) { return a < b ? b : a; }
 
 // ---- float16 / bfloat16 storage: 16-bit patterns, computed on as float ----------------------

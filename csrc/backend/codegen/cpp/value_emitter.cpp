@@ -274,16 +274,21 @@ Value ValueEmitter::emit(const ir::Scalar& s) {
 }
 
 Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
+  if (!n.indirect.empty()) return emit_indirect_load(n);
   if (auto v = lookup_produced(n.buffer, n.index)) return cast(*v, n.dtype);
-  DType stored = dtypes_.at(n.buffer);
+  return cast(load_at(n.buffer, n.index), n.dtype);
+}
+
+Value ValueEmitter::load_at(const std::string& buffer, const ir::Expr& index) {
+  DType stored = dtypes_.at(buffer);
   Value result;
   if (width() == Width::Scalar) {
-    result = define(scalar_load(n.buffer, n.index.str()), stored, Width::Scalar);
+    result = define(scalar_load(buffer, index.str()), stored, Width::Scalar);
   } else {
-    Affine a = affine_in(n.index, vec_var());
-    std::string p = pointer(n.buffer), idx = n.index.str();
+    Affine a = affine_in(index, vec_var());
+    std::string p = pointer(buffer), idx = index.str();
     if (a.ok && a.coef.is_const(0)) {
-      result = widen(define(scalar_load(n.buffer, idx), stored, Width::Scalar));
+      result = widen(define(scalar_load(buffer, idx), stored, Width::Scalar));
     } else if (a.ok && a.coef.is_const(1)) {
       std::string at = p + " + " + idx;
       switch (stored) {
@@ -295,9 +300,9 @@ Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
     } else {
       // A gather: each lane evaluates the index with its own loop value.
       std::string lv = vec_var() + "_l";
-      std::string lane_idx = n.index.substitute({{vec_var(), ir::Expr::var(lv)}}).str();
+      std::string lane_idx = index.substitute({{vec_var(), ir::Expr::var(lv)}}).str();
       std::string name = w_.fresh("t");
-      std::string expr = scalar_load(n.buffer, lane_idx);
+      std::string expr = scalar_load(buffer, lane_idx);
       if (stored == DType::Bool) expr = "(" + expr + ") ? -1 : 0";
       w_.line(vector_type(stored) + " " + name + ";");
       w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { const int64_t " + lv + " = " + vec_var() + " + cd_l; " + name +
@@ -305,10 +310,96 @@ Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
       result = {name, stored, Width::Vector};
     }
   }
-  return cast(result, n.dtype);
+  return result;
+}
+
+bool ValueEmitter::uniform(const ir::Scalar& s) {
+  auto key = std::make_pair(s.get(), vec_var());
+  auto it = uniform_memo_.find(key);
+  if (it != uniform_memo_.end()) return it->second;
+  bool result = true;
+  if (s->op == ScalarOp::Load || s->op == ScalarOp::MaskedLoad || s->op == ScalarOp::Index) {
+    for (const std::string& v : s->index.free_vars()) result = result && v != vec_var();
+  }
+  for (const ir::Scalar& a : s->args) result = result && uniform(a);
+  for (const ir::Scalar& a : s->indirect) result = result && uniform(a);
+  uniform_memo_[key] = result;
+  return result;
+}
+
+// Indirect loads: the positions are computed first, checked against their sizes (an
+// out-of-range position sets the kernel's error flag and reads element 0 instead, so no read
+// leaves the buffer and the runtime raises IndexError like eager), then bound to ind0, ind1, ..
+// A masked-off lane neither checks nor reads. In vector width, positions uniform across the lanes
+// (embedding rows, index_select along an outer dim) give one scalar position and an ordinary
+// contiguous or broadcast vector load; otherwise each lane loads for itself (a gather).
+Value ValueEmitter::emit_indirect_load(const ir::ScalarNode& n) {
+  const bool masked = n.op == ScalarOp::MaskedLoad;
+  std::optional<Value> mask, other;
+  if (masked) {
+    mask = cast(emit(n.args[0]), DType::Bool);
+    other = cast(emit(n.args[1]), n.dtype);
+  }
+  std::vector<Value> positions;
+  bool empty_dim = false;  // a position into a size-0 dimension is always out of range: no read at all
+  for (size_t k = 0; k < n.indirect.size(); ++k) {
+    positions.push_back(cast(emit(n.indirect[k]), DType::Int64));
+    empty_dim = empty_dim || n.indirect_sizes[k].is_const(0);
+  }
+  const DType stored = dtypes_.at(n.buffer);
+  auto checked = [&](size_t k, const std::string& position) {
+    return "cd_index_checked(" + position + ", (int64_t)" + n.indirect_sizes[k].str() + ", &" + kErrorFlag + ")";
+  };
+  // The value read with the ind variables (and the vector variable) substituted, as one scalar.
+  auto lane_read = [&](const std::map<std::string, ir::Expr>& subst) {
+    std::string load = empty_dim ? literal(stored, int64_t{0}) : scalar_load(n.buffer, n.index.substitute(subst).str());
+    load = "cd_cast<" + compute_type(n.dtype) + ">(" + load + ")";
+    if (n.dtype == DType::Float16) load = "cd_round_f16(" + load + ")";
+    if (n.dtype == DType::BFloat16) load = "cd_round_bf16(" + load + ")";
+    return load;
+  };
+
+  bool all_uniform = width() == Width::Vector && !masked;
+  for (const ir::Scalar& p : n.indirect) all_uniform = all_uniform && uniform(p);
+
+  if (width() == Width::Scalar || all_uniform) {
+    std::map<std::string, ir::Expr> subst;
+    for (size_t k = 0; k < positions.size(); ++k) {
+      std::string p = positions[k].width == Width::Vector ? positions[k].name + "[0]" : positions[k].name;
+      std::string expr = masked ? "(" + mask->name + " ? " + checked(k, p) + " : (int64_t)0)" : checked(k, p);
+      subst[ir::indirect_var(k)] = ir::Expr::var(define(expr, DType::Int64, Width::Scalar).name);
+    }
+    if (width() == Width::Vector) {  // uniform positions: an ordinary vector load
+      if (empty_dim) return widen(define(literal(n.dtype, int64_t{0}), n.dtype, Width::Scalar));
+      return cast(load_at(n.buffer, n.index.substitute(subst)), n.dtype);
+    }
+    std::string load = lane_read(subst);
+    if (masked) return define("(" + mask->name + " ? " + load + " : " + other->name + ")", n.dtype, Width::Scalar);
+    return define(load, n.dtype, Width::Scalar);
+  }
+
+  // Lane by lane.
+  std::string lv = vec_var() + "_l";
+  std::map<std::string, ir::Expr> subst{{vec_var(), ir::Expr::var(lv)}};
+  std::string body = "const int64_t " + lv + " = " + vec_var() + " + cd_l; ";
+  std::string mask_lane = masked ? lane(widen(*mask)) : "";
+  for (size_t k = 0; k < positions.size(); ++k) {
+    std::string ind = w_.fresh("ind");
+    std::string check = checked(k, lane(positions[k]));
+    body += "const int64_t " + ind + " = " + (masked ? "(" + mask_lane + " ? " + check + " : (int64_t)0)" : check) + "; ";
+    subst[ir::indirect_var(k)] = ir::Expr::var(ind);
+  }
+  std::string expr = lane_read(subst);
+  if (masked) expr = "(" + mask_lane + " ? " + expr + " : " + lane(widen(*other)) + ")";
+  if (n.dtype == DType::Bool) expr = "(" + expr + ") ? -1 : 0";
+  std::string name = w_.fresh("t");
+  w_.line(vector_type(n.dtype) + " " + name + ";");
+  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + body + name + "[cd_l] = " + expr + "; }");
+  return {name, n.dtype, Width::Vector};
 }
 
 Value ValueEmitter::emit_masked_load(const ir::ScalarNode& n) {
+  if (!n.indirect.empty()) return emit_indirect_load(n);
   Value mask = cast(emit(n.args[0]), DType::Bool);
   Value other = cast(emit(n.args[1]), n.dtype);
   DType stored = dtypes_.at(n.buffer);

@@ -63,6 +63,11 @@ class ValueEmitter {
   std::optional<Value> lookup(const ir::ScalarNode* n);
   std::optional<Value> lookup_produced(const std::string& buffer, const ir::Expr& index);
   Value emit_load(const ir::ScalarNode& n);
+  // A direct load of `buffer` at `index` (free of ind variables) in the current width.
+  Value load_at(const std::string& buffer, const ir::Expr& index);
+  Value emit_indirect_load(const ir::ScalarNode& n);
+  // Whether s has one value for all lanes of the vector loop (it does not depend on vec_var).
+  bool uniform(const ir::Scalar& s);
   Value emit_masked_load(const ir::ScalarNode& n);
   Value emit_index(const ir::ScalarNode& n);
   Value emit_op(const ir::ScalarNode& n, std::vector<Value> args);
@@ -77,6 +82,11 @@ class ValueEmitter {
   std::map<std::string, std::string> pointers_;
   std::map<std::string, ir::DType> dtypes_;
   std::vector<Scope> scopes_;
+  std::map<std::pair<const ir::ScalarNode*, std::string>, bool> uniform_memo_;
 };
+
+// The kernel's error flag (an int declared by the kernel emitter, returned by cd_kernel): set by
+// a load at an out-of-range indirect position, which reads element 0 of its dimension instead.
+inline constexpr const char* kErrorFlag = "cd_error";
 
 }  // namespace cdynamo::codegen::cpp
