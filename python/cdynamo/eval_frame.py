@@ -8,7 +8,7 @@ import threading
 
 import torch
 
-from . import _C
+from . import _C, _entry
 from .backends.registry import list_backends, lookup_backend
 
 
@@ -125,7 +125,9 @@ class OptimizedModule(torch.nn.Module):
         super().__init__()
         # Plain attributes, outside nn.Module's registries: neither is a submodule of the wrapper.
         self.__dict__["_orig_mod"] = module
-        self.__dict__["_compiled_call"] = _C.OptimizedCallable(module, context.callback)
+        self.__dict__["_compiled_call"] = _C.OptimizedCallable(
+            functools.partial(_entry.call_module, module), context.callback
+        )
         for name in self._SHARED_STATE:
             if name in module.__dict__:
                 self.__dict__[name] = module.__dict__[name]

@@ -404,3 +404,15 @@ def test_compiling_an_nn_sequential_captures_its_layers():
     with torch.no_grad():
         assert same(compiled(x), model(x))
     assert counter.frame_count == 1 and counter.op_count == 3
+
+
+@pytest.mark.parametrize("make", [lambda: torch.nn.Linear(4, 3), lambda: torch.nn.LayerNorm(4)], ids=["linear", "layernorm"])
+def test_compiling_a_torch_nn_layer_directly_captures_it(make):
+    layer = make()
+    counter = CompileCounter()
+    compiled = cdynamo.compile(layer, backend=counter)
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert same(compiled(x), layer(x))
+        assert same(compiled(x), layer(x))
+    assert counter.frame_count == 1 and counter.op_count == 1
