@@ -277,7 +277,8 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
         method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
-        method->name = name;
+        // No name: rebuilding it as self.<name> would find the subclass's method, not super's
+        // (a graph break there would then call itself forever).
         method->items = {base->items[0]};
         return method;
       }
