@@ -26,6 +26,9 @@ constexpr int64_t kParallelMinWork = 32768;
 constexpr int64_t kParallelChunks = 64;
 // Blocks of the innermost loop are multiples of the widest vector, so only the last has a tail.
 constexpr int64_t kMaxLanes = 16;
+// Independent vector accumulators of a vectorized row reduction (a power of two): enough to
+// cover an add's latency (3-4 cycles) at one or two vector loads per cycle.
+constexpr int kReductionUnroll = 4;
 
 struct ParallelPlan {
   bool parallel = false;
@@ -207,6 +210,12 @@ class KernelEmitter {
   // each reduction and each run of full pointwise nodes as its own loop nest over the r dims.
   void emit_point(Width width) {
     ve_.push_scope(width, width == Width::Vector ? plan_.idims.back().var : "");
+    shared_ = width == Width::Scalar ? find_shared() : Shared{};
+    if (shared_.expr) {
+      shared_.scratch = w_.fresh("cd_scratch");
+      w_.line("alignas(64) float " + shared_.scratch + "[" + std::to_string(rspace()) + "];  // " +
+              "a value the reduction computes and a later full node reads again");
+    }
     for (size_t k = 0; k < plan_.nodes.size();) {
       const NodePlan& node = plan_.nodes[k];
       if (node.full) {
@@ -216,11 +225,109 @@ class KernelEmitter {
         k = end;
         continue;
       }
-      Value v = node.is_reduction ? emit_reduction(node) : ve_.emit(node.body);
+      Value v = node.is_reduction ? emit_reduction(node, shared_.expr && shared_.reduction == k) : ve_.emit(node.body);
       emit_store(node, v);
       ++k;
     }
     ve_.pop_scope();
+    shared_ = Shared{};
+  }
+
+  // A value computed in a reduction's r loop and again by a later full node (softmax's
+  // exp(x - max), summed, then divided by the sum): the reduction also writes it into a scratch
+  // row and the full node reads it back instead of recomputing the transcendental.
+  struct Shared {
+    const ir::ScalarNode* expr = nullptr;         // in the reduction's body
+    std::set<const ir::ScalarNode*> twins;       // structurally equal nodes in full nodes' bodies
+    size_t reduction = 0;                        // the reduction's index in plan_.nodes
+    std::string scratch;
+  };
+
+  int64_t rspace() const {
+    int64_t n = 1;
+    for (const LoopDim& d : plan_.rdims) n *= d.size.const_value();
+    return n;
+  }
+
+  static bool same(const ir::ScalarNode* a, const ir::ScalarNode* b) {
+    if (a == b) return true;
+    if (a->op != b->op || a->dtype != b->dtype || a->args.size() != b->args.size() || !a->indirect.empty() ||
+        !b->indirect.empty() || a->buffer != b->buffer || a->constant != b->constant || a->index.str() != b->index.str())
+      return false;
+    for (size_t k = 0; k < a->args.size(); ++k)
+      if (!same(a->args[k].get(), b->args[k].get())) return false;
+    return true;
+  }
+
+  static bool expensive(ir::ScalarOp op) {
+    using ir::ScalarOp;
+    switch (op) {
+      case ScalarOp::Exp: case ScalarOp::Exp2: case ScalarOp::Expm1: case ScalarOp::Log: case ScalarOp::Log2:
+      case ScalarOp::Log10: case ScalarOp::Log1p: case ScalarOp::Tanh: case ScalarOp::Sigmoid: case ScalarOp::Erf:
+      case ScalarOp::Sin: case ScalarOp::Cos: case ScalarOp::Pow: return true;
+      default: return false;
+    }
+  }
+
+  // Only in the row-vectorized layout (both loops over the r space in the same order, per i
+  // point, on one thread) with a float value, a scratch row of at most 32 KiB, and loads of
+  // buffers nothing from the reduction on writes (so the value is the same at both points).
+  Shared find_shared() const {
+    Shared none;
+    if (plan_.vec != VecMode::Reduction || plan_.rdims.empty() || split_chunks() != 0) return none;
+    if (rspace() * 4 > 32768) return none;
+    for (size_t k = 0; k < plan_.nodes.size(); ++k) {
+      const NodePlan& red = plan_.nodes[k];
+      if (!red.is_reduction) continue;
+      std::set<std::string> written;
+      for (size_t j = k; j < plan_.nodes.size(); ++j) written.insert(plan_.nodes[j].output);
+      // Candidates, largest first: expensive, varying with r, float, loading only stable buffers.
+      std::vector<const ir::ScalarNode*> order;
+      std::set<const ir::ScalarNode*> seen;
+      std::function<void(const ir::ScalarNode*)> walk = [&](const ir::ScalarNode* n) {
+        if (!seen.insert(n).second) return;
+        order.push_back(n);
+        for (const ir::Scalar& a : n->args) walk(a.get());
+      };
+      walk(red.body.get());
+      for (const ir::ScalarNode* cand : order) {
+        if (cand->dtype != DType::Float32) continue;
+        bool costly = false, varies = false, stable = true;
+        std::function<void(const ir::ScalarNode*)> scan = [&](const ir::ScalarNode* n) {
+          costly = costly || expensive(n->op);
+          if (!n->indirect.empty() || n->op == ir::ScalarOp::Index) stable = false;
+          if (n->op == ir::ScalarOp::Load || n->op == ir::ScalarOp::MaskedLoad) {
+            if (written.count(n->buffer)) stable = false;
+            for (const KernelArg& a : plan_.args)
+              if (a.buffer == n->buffer && a.may_alias) stable = false;
+            for (const std::string& v : n->index.free_vars())
+              for (const LoopDim& d : plan_.rdims) varies = varies || v == d.var;
+          }
+          for (const ir::Scalar& a : n->args) scan(a.get());
+        };
+        scan(cand);
+        if (!costly || !varies || !stable) continue;
+        Shared sh;
+        for (size_t j = k + 1; j < plan_.nodes.size(); ++j) {
+          if (!plan_.nodes[j].full) continue;
+          std::set<const ir::ScalarNode*> visited;
+          std::function<void(const ir::ScalarNode*)> look = [&](const ir::ScalarNode* n) {
+            if (!visited.insert(n).second) return;
+            if (same(n, cand)) {
+              sh.twins.insert(n);
+              return;
+            }
+            for (const ir::Scalar& a : n->args) look(a.get());
+          };
+          look(plan_.nodes[j].body.get());
+        }
+        if (sh.twins.empty()) continue;
+        sh.expr = cand;
+        sh.reduction = k;
+        return sh;
+      }
+    }
+    return none;
   }
 
   void emit_store(const NodePlan& node, Value v) {
@@ -270,6 +377,12 @@ class KernelEmitter {
     auto step = [&](Width inner, const std::string& vec_var) {
       w_.open("");  // values of this r point stay inside
       ve_.push_scope(inner, vec_var);
+      if (shared_.expr && shared_.reduction < begin && !shared_.scratch.empty()) {
+        const std::string at = shared_.scratch + " + (" + rpos() + ")";
+        Value v = inner == Width::Vector ? ve_.define("cd_vload<cd_vf32>(" + at + ")", DType::Float32, Width::Vector)
+                                         : ve_.define(shared_.scratch + "[" + rpos() + "]", DType::Float32, Width::Scalar);
+        for (const ir::ScalarNode* t : shared_.twins) ve_.bind(t, v);
+      }
       for (size_t k = begin; k < end; ++k) emit_store(plan_.nodes[k], ve_.emit(plan_.nodes[k].body));
       ve_.pop_scope();
       w_.close();
@@ -317,7 +430,7 @@ class KernelEmitter {
   }
 
   // Accumulates node.body over the r loops and returns the result (the position for arg*).
-  Value emit_reduction(const NodePlan& node) {
+  Value emit_reduction(const NodePlan& node, bool tap = false) {
     const Width width = ve_.width();
     const DType acc_dtype = accumulator_dtype(node);
     const bool arg = is_arg(node.reduction);
@@ -348,7 +461,7 @@ class KernelEmitter {
       w_.line("for (int64_t cd_c = 0; cd_c < " + std::to_string(n) + "; ++cd_c) " +
               scalar_combine(node.reduction, acc, acc + "_i", acc + "_part[cd_c]", acc + "_part_i[cd_c]"));
     } else {
-      accumulate(node, acc, "0", plan_.rdims.empty() ? "" : plan_.rdims.front().size.str());
+      accumulate(node, acc, "0", plan_.rdims.empty() ? "" : plan_.rdims.front().size.str(), tap);
     }
     if (arg) return {acc + "_i", DType::Int64, width};
     return {acc, acc_dtype, width};
@@ -381,13 +494,33 @@ class KernelEmitter {
 
   // The r loops into accumulator `acc` (declared, of the current width); the outermost r loop
   // runs over [lo, hi). In a scalar scope with VecMode::Reduction the innermost r loop is
-  // vectorized into a vector accumulator folded into acc at the end.
-  void accumulate(const NodePlan& node, const std::string& acc, const std::string& lo, const std::string& hi) {
+  // vectorized into vector accumulators folded into acc at the end: kReductionUnroll of them
+  // when the loop is long, each taking every kReductionUnroll-th vector, so consecutive adds do
+  // not wait on each other (one accumulator makes the loop latency-bound). They combine in a
+  // fixed tree, then lane by lane in lane order: the same input gives the same result.
+  void accumulate(const NodePlan& node, const std::string& acc, const std::string& lo, const std::string& hi, bool tap = false) {
     const Width width = ve_.width();
     const DType acc_dtype = accumulator_dtype(node);
     const bool vector_r = width == Width::Scalar && plan_.vec == VecMode::Reduction;
-    const std::string vacc = vector_r ? w_.fresh("vacc") : "";
-    if (vector_r) declare(node, Width::Vector, vacc);
+    const size_t m = plan_.rdims.size();
+    // Rows shorter than kReductionUnroll full vectors keep one accumulator (no combine cost).
+    const int unroll = vector_r && plan_.rdims.back().size.const_value() >= kReductionUnroll * kMaxLanes ? kReductionUnroll : 1;
+    // 8-byte accumulators (float sums in double, integer sums in int64) as two register halves.
+    const bool halves = vector_r && ir::dtype_size(acc_dtype) == 8 &&
+                        (node.reduction == ReductionType::Sum || node.reduction == ReductionType::Prod ||
+                         node.reduction == ReductionType::XorSum);
+    const char* op = node.reduction == ReductionType::Sum ? " + " : node.reduction == ReductionType::Prod ? " * " : " ^ ";
+    std::vector<std::string> vaccs;
+    for (int k = 0; vector_r && k < unroll; ++k) {
+      vaccs.push_back(w_.fresh("vacc"));
+      if (halves) {
+        const std::string half = "cd_vhalf_of<" + vector_type(acc_dtype) + ">::type";
+        const std::string init = "cd_vbcast<" + vector_type(acc_dtype) + ">(" + initial_value(node.reduction, acc_dtype) + ")";
+        w_.line(half + " " + vaccs[k] + "_lo = cd_vlo(" + init + "), " + vaccs[k] + "_hi = cd_vhi(" + init + ");");
+      } else {
+        declare(node, Width::Vector, vaccs[k]);
+      }
+    }
 
     std::vector<Expr> rvars, rsizes;
     for (const LoopDim& d : plan_.rdims) {
@@ -399,19 +532,49 @@ class KernelEmitter {
     // One accumulation step in width `inner`, into accumulator `into`.
     auto step = [&](Width inner, const std::string& vec_var, const std::string& into) {
       ve_.push_scope(inner, vec_var);
-      Value v = ve_.cast(ve_.emit(node.body), acc_dtype);
+      Value raw = ve_.emit(node.body);
+      if (tap) {  // the shared value (memoized by the body) into the scratch row
+        Value sv = ve_.emit(ir::Scalar(ir::Scalar(), shared_.expr));  // non-owning: a memo hit
+        if (inner == Width::Vector) w_.line("cd_vstore(" + shared_.scratch + " + (" + pos + "), " + ve_.widen(sv).name + ");");
+        else w_.line(shared_.scratch + "[" + pos + "] = " + sv.name + ";");
+      }
+      if (inner == Width::Vector && halves && vector_r && raw.dtype == DType::Float32 && acc_dtype == DType::Float64) {
+        // Each half converted on its own: no two-register double temporary (g++ stores those).
+        raw = ve_.widen(raw);
+        const std::string h = "cd_vhalf_of<cd_vf64>::type";
+        w_.line(into + "_lo = " + into + "_lo" + op + "cd_vlo_as<" + h + ">(" + raw.name + ");");
+        w_.line(into + "_hi = " + into + "_hi" + op + "cd_vhi_as<" + h + ">(" + raw.name + ");");
+        ve_.pop_scope();
+        return;
+      }
+      Value v = ve_.cast(raw, acc_dtype);
       if (inner == Width::Vector) {
         v = ve_.widen(v);
-        std::string p = vector_r ? "cd_vbcast<cd_vi64>((int64_t)(" + pos + ")) + cd_viota<cd_vi64>()" : "cd_vbcast<cd_vi64>((int64_t)(" + pos + "))";
-        for (const std::string& line : vector_combine(node.reduction, acc_dtype, into, into + "_i", v.name, p)) w_.line(line);
+        if (halves && vector_r) {
+          w_.line(into + "_lo = " + into + "_lo" + op + "cd_vlo(" + v.name + ");");
+          w_.line(into + "_hi = " + into + "_hi" + op + "cd_vhi(" + v.name + ");");
+        } else {
+          std::string p = vector_r ? "cd_vbcast<cd_vi64>((int64_t)(" + pos + ")) + cd_viota<cd_vi64>()" : "cd_vbcast<cd_vi64>((int64_t)(" + pos + "))";
+          for (const std::string& line : vector_combine(node.reduction, acc_dtype, into, into + "_i", v.name, p)) w_.line(line);
+        }
       } else {
         w_.line(scalar_combine(node.reduction, into, into + "_i", v.name, pos));
       }
       ve_.pop_scope();
     };
+    // vaccs[a] = combine(vaccs[a], vaccs[b]).
+    auto merge = [&](int a, int b) {
+      const std::string& x = vaccs[a];
+      const std::string& y = vaccs[b];
+      if (halves) {
+        w_.line(x + "_lo = " + x + "_lo" + op + y + "_lo;");
+        w_.line(x + "_hi = " + x + "_hi" + op + y + "_hi;");
+        return;
+      }
+      for (const std::string& line : vector_combine(node.reduction, acc_dtype, x, x + "_i", y, y + "_i")) w_.line(line);
+    };
 
     w_.open("");  // the r loop variables are local to this reduction
-    const size_t m = plan_.rdims.size();
     const size_t scalar_loops = vector_r ? m - 1 : m;
     auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
       if (k == 0) return {lo, hi};
@@ -425,12 +588,31 @@ class KernelEmitter {
     const std::string ivar = width == Width::Vector ? plan_.idims.back().var : "";
     if (vector_r) {
       const LoopDim& last = plan_.rdims.back();
+      const std::string& r = last.var;
       auto [from, to] = bounds(m - 1);
-      w_.line("int64_t " + last.var + " = " + from + ";");
-      w_.open("for (; " + last.var + " + CD_VLEN <= " + to + "; " + last.var + " += CD_VLEN)");
-      step(Width::Vector, last.var, vacc);
+      w_.line("int64_t " + r + " = " + from + ";");
+      if (unroll > 1) {
+        const std::string span = std::to_string(unroll) + " * CD_VLEN";
+        w_.open("for (; " + r + " + " + span + " <= " + to + "; " + r + " += " + span + ")");
+        step(Width::Vector, r, vaccs[0]);
+        for (int k = 1; k < unroll; ++k) {
+          // The k-th vector of the group: r shadowed by its first index, so the body's indices
+          // (and argmax positions) need no rewriting.
+          w_.open("");
+          const std::string base = w_.fresh("cd_r");
+          w_.line("const int64_t " + base + " = " + r + " + " + std::to_string(k) + " * CD_VLEN;");
+          w_.open("");
+          w_.line("const int64_t " + r + " = " + base + ";");
+          step(Width::Vector, r, vaccs[k]);
+          w_.close();
+          w_.close();
+        }
+        w_.close();
+      }
+      w_.open("for (; " + r + " + CD_VLEN <= " + to + "; " + r + " += CD_VLEN)");
+      step(Width::Vector, r, vaccs[0]);
       w_.close();
-      w_.open("for (; " + last.var + " < " + to + "; ++" + last.var + ")");
+      w_.open("for (; " + r + " < " + to + "; ++" + r + ")");
       step(Width::Scalar, "", acc);
       w_.close();
     } else {
@@ -439,13 +621,34 @@ class KernelEmitter {
     for (size_t k = 0; k < scalar_loops; ++k) w_.close();
     w_.close();
     if (vector_r) {
-      std::string lane = acc_dtype == DType::Bool ? "(" + vacc + "[cd_l] != 0)" : vacc + "[cd_l]";
-      std::string combine = scalar_combine(node.reduction, acc, acc + "_i", lane, vacc + "_i[cd_l]");
-      w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) " + combine);
+      // A fixed pairwise tree: ((0 + 1) + (2 + 3)) for four accumulators.
+      for (int gap = 1; gap < unroll; gap *= 2)
+        for (int k = 0; k + gap < unroll; k += 2 * gap) merge(k, k + gap);
+      const std::string& v0 = vaccs[0];
+      if (halves) {
+        for (const char* h : {"_lo", "_hi"})
+          w_.line("for (int cd_l = 0; cd_l < CD_VLEN / 2; ++cd_l) " +
+                  scalar_combine(node.reduction, acc, acc + "_i", v0 + h + "[cd_l]", ""));
+      } else {
+        std::string lane = acc_dtype == DType::Bool ? "(" + v0 + "[cd_l] != 0)" : v0 + "[cd_l]";
+        std::string combine = scalar_combine(node.reduction, acc, acc + "_i", lane, v0 + "_i[cd_l]");
+        w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) " + combine);
+      }
     }
   }
 
+  // The flat position in the r space (row-major over the r dims).
+  std::string rpos() const {
+    std::vector<Expr> rvars, rsizes;
+    for (const LoopDim& d : plan_.rdims) {
+      rvars.push_back(Expr::var(d.var));
+      rsizes.push_back(d.size);
+    }
+    return ir::linear_index(rvars, ir::contiguous_strides(rsizes)).str();
+  }
+
   const KernelPlan& plan_;
+  Shared shared_;
   CodeWriter w_;
   ValueEmitter ve_;
 };

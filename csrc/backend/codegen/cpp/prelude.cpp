@@ -260,8 +260,25 @@ CD_VEC_TYPE(cd_vi32, int32_t);
 CD_VEC_TYPE(cd_vu32, uint32_t);
 CD_VEC_TYPE(cd_vi64, int64_t);
 typedef cd_vi32 cd_vmask;
-// Half a cd_vf64: one machine register.
+// Half a cd_vf64 (cd_vi64): one machine register.
 typedef double cd_vf64h __attribute__((vector_size(CD_VLEN * sizeof(double) / 2)));
+typedef int64_t cd_vi64h __attribute__((vector_size(CD_VLEN * sizeof(int64_t) / 2)));
+// The machine-register halves of a two-register vector. Reduction accumulators of 8-byte lanes
+// are kept as two halves: g++ keeps a loop-carried two-register vector in memory (each add then
+// waits on a store and a reload), but half vectors stay in registers.
+template <class V> struct cd_vhalf_of;
+template <> struct cd_vhalf_of<cd_vf64> { typedef cd_vf64h type; };
+template <> struct cd_vhalf_of<cd_vi64> { typedef cd_vi64h type; };
+template <class V> CD_INLINE typename cd_vhalf_of<V>::type cd_vlo(const V& x) {
+  typename cd_vhalf_of<V>::type h;
+  std::memcpy(&h, &x, sizeof h);
+  return h;
+}
+template <class V> CD_INLINE typename cd_vhalf_of<V>::type cd_vhi(const V& x) {
+  typename cd_vhalf_of<V>::type h;
+  std::memcpy(&h, reinterpret_cast<const char*>(&x) + sizeof h, sizeof h);
+  return h;
+}
 
 // The integer vector with the element width of V: what a comparison of two V yields.
 template <class V> struct cd_vint_of;
@@ -275,10 +292,26 @@ template <> struct cd_vint_of<cd_vi64> { typedef cd_vi64 type; };
 
 template <class V, class T> CD_INLINE V cd_vload(const T* p) { V v; std::memcpy(&v, p, sizeof(V)); return v; }
 template <class V, class T> CD_INLINE void cd_vstore(T* p, V v) { std::memcpy(p, &v, sizeof(V)); }
+// scalar - zero vector: g++ broadcasts the scalar (one instruction); a lane-by-lane fill becomes
+// sixteen masked inserts per use. x - (+0) is x for every x, -0 and NaN included.
 template <class V, class T> CD_INLINE V cd_vbcast(T x) {
-  V v;
-  for (int l = 0; l < CD_VLEN; ++l) v[l] = x;
-  return v;
+  typedef __typeof__(V{}[0]) E;
+  return static_cast<E>(x) - V{};
+}
+// The low half of a vector, each lane converted to H's element type (float lanes into double).
+template <class H, class V> CD_INLINE H cd_vlo_as(const V& x) {
+  typedef __typeof__(x[0]) E;
+  typedef E VH __attribute__((vector_size(sizeof(V) / 2)));
+  VH h;
+  std::memcpy(&h, &x, sizeof h);
+  return __builtin_convertvector(h, H);
+}
+template <class H, class V> CD_INLINE H cd_vhi_as(const V& x) {
+  typedef __typeof__(x[0]) E;
+  typedef E VH __attribute__((vector_size(sizeof(V) / 2)));
+  VH h;
+  std::memcpy(&h, reinterpret_cast<const char*>(&x) + sizeof h, sizeof h);
+  return __builtin_convertvector(h, H);
 }
 template <class V> CD_INLINE V cd_viota() {
   V v;

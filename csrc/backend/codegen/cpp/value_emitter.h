@@ -49,6 +49,8 @@ class ValueEmitter {
   // Later loads of buffer[index] in this scope (and inner ones) read v instead of memory.
   void produced(const std::string& buffer, const ir::Expr& index, const Value& v);
 
+  // Later emits of node n in this scope (and inner ones) yield v: a value computed elsewhere.
+  void bind(const ir::ScalarNode* n, const Value& v) { scopes_.back().memo[n] = v; }
   // A literal of dtype (compute type) for a double / int64 / bool payload.
   static std::string literal(ir::DType dtype, const std::variant<double, int64_t, bool>& payload);
   CodeWriter& writer() { return w_; }
