@@ -18,8 +18,8 @@ namespace cdynamo::interp {
 // Frame state
 // ============================================================================================
 
-Tracer::Tracer(CdFrame* real_frame, int break_at)
-    : guards_(std::make_unique<guards::RootGuardManager>()), break_at_(break_at) {
+Tracer::Tracer(CdFrame* real_frame, int break_at) : guards_(std::make_unique<guards::RootGuardManager>()) {
+  break_at_ = break_at;
   auto root = std::make_unique<InterpFrame>();
   root->code = cd_frame_code(real_frame);
   root->real_locals = cd_frame_localsplus(real_frame);

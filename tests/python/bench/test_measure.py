@@ -1,9 +1,8 @@
 """Measurement primitives: error against the fp64 reference, casts, statistics, peak memory."""
 import math
-
-import pytest
 import time
 
+import pytest
 import torch
 
 from cdynamo.bench import measure
