@@ -416,3 +416,18 @@ def test_compiling_a_torch_nn_layer_directly_captures_it(make):
         assert same(compiled(x), layer(x))
         assert same(compiled(x), layer(x))
     assert counter.frame_count == 1 and counter.op_count == 1
+
+
+def test_explain_reports_graphs_breaks_and_ops():
+    def fn(x):
+        y = x.sin() + 1
+        print("a graph break")
+        return y.cos()
+
+    x = torch.randn(3)
+    report = cdynamo.explain(fn)(x)
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert "print" in report.break_reasons[0]
+    assert report.op_count == 3
+    assert "Graph Count: 2" in str(report)
+    assert same(report.out, fn(x))
