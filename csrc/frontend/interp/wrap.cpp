@@ -126,6 +126,24 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     }
     return Value::dict(std::move(keys), std::move(items), source);
   }
+  if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
+    // Sets of plain constants (membership tests against option names): specialised by equality.
+    PyObject* item;
+    Ref iterator = check(PyObject_GetIter(o));
+    bool plain = PySet_GET_SIZE(o) <= 64;
+    while (plain && (item = PyIter_Next(iterator.ptr()))) {
+      plain = is_plain_constant(item) || item == Py_None || PyBool_Check(item);
+      Py_DECREF(item);
+    }
+    if (PyErr_Occurred()) throw PythonError();
+    if (plain) {
+      // A mutable set is compared with a copy taken now: the same object, changed in place,
+      // must fail the guard.
+      Ref snapshot = PySet_CheckExact(o) ? check(PySet_New(o)) : Ref::borrow(obj);
+      manager.add_equals_match(snapshot);
+      return Value::constant(std::move(snapshot), source);
+    }
+  }
   if (is_torch_constant(obj)) {
     manager.add_equals_match(obj);
     return Value::constant(Ref::borrow(obj), source);

@@ -497,3 +497,23 @@ def test_module_attribute_writes_and_a_graph_break_see_the_new_value():
         for _ in range(2):
             torch.testing.assert_close(cdynamo.compile(model, backend=CompileCounter())(x), reference(x))
     assert model.steps == reference.steps == 2
+
+
+MODES = {"fast", "exact"}
+
+
+def test_membership_in_a_global_set_is_specialised_and_guarded():
+    def fn(x, mode):
+        if mode in MODES:
+            return x + 1
+        return x - 1
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(fn)
+    torch.testing.assert_close(compiled(torch.zeros(2), "fast"), torch.ones(2))
+    MODES.discard("fast")
+    try:
+        torch.testing.assert_close(compiled(torch.zeros(2), "fast"), -torch.ones(2))
+    finally:
+        MODES.add("fast")
+    assert counter.frame_count == 2
