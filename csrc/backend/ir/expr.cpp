@@ -455,47 +455,50 @@ std::optional<std::pair<int64_t, int64_t>> constant_bounds(const Expr& e, const 
   return std::make_pair(b.lo, b.hi);
 }
 
-std::string Expr::str() const {
-  switch (kind()) {
-    case ExprKind::Const: return std::to_string(node_->value) + (node_->value > 2147483647 || node_->value < -2147483647 ? "LL" : "");
-    case ExprKind::Var: return node_->name;
+namespace {
+
+// One printer for both syntaxes: C++ (int64 literals, helper calls for floor division and modulo
+// with Python semantics) and Python (for Triton code and tests).
+std::string print(const Expr& e, bool python) {
+  const auto& args = e.operands();
+  auto call = [&](const char* name) {
+    std::string out = name;
+    out.append("(").append(print(args[0], python)).append(", ").append(print(args[1], python)).append(")");
+    return out;
+  };
+  auto infix = [&](const char* op) {
+    std::string out = "(";
+    out.append(print(args[0], python)).append(op).append(print(args[1], python)).append(")");
+    return out;
+  };
+  switch (e.kind()) {
+    case ExprKind::Const: {
+      int64_t value = e.const_value();
+      bool wide = !python && (value > 2147483647 || value < -2147483647);
+      return std::to_string(value) + (wide ? "LL" : "");
+    }
+    case ExprKind::Var: return e.var_name();
     case ExprKind::Add:
     case ExprKind::Mul: {
       std::string out = "(";
-      for (size_t i = 0; i < node_->args.size(); ++i) {
-        if (i) out += kind() == ExprKind::Add ? " + " : "*";
-        out += node_->args[i].str();
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (i) out += e.kind() == ExprKind::Add ? " + " : "*";
+        out += print(args[i], python);
       }
       return out + ")";
     }
-    case ExprKind::FloorDiv: return "cd_floordiv(" + node_->args[0].str() + ", " + node_->args[1].str() + ")";
-    case ExprKind::Mod: return "cd_mod(" + node_->args[0].str() + ", " + node_->args[1].str() + ")";
-    case ExprKind::Min: return "cd_min(" + node_->args[0].str() + ", " + node_->args[1].str() + ")";
-    case ExprKind::Max: return "cd_max(" + node_->args[0].str() + ", " + node_->args[1].str() + ")";
+    case ExprKind::FloorDiv: return python ? infix(" // ") : call("cd_floordiv");
+    case ExprKind::Mod: return python ? infix(" % ") : call("cd_mod");
+    case ExprKind::Min: return call(python ? "min" : "cd_min");
+    case ExprKind::Max: return call(python ? "max" : "cd_max");
   }
   return "?";
 }
 
-std::string Expr::py_str() const {
-  switch (kind()) {
-    case ExprKind::Const: return std::to_string(node_->value);
-    case ExprKind::Var: return node_->name;
-    case ExprKind::Add:
-    case ExprKind::Mul: {
-      std::string out = "(";
-      for (size_t i = 0; i < node_->args.size(); ++i) {
-        if (i) out += kind() == ExprKind::Add ? " + " : "*";
-        out += node_->args[i].py_str();
-      }
-      return out + ")";
-    }
-    case ExprKind::FloorDiv: return "(" + node_->args[0].py_str() + " // " + node_->args[1].py_str() + ")";
-    case ExprKind::Mod: return "(" + node_->args[0].py_str() + " % " + node_->args[1].py_str() + ")";
-    case ExprKind::Min: return "min(" + node_->args[0].py_str() + ", " + node_->args[1].py_str() + ")";
-    case ExprKind::Max: return "max(" + node_->args[0].py_str() + ", " + node_->args[1].py_str() + ")";
-  }
-  return "?";
-}
+}  // namespace
+
+std::string Expr::str() const { return print(*this, false); }
+std::string Expr::py_str() const { return print(*this, true); }
 
 std::vector<std::string> Expr::free_vars() const {
   std::vector<std::string> out;

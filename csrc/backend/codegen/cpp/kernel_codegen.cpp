@@ -204,6 +204,19 @@ class KernelEmitter {
   }
 
  private:
+  // The bounds of reduction loop k: the outermost may be a block [lo, hi) of a split loop.
+  std::pair<std::string, std::string> r_bounds(size_t k, const std::string& lo, const std::string& hi) const {
+    if (k == 0) return {lo, hi};
+    return {"0", plan_.rdims[k].size.str()};
+  }
+  // Opens the first `count` reduction loops as plain (scalar) loops.
+  void open_scalar_r_loops(size_t count, const std::string& lo, const std::string& hi) {
+    for (size_t k = 0; k < count; ++k) {
+      auto [from, to] = r_bounds(k, lo, hi);
+      const std::string& v = plan_.rdims[k].var;
+      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
+    }
+  }
   void open_loop(const LoopDim& d) { w_.open("for (int64_t " + d.var + " = 0; " + d.var + " < " + d.size.str() + "; ++" + d.var + ")"); }
 
   // Every node at one i point (CD_VLEN consecutive points in vector width): outer nodes inline,
@@ -402,15 +415,8 @@ class KernelEmitter {
       lo = "cd_c * " + std::to_string(block);
       hi = "cd_min(cd_c * " + std::to_string(block) + " + " + std::to_string(block) + ", " + std::to_string(size) + ")";
     }
-    auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
-      if (k == 0) return {lo, hi};
-      return {"0", plan_.rdims[k].size.str()};
-    };
-    for (size_t k = 0; k < scalar_loops; ++k) {
-      auto [from, to] = bounds(k);
-      const std::string& v = plan_.rdims[k].var;
-      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
-    }
+    auto bounds = [&](size_t k) { return r_bounds(k, lo, hi); };
+    open_scalar_r_loops(scalar_loops, lo, hi);
     if (vector_r) {
       const LoopDim& last = plan_.rdims.back();
       auto [from, to] = bounds(m - 1);
@@ -576,15 +582,8 @@ class KernelEmitter {
 
     w_.open("");  // the r loop variables are local to this reduction
     const size_t scalar_loops = vector_r ? m - 1 : m;
-    auto bounds = [&](size_t k) -> std::pair<std::string, std::string> {
-      if (k == 0) return {lo, hi};
-      return {"0", plan_.rdims[k].size.str()};
-    };
-    for (size_t k = 0; k < scalar_loops; ++k) {
-      auto [from, to] = bounds(k);
-      const std::string& v = plan_.rdims[k].var;
-      w_.open("for (int64_t " + v + " = " + from + "; " + v + " < " + to + "; ++" + v + ")");
-    }
+    auto bounds = [&](size_t k) { return r_bounds(k, lo, hi); };
+    open_scalar_r_loops(scalar_loops, lo, hi);
     const std::string ivar = width == Width::Vector ? plan_.idims.back().var : "";
     if (vector_r) {
       const LoopDim& last = plan_.rdims.back();
