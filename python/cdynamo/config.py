@@ -106,6 +106,10 @@ verify_ir = os.environ.get("CDYNAMO_VERIFY_IR", "0") == "1"
 # allocations are page-faulted on first touch, which can cost more than the kernels themselves.
 reuse_large_buffers = True
 
+# True: graphs with 2-D convolutions on the CPU compute them (and the ops between them) in the
+# channels-last layout, oneDNN's native one; returned tensors keep eager's strides.
+channels_last_convolutions = True
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -118,6 +122,7 @@ _KNOB_NAMES = frozenset(
         "async_compile",
         "verify_ir",
         "reuse_large_buffers",
+        "channels_last_convolutions",
     }
 )
 

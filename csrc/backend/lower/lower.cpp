@@ -27,23 +27,6 @@ int effective_users(const FxGraph& graph, int index, std::map<int, int>& memo) {
   return count;
 }
 
-bool is_dense(const std::vector<ir::Expr>& sizes, const std::vector<ir::Expr>& strides) {
-  if (sizes.size() != strides.size()) return false;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims ignored
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    if (!sizes[k].is_const() || !strides[k].is_const()) return false;
-    if (sizes[k].const_value() == 0) return false;
-    if (sizes[k].const_value() != 1) dims.emplace_back(strides[k].const_value(), sizes[k].const_value());
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
-}
-
 class Driver {
  public:
   Driver(FxGraph graph, const LowerOptions& options) : ctx_(std::move(graph), options) {}
@@ -138,8 +121,34 @@ class Driver {
       }
     }
     if (!lowered) result = lower_as_extern(ctx_, node);
+    adopt_eager_layout(node, result);
     apply_reuse_heuristic(node, result);
     ctx_.set_lowered(node.index, std::move(result));
+  }
+
+  // A value this node computes (not a view, not an argument passed through) is stored, if it
+  // ever is, in the layout eager gives it: channels-last stays channels-last.
+  void adopt_eager_layout(const FxNode& node, Lowered& result) {
+    for (size_t k = 0; k < result.values.size() && k < node.meta.size(); ++k) {
+      auto& value = result.values[k];
+      if (!value || value->is_view() || value->storage->realized() || !node.meta[k]) continue;
+      const TensorMeta& meta = *node.meta[k];
+      if (!(meta.sizes == value->sizes) || !is_dense_layout(meta.sizes, meta.strides)) continue;
+      if (meta.strides == ir::contiguous_strides(meta.sizes)) continue;
+      bool passed_through = false;
+      for (const FxArg& param : node.params) {
+        const std::vector<FxArg>& items = param.kind == FxArg::Kind::List ? param.items : std::vector<FxArg>{param};
+        for (const FxArg& arg : items)
+          passed_through = passed_through || (arg.is_node() && ctx_.has_lowered(arg.node) && shares_storage(ctx_.lowered(arg.node), *value));
+      }
+      if (!passed_through) value->storage->layout = meta.strides;
+    }
+  }
+
+  static bool shares_storage(const Lowered& lowered, const Value& v) {
+    for (const auto& other : lowered.values)
+      if (other && other->storage == v.storage) return true;
+    return false;
   }
 
   // A lazy value read by several consumers is recomputed in each unless it is expensive.
@@ -235,7 +244,7 @@ class Driver {
     }
     std::vector<ir::Expr> strides = ir::contiguous_strides(v.sizes);
     if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
-        is_dense(v.sizes, producer.meta[0]->strides))
+        is_dense_layout(v.sizes, producer.meta[0]->strides))
       strides = producer.meta[0]->strides;
     if (!v.is_view()) {
       // Realize the storage itself, so a value returned twice is stored once.

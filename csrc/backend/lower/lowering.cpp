@@ -274,6 +274,23 @@ Scalar operand_scalar(const Operand& op, const Index& index, size_t out_rank, DT
   return ir::constant_int(op.number.as_int(), compute);
 }
 
+bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides) {
+  if (sizes.size() != strides.size()) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims ignored
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (!sizes[k].is_const() || !strides[k].is_const()) return false;
+    if (sizes[k].const_value() == 0) return false;
+    if (sizes[k].const_value() != 1) dims.emplace_back(strides[k].const_value(), sizes[k].const_value());
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v) {
   const Storage& st = *v.storage;
   if (!st.realized()) return std::nullopt;
@@ -385,7 +402,9 @@ void LoweringContext::realize(Storage& storage, std::vector<Expr> strides, ir::B
   b.kind = kind;
   b.dtype = storage.dtype;
   b.sizes = storage.sizes;
-  b.strides = strides.empty() && !storage.sizes.empty() ? ir::contiguous_strides(storage.sizes) : std::move(strides);
+  if (strides.empty() && !storage.sizes.empty())
+    strides = storage.layout.empty() ? ir::contiguous_strides(storage.sizes) : storage.layout;
+  b.strides = std::move(strides);
   add_buffer(b);
   Index vars = make_vars('i', storage.sizes.size());
   Scalar body = ir::cast(storage.compute(vars), storage.dtype);

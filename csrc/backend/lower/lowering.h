@@ -46,6 +46,9 @@ struct Storage {
   int cost = 0;
   std::set<std::string> reads;
   int users = 0;  // fx users that read this storage (through any view)
+  // The layout eager gives this value (a dense permutation, e.g. channels-last), used when it is
+  // realized without explicit strides; empty = contiguous.
+  std::vector<Expr> layout;
 
   bool realized() const { return !buffer.empty(); }
   // The element at `index` in the compute domain (a load of the buffer once realized).
@@ -111,8 +114,8 @@ class LoweringContext {
   Value lazy(DType dtype, std::vector<Expr> sizes, Loader compute);
   // The value of a realized buffer.
   Value from_buffer(const std::string& name);
-  // Stores a lazy storage into a new buffer (contiguous unless strides are given); a no-op
-  // once realized.
+  // Stores a lazy storage into a new buffer (the given strides, else the storage's layout, else
+  // contiguous); a no-op once realized.
   void realize(Storage& storage, std::vector<Expr> strides = {},
                ir::Buffer::Kind kind = ir::Buffer::Kind::Intermediate);
   // A buffer whose layout yields exactly `v`: the storage's own buffer, an alias of it (for
@@ -171,6 +174,8 @@ Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& 
 // Buffers read by a body (transitively through indirect positions).
 std::set<std::string> buffers_read(const Scalar& body);
 int body_cost(const Scalar& body);
+// True when the strides lay the sizes out densely (some permutation of a contiguous layout).
+bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides);
 // The strides and offset of `v` as a strided view of its realized storage, if it is one.
 std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v);
 

@@ -345,7 +345,14 @@ void register_pointwise_lowerings(Registry& r) {
   };
   // Functional copies: the graph is functional, so a copy may share the input's value.
   auto identity = [](LoweringContext& ctx, const FxNode& node) { return Lowered::one(ctx.tensor_param(node, 0)); };
-  r["aten::clone.default"] = identity;
+  // clone(x, memory_format=...) asks for a layout: a value of its own, so it can be stored in
+  // that layout (the driver adopts the result's eager strides) while x keeps its own.
+  r["aten::clone.default"] = [](LoweringContext& ctx, const FxNode& node) {
+    Value x = ctx.tensor_param(node, 0);
+    const FxArg* format = node.param_named("memory_format");
+    if (!format || format->is_none() || format->text == "torch.preserve_format") return Lowered::one(x);
+    return Lowered::one(ctx.lazy(x.dtype, x.sizes, [x](const Index& index) { return x.load(index); }));
+  };
   r["aten::lift_fresh_copy.default"] = identity;
   r["aten::contiguous.default"] = identity;
   r["aten::copy.default"] = [](LoweringContext& ctx, const FxNode& node) {

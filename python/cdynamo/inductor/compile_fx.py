@@ -3,7 +3,8 @@ and decompositions), then the C++ pipeline lower -> schedule -> codegen -> runti
 import torch
 import torch.fx
 
-from .. import utils
+from .. import config, utils
+from . import layout
 
 _TRAINING_NOTE_SHOWN = False
 
@@ -63,6 +64,8 @@ def compile_fx(gm, example_inputs):
     from .. import _C
 
     aten_gm = aten_graph(gm, example_inputs)
+    if config.channels_last_convolutions:
+        layout.prefer_channels_last(aten_gm)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
     return _C._inductor_compile(aten_gm, gm.forward)

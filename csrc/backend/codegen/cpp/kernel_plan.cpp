@@ -114,6 +114,30 @@ void simplify_dims(KernelPlan& plan, std::vector<LoopDim>& dims) {
   }
 }
 
+// Any order of a kernel's outer points is correct (ir::Kernel's contract), so the outer loops
+// are nested by the strides of the kernel's first stored output, largest outermost: a
+// channels-last buffer is walked N, H, W, C with C innermost and contiguous.
+void order_outer_loops(KernelPlan& plan, const std::set<std::string>& locals) {
+  const NodePlan* primary = nullptr;
+  for (const NodePlan& node : plan.nodes)
+    if (!node.full && !locals.count(node.output)) {
+      primary = &node;
+      break;
+    }
+  if (!primary || plan.idims.size() < 2) return;
+  std::vector<std::pair<int64_t, size_t>> order;  // (stride, position)
+  for (size_t k = 0; k < plan.idims.size(); ++k) {
+    Affine a = affine_in(primary->store_index, plan.idims[k].var);
+    if (!a.ok || !a.coef.is_const()) return;
+    order.emplace_back(a.coef.const_value(), k);
+  }
+  // Size-1 dims have no stride to speak of: keep them where they are (simplify drops them).
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<LoopDim> nested;
+  for (const auto& [stride, k] : order) nested.push_back(plan.idims[k]);
+  plan.idims = std::move(nested);
+}
+
 std::string storage_root(const ir::Program& program, const std::string& name) {
   std::string current = name;
   for (int guard = 0; guard < 1000; ++guard) {
@@ -305,12 +329,13 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
   for (const LoopDim& d : plan.idims)
     if (d.size.is_const(0)) plan.empty = true;
 
+  std::set<std::string> locals(kernel.locals.begin(), kernel.locals.end());
+  order_outer_loops(plan, locals);
   simplify_dims(plan, plan.idims);
   simplify_dims(plan, plan.rdims);
 
   // A local read only at exactly its store index (by later nodes of this kernel) stays in registers.
   // A full node's value lives only in its segment's loop body: readers elsewhere need memory.
-  std::set<std::string> locals(kernel.locals.begin(), kernel.locals.end());
   for (size_t k = 0; k < plan.nodes.size(); ++k) {
     NodePlan& node = plan.nodes[k];
     if (!locals.count(node.output)) continue;

@@ -1,0 +1,117 @@
+"""Layout choice on the aten graph: 2-D convolutions on the CPU run channels-last (oneDNN's
+native layout, no reorders inside each call), and everything between them follows.
+
+Assumes the functional, decomposed aten graph of compile_fx.aten_graph, with fake tensors in
+node.meta["val"]. Eager semantics are kept: values returned from the graph get the strides
+eager gives them."""
+import torch
+import torch.fx
+
+aten = torch.ops.aten
+_CHANNELS_LAST = torch.channels_last
+
+
+def _val(node):
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _is_cpu_conv2d(node):
+    if node.op != "call_function" or node.target is not aten.convolution.default:
+        return False
+    x, weight = _val(node.args[0]), _val(node.args[1])
+    transposed = node.args[6] if len(node.args) > 6 else node.kwargs.get("transposed", False)
+    return (
+        isinstance(x, torch.Tensor)
+        and isinstance(weight, torch.Tensor)
+        and x.dim() == 4
+        and x.device.type == "cpu"
+        and x.dtype in (torch.float32, torch.bfloat16)
+        and not transposed
+    )
+
+
+def _tensor_of(gm, node):
+    if node.op == "get_attr":
+        target = gm
+        for part in node.target.split("."):
+            target = getattr(target, part)
+        return target
+    return node.meta["val"]
+
+
+def _repropagate(gm, fake_mode):
+    """Recomputes node.meta["val"] of every call_function node on fake tensors, in order."""
+    def value(n):
+        return _tensor_of(gm, n)
+
+    with fake_mode:
+        for node in gm.graph.nodes:
+            if node.op != "call_function":
+                continue
+            args = torch.fx.node.map_arg(node.args, value)
+            kwargs = torch.fx.node.map_arg(node.kwargs, value)
+            node.meta["val"] = node.target(*args, **kwargs)
+
+
+def _same_layout(a, b):
+    return a.shape == b.shape and a.stride() == b.stride()
+
+
+def prefer_channels_last(gm):
+    """Rewrites gm in place when it holds CPU 2-D convolutions; returns whether it changed."""
+    convs = [n for n in gm.graph.nodes if _is_cpu_conv2d(n)]
+    if not convs or not torch.backends.mkldnn.is_available():
+        return False
+    fake_mode = next(
+        (v.fake_mode for n in gm.graph.nodes if isinstance(v := _val(n), torch.Tensor) and hasattr(v, "fake_mode")),
+        None,
+    )
+    if fake_mode is None:
+        return False
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    returned = output_node.args[0] if isinstance(output_node.args[0], (list, tuple)) else [output_node.args[0]]
+    eager_layouts = [(_val(n).shape, _val(n).stride()) if isinstance(_val(n), torch.Tensor) else None for n in returned]
+
+    graph = gm.graph
+    inserted = {}  # value -> its channels-last copy, shared by every convolution reading it
+    for conv in convs:
+        for position in (0, 1):
+            arg = conv.args[position]
+            clone = inserted.get(arg)
+            if clone is None:
+                with graph.inserting_before(conv):
+                    clone = inserted[arg] = graph.call_function(aten.clone.default, (arg,), {"memory_format": _CHANNELS_LAST})
+            args = list(conv.args)
+            args[position] = clone
+            conv.args = tuple(args)
+    _repropagate(gm, fake_mode)
+    # A clone of a value that already is channels-last (the output of an earlier convolution,
+    # through pointwise ops that keep the layout) copies for nothing.
+    for clone in inserted.values():
+        if _same_layout(_val(clone.args[0]), _val(clone)):
+            clone.replace_all_uses_with(clone.args[0])
+            graph.erase_node(clone)
+
+    # Returned values keep eager's strides (a caller may .view() them).
+    new_returned = list(returned)
+    for k, (node, layout) in enumerate(zip(returned, eager_layouts)):
+        value = _val(node)
+        if layout is None or not isinstance(value, torch.Tensor) or (value.shape, value.stride()) == layout:
+            continue
+        eager_like = torch.empty_strided(layout[0], layout[1], device="meta")
+        if eager_like.is_contiguous():
+            memory_format = torch.contiguous_format
+        elif eager_like.is_contiguous(memory_format=_CHANNELS_LAST):
+            memory_format = _CHANNELS_LAST
+        else:
+            continue
+        with graph.inserting_before(output_node):
+            restore = graph.call_function(aten.clone.default, (node,), {"memory_format": memory_format})
+        with fake_mode:
+            restore.meta["val"] = aten.clone.default(value, memory_format=memory_format)
+        new_returned[k] = restore
+    if new_returned != list(returned):
+        output_node.args = (type(output_node.args[0])(new_returned) if isinstance(output_node.args[0], (list, tuple)) else new_returned[0],)
+    graph.lint()
+    gm.recompile()
+    return True

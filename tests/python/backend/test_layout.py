@@ -1,0 +1,104 @@
+"""Layouts: CPU convolutions run channels-last and the values between them stay channels-last;
+kernels writing such buffers nest their loops in memory order (and vectorize); what the graph
+returns keeps eager's strides."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import cdynamo
+from cdynamo.inductor import compile_fx, layout
+from cpp_support import C, L, T, kernel_cache_dir, op, pointwise_program, run  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs oneDNN")
+f32 = torch.float32
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, returns_feature_map=False):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.down = nn.Conv2d(3, 16, 1)
+        self.fc = nn.Linear(16, 5)
+        self.returns_feature_map = returns_feature_map
+        for buffer_name in ("running_mean", "running_var"):
+            getattr(self.bn1, buffer_name).uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.max_pool2d(F.relu(self.conv2(y) + self.down(x)), 2)
+        if self.returns_feature_map:
+            return y
+        return self.fc(y.mean((2, 3)))
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    with cdynamo.config.patch(suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+def test_conversions_only_where_a_value_is_not_channels_last_yet():
+    model = ConvBlock().eval()
+    x = torch.randn(2, 3, 12, 12)
+    with torch.no_grad():
+        gm = compile_fx.aten_graph(torch.fx.symbolic_trace(model), [x])
+        assert layout.prefer_channels_last(gm)
+    clones = [n for n in gm.graph.nodes if n.target is torch.ops.aten.clone.default]
+    # The graph input (read by conv1 and down) once, and each convolution's weight; conv2 reads
+    # conv1's result, which is channels-last already.
+    assert len(clones) == 1 + 3
+    for n in gm.graph.nodes:
+        if n.target is torch.ops.aten.convolution.default:
+            assert n.meta["val"].is_contiguous(memory_format=torch.channels_last)
+    scheduled = T.schedule(gm)
+    assert "strides [2304, 1, 192, 16]" in scheduled  # [2, 16, 12, 12] channels-last buffers
+
+
+def test_graphs_without_convolutions_are_left_alone():
+    gm = compile_fx.aten_graph(torch.fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU())), [torch.randn(3, 4)])
+    before = gm.code
+    assert not layout.prefer_channels_last(gm)
+    assert gm.code == before
+
+
+@pytest.mark.parametrize("returns_feature_map", [False, True])
+@pytest.mark.parametrize("channels_last_input", [False, True])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_results_and_strides_equal_eager(returns_feature_map, channels_last_input, enabled):
+    model = ConvBlock(returns_feature_map).eval()
+    x = torch.randn(2, 3, 12, 12)
+    if channels_last_input:
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad(), cdynamo.config.patch(channels_last_convolutions=enabled):
+        expected = model(x)
+        actual = cdynamo.optimize("inductor")(model)(x)
+    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
+    assert actual.stride() == expected.stride()
+
+
+def test_bfloat16_convolutions():
+    model = ConvBlock().eval().to(torch.bfloat16)
+    x = torch.randn(2, 3, 12, 12, dtype=torch.bfloat16)
+    with torch.no_grad():
+        expected = model(x)
+        actual = cdynamo.optimize("inductor")(model)(x)
+    torch.testing.assert_close(actual, expected, rtol=2e-2, atol=2e-2)
+
+
+def test_channels_last_kernel_walks_memory_order_and_vectorizes():
+    sizes, strides = (2, 16, 6, 6), (576, 1, 96, 16)
+    x = torch.randn(sizes).contiguous(memory_format=torch.channels_last)
+    index = " + ".join(f"i{k}*{s}" for k, s in enumerate(strides))
+    body = op("Add", f32, op("Mul", f32, L("x", index), C(2.0)), C(1.0))
+    prog = pointwise_program([("x", x)], f32, body, sizes, out_strides=strides)
+    source = T.generate_cpp(prog)["kernel0"]
+    assert "vectorized along the innermost loop" in source
+    assert "// loops: i1<1152" in source  # N, H, W merged outside, C innermost: one contiguous loop
+    (out,) = run(prog, x)
+    assert out.stride() == strides
+    torch.testing.assert_close(out, x * 2 + 1)
