@@ -3,6 +3,7 @@
 Every function here is a stable entry point of the core: keep names and signatures.
 """
 import collections
+import os
 import sys
 import warnings
 
@@ -102,5 +103,14 @@ def is_skipped_file(filename):
     """Whether frames of `filename` are never traced: the longest matching prefix among
     config.skip_dirs and config.trace_dirs decides (so site-packages inside the standard library
     directory is traced, while torch inside site-packages is skipped)."""
+    if filename.startswith("<"):  # <string>, <frozen ...>: no directory to decide by
+        return _skipped_by_prefix(filename)
+    # co_filename keeps the path as imported ("bench/../python/cdynamo/utils.py", a symlink):
+    # decide on its normalised forms.
+    forms = {os.path.abspath(filename), os.path.realpath(filename)}
+    return any(_skipped_by_prefix(form) for form in forms)
+
+
+def _skipped_by_prefix(filename):
     skip_length = _longest_prefix(filename, config.skip_dirs)
     return skip_length >= 0 and skip_length > _longest_prefix(filename, config.trace_dirs)

@@ -97,7 +97,9 @@ std::string code_location(PyCodeObject* code) {
 }
 
 // Calls cdynamo.utils.<what>(...) with strings and ints (its reporting entry points).
+// Runs with the hook busy: the reporting code is never traced, whatever config.skip_dirs says.
 void report(const char* what, std::initializer_list<std::variant<std::string, long>> args) {
+  BusyScope busy;
   std::vector<Ref> owned;
   std::vector<Handle> handles;
   for (const auto& arg : args) {

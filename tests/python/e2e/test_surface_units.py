@@ -92,6 +92,14 @@ def test_skip_rule_longest_prefix_wins(tmp_path):
         assert utils.is_skipped_file(site + "torch/nn/functional.py")
         assert not utils.is_skipped_file(str(tmp_path) + "/library_of_mine.py")
         assert not utils.is_skipped_file("<string>")
+        # co_filename keeps the path as imported: sys.path entries like "bench/../python".
+        assert utils.is_skipped_file(site + "mypackage/../torch/nn/functional.py")
+        assert not utils.is_skipped_file(site + "torch/../mypackage/model.py")
+
+
+def test_cdynamo_imported_through_a_dotted_path_is_not_traced():
+    own = os.path.dirname(utils.__file__)
+    assert utils.is_skipped_file(os.path.join(own, "..", os.path.basename(own), "utils.py"))
 
 
 def test_default_skip_dirs():
