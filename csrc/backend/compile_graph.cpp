@@ -21,6 +21,7 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   lower_options.indirect_loads = runtime::supports_indirect_loads();
   sched::ScheduleOptions schedule_options;
   schedule_options.full_pointwise_in_reductions = runtime::supports_full_pointwise_in_reductions();
+  schedule_options.cache_constant_kernels = config_bool("freeze_constants");
   lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module, lower_options);
   std::vector<std::pair<std::string, Ref>> constants = lowered.constants;
   ir::Program program = sched::schedule(std::move(lowered), nullptr, schedule_options);

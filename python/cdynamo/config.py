@@ -110,6 +110,13 @@ reuse_large_buffers = True
 # channels-last layout, oneDNN's native one; returned tensors keep eager's strides.
 channels_last_convolutions = True
 
+# True: what the inductor backend computes from parameters and buffers alone (a weight's
+# transposed or re-laid-out copy) is kept between calls and recomputed only when one of them gets
+# new storage or is changed in place by torch (its version counter moves). Changes made through
+# `tensor.data` bypass the version counter and are NOT seen: like torch.compile's freezing, this
+# assumes such weights stay fixed.
+freeze_constants = False
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -123,6 +130,7 @@ _KNOB_NAMES = frozenset(
         "verify_ir",
         "reuse_large_buffers",
         "channels_last_convolutions",
+        "freeze_constants",
     }
 )
 

@@ -152,6 +152,10 @@ struct Buffer {
   Expr offset = 0;               // element offset into the storage
   std::string reuses;            // alias of this root buffer's storage (see above); "" = owns memory
   std::string device = "cpu";    // "cpu" or "cuda:N"
+  // Computed by a kernel from Constant buffers only (directly or through other cached buffers),
+  // never written otherwise, never aliased or returned: a runtime may keep its value across calls
+  // while those constants keep their storage and version (a weight's channels-last copy).
+  bool cached = false;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -161,6 +161,7 @@ std::string to_string(const Buffer& b) {
   if (!b.offset.is_const(0)) text += " offset " + expr_text(b.offset);
   if (!b.reuses.empty()) text += " reuses " + b.reuses;
   if (b.device != "cpu") text += " on " + b.device;
+  if (b.cached) text += " cached";
   return text;
 }
 

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -44,12 +45,24 @@ struct ArgSource {
 
 struct StepPlan {
   std::string name;
+  std::string profile_name;  // "cdynamo::kernel3": the kernel's name in torch.profiler tables
   cache::KernelFn kernel = nullptr;
   std::vector<int> kernel_args;
   std::optional<c10::OperatorHandle> op;
   std::vector<ArgSource> args;
   std::vector<int> outputs;
   std::vector<int> allocate, free;
+  // A kernel whose outputs are ir::Buffer::cached: its results are kept across calls and reused
+  // while the constants they derive from (stamp_slots) keep their storage and version.
+  bool keep = false;
+  std::vector<int> stamp_slots;
+  std::vector<int> kept_slots;
+};
+
+// What a kept step computed, and from which state of its constants.
+struct KeptResult {
+  std::vector<std::pair<const void*, int64_t>> stamp;  // per constant: data pointer, version
+  std::vector<at::Tensor> outputs;
 };
 
 int64_t evaluate(const ir::Expr& e, const std::string& what) {
@@ -91,6 +104,13 @@ class Executor {
   mutable std::mutex reuse_mutex_;
   mutable std::vector<c10::Storage> kept_;
   void keep(int s, const at::Tensor& t) const;
+  // Results of kept steps (StepPlan::keep), one per step index.
+  void plan_kept_steps(const ir::Program& program);
+  bool reuse_kept(size_t step_index, std::vector<at::Tensor>& slots) const;
+  void store_kept(size_t step_index, const std::vector<at::Tensor>& slots) const;
+  std::vector<std::pair<const void*, int64_t>> stamp_of(const StepPlan& step, const std::vector<at::Tensor>& slots) const;
+  mutable std::mutex kept_results_mutex_;
+  mutable std::vector<std::optional<KeptResult>> kept_results_;
 };
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
@@ -151,6 +171,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     if (const auto* k = std::get_if<ir::Kernel>(&step)) {
       if (next_kernel >= kernels.size()) throw InternalError("compiled program: fewer kernels than kernel steps");
       plan.name = k->name;
+      plan.profile_name = "cdynamo::" + k->name;
       plan.kernel = kernels[next_kernel++];
       for (const std::string& name : k->inputs) {
         read(slot(name), k->name, plan.allocate);
@@ -232,6 +253,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
   // Outputs that are views of other buffers (and not written themselves) are made at the end.
   for (int s : output_slots_) read(s, "the program's return", final_views_);
 
+  plan_kept_steps(program);
   reusable_.assign(buffers_.size(), false);
   kept_.resize(buffers_.size());
   if (options.reuse_min_bytes > 0) {
@@ -240,7 +262,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
         const BufferInfo& b = buffers_[s];
         int64_t bytes = b.itemsize;
         for (int64_t size : b.sizes) bytes *= size;
-        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes;
+        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes && !step.keep;
       }
   }
 
@@ -262,6 +284,79 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       steps_[at].free.push_back(s);
     }
   }
+}
+
+void Executor::plan_kept_steps(const ir::Program& program) {
+  kept_results_.resize(steps_.size());
+  std::map<int, size_t> producer;  // slot -> step writing it
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    StepPlan& step = steps_[k];
+    if (const auto* kernel = std::get_if<ir::Kernel>(&program.steps[k])) {
+      bool keep = !kernel->outputs.empty();
+      for (const std::string& name : kernel->outputs) keep = keep && program.buffer(name).cached;
+      std::set<int> made;
+      for (const auto* list : {&kernel->outputs, &kernel->locals})
+        for (const std::string& name : *list) made.insert(slot(name));
+      for (int s : step.allocate) keep = keep && made.count(s);
+      std::set<int> roots;
+      for (const std::string& name : kernel->inputs) {
+        int s = slot(name);
+        if (buffers_[s].kind == ir::Buffer::Kind::Constant) {
+          auto it = std::find_if(constants_.begin(), constants_.end(), [&](const auto& c) { return c.first == s; });
+          // Inference tensors have no version counter: their changes cannot be seen.
+          keep = keep && it != constants_.end() && !it->second.is_inference();
+          roots.insert(s);
+        } else if (auto p = producer.find(s); p != producer.end() && steps_[p->second].keep) {
+          roots.insert(steps_[p->second].stamp_slots.begin(), steps_[p->second].stamp_slots.end());
+        } else {
+          keep = false;
+        }
+      }
+      step.keep = keep;
+      if (keep) {
+        step.stamp_slots.assign(roots.begin(), roots.end());
+        for (const std::string& name : kernel->outputs) step.kept_slots.push_back(slot(name));
+      }
+      for (int s : made) producer[s] = k;
+    } else {
+      // An op returning a view of its input would hand out a kept tensor: its producer keeps nothing.
+      bool returns_alias = false;
+      for (const c10::Argument& r : step.op->schema().returns()) returns_alias = returns_alias || r.alias_info() != nullptr;
+      if (returns_alias)
+        for (const ArgSource& a : step.args)
+          for (int s : a.slots) {
+            if (s < 0) continue;
+            while (buffers_[s].reuses >= 0) s = buffers_[s].reuses;  // a view reads its root's storage
+            if (auto p = producer.find(s); p != producer.end()) steps_[p->second].keep = false;
+          }
+      for (int s : step.outputs) producer[s] = k;
+    }
+  }
+}
+
+std::vector<std::pair<const void*, int64_t>> Executor::stamp_of(const StepPlan& step, const std::vector<at::Tensor>& slots) const {
+  std::vector<std::pair<const void*, int64_t>> stamp;
+  stamp.reserve(step.stamp_slots.size());
+  for (int s : step.stamp_slots) stamp.emplace_back(slots[s].data_ptr(), static_cast<int64_t>(slots[s]._version()));
+  return stamp;
+}
+
+bool Executor::reuse_kept(size_t step_index, std::vector<at::Tensor>& slots) const {
+  const StepPlan& step = steps_[step_index];
+  auto stamp = stamp_of(step, slots);
+  std::lock_guard<std::mutex> lock(kept_results_mutex_);
+  const auto& kept = kept_results_[step_index];
+  if (!kept || kept->stamp != stamp) return false;
+  for (size_t k = 0; k < step.kept_slots.size(); ++k) slots[step.kept_slots[k]] = kept->outputs[k];
+  return true;
+}
+
+void Executor::store_kept(size_t step_index, const std::vector<at::Tensor>& slots) const {
+  const StepPlan& step = steps_[step_index];
+  KeptResult result{stamp_of(step, slots), {}};
+  for (int s : step.kept_slots) result.outputs.push_back(slots[s]);
+  std::lock_guard<std::mutex> lock(kept_results_mutex_);
+  kept_results_[step_index] = std::move(result);
 }
 
 void Executor::check_input(const at::Tensor& t, size_t position) const {
@@ -407,13 +502,21 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;  // compiled code records no autograd graph
     match_thread_count();
     std::vector<char*> pointers;
-    for (const StepPlan& step : steps_) {
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      const StepPlan& step = steps_[k];
+      if (step.keep && reuse_kept(k, slots)) {
+        for (int s : step.free) slots[s].reset();
+        continue;
+      }
       for (int s : step.allocate) allocate(slots, s);
       if (step.kernel) {
+        // Named in torch.profiler traces (extern ops appear there through the dispatcher).
+        RECORD_FUNCTION(step.profile_name.c_str(), std::vector<c10::IValue>());
         pointers.clear();
         for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s));
         if (step.kernel(pointers.data()) != 0)
           throw UserError("compiled program: an index is out of bounds (an indirect load in " + step.name + ")", PyExc_IndexError);
+        if (step.keep) store_kept(k, slots);
       } else {
         run_extern(step, slots);
       }

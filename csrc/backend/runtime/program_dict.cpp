@@ -258,6 +258,7 @@ ir::Program program_from_dict(Handle d) {
     buffer.strides = strides ? exprs(strides) : ir::contiguous_strides(buffer.sizes);
     if (Handle o = get(b, "offset", false)) buffer.offset = expr(o);
     if (Handle r = get(b, "reuses", false)) buffer.reuses = text(r);
+    if (Handle c = get(b, "cached", false)) buffer.cached = PyObject_IsTrue(c.ptr()) == 1;
     if (Handle dev = get(b, "device", false)) buffer.device = text(dev);
     program.buffers.push_back(std::move(buffer));
   }

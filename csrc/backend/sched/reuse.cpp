@@ -44,7 +44,8 @@ void plan_reuse(ir::Program& program, ScheduleStats& stats) {
     for (const std::string& out_name : kernel->outputs) {
       ir::Buffer& out = program.buffer(out_name);
       // Outputs may take a dying intermediate's storage too: the caller gets that tensor.
-      if (out.kind == ir::Buffer::Kind::Input || out.kind == ir::Buffer::Kind::Constant || !out.reuses.empty()) continue;
+      if (out.kind == ir::Buffer::Kind::Input || out.kind == ir::Buffer::Kind::Constant || !out.reuses.empty() || out.cached)
+        continue;
       if (life.family[out_name].size() > 1) continue;  // something already views it
       // The node writing `out` and its position in the kernel.
       size_t writer = 0;
@@ -55,7 +56,8 @@ void plan_reuse(ir::Program& program, ScheduleStats& stats) {
         const ir::Buffer& donor = program.buffer(donor_name);
         const std::string& root = roots[donor_name];
         const ir::Buffer& root_buffer = program.buffer(root);
-        if (root_buffer.kind != ir::Buffer::Kind::Intermediate || taken.count(root) || outputs.count(root)) continue;
+        if (root_buffer.kind != ir::Buffer::Kind::Intermediate || root_buffer.cached || taken.count(root) || outputs.count(root))
+          continue;
         if (donor.dtype != out.dtype || donor.sizes != out.sizes || donor.strides != out.strides || donor.offset != out.offset)
           continue;
         // The whole family must die here, and only `donor` of it may be read in this kernel.

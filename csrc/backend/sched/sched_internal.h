@@ -45,6 +45,8 @@ struct Group {
 std::vector<Group> fuse(const lower::LoweredGraph& graph, ScheduleStats& stats, const ScheduleOptions& options);
 // Fills kernel inputs/outputs/locals of every Kernel step.
 void assign_kernel_io(ir::Program& program);
+// Buffer::cached on outputs of kernels computed from constants only (see ir.h).
+void mark_cached_buffers(ir::Program& program);
 void plan_reuse(ir::Program& program, ScheduleStats& stats);
 void plan_memory(ir::Program& program);
 

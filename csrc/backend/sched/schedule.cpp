@@ -48,6 +48,7 @@ ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats_out, const 
     program.steps.emplace_back(kernel_of(std::move(nodes), group.space, kernels++));
   }
   assign_kernel_io(program);
+  if (options.cache_constant_kernels) mark_cached_buffers(program);
   if (options.reuse_buffers) plan_reuse(program, stats);
   plan_memory(program);
   if (stats_out) *stats_out = stats;

@@ -19,6 +19,8 @@ struct ScheduleOptions {
   // pointwise: layer norm's normalising step after its row reductions); off: their own kernel.
   bool full_pointwise_in_reductions = true;
   bool reuse_buffers = true;  // in-place reuse of dying buffers
+  // Buffer::cached on kernels that read only constants (config.freeze_constants).
+  bool cache_constant_kernels = false;
 };
 
 // The full pipeline: dead-code elimination, fusion, kernel inputs/outputs/locals, in-place

@@ -74,8 +74,10 @@ def prefer_channels_last(gm):
 
     graph = gm.graph
     inserted = {}  # value -> its channels-last copy, shared by every convolution reading it
+    # Only the activations: oneDNN reorders a weight into its blocked layout on each call from
+    # either plain layout alike, and a channels-last input makes the output channels-last.
     for conv in convs:
-        for position in (0, 1):
+        for position in (0,):
             arg = conv.args[position]
             clone = inserted.get(arg)
             if clone is None:
