@@ -110,6 +110,7 @@ class Driver {
     Lowered result;
     auto it = registry().find(node.target);
     bool lowered = false;
+    set_layout_hint(node);
     if (it != registry().end()) {
       try {
         result = it->second(ctx_, node);
@@ -121,9 +122,18 @@ class Driver {
       }
     }
     if (!lowered) result = lower_as_extern(ctx_, node);
+    ctx_.set_layout_hint({}, {});
     adopt_eager_layout(node, result);
     apply_reuse_heuristic(node, result);
     ctx_.set_lowered(node.index, std::move(result));
+  }
+
+  void set_layout_hint(const FxNode& node) {
+    ctx_.set_layout_hint({}, {});
+    if (node.meta.empty() || !node.meta[0]) return;
+    const TensorMeta& meta = *node.meta[0];
+    if (is_dense_layout(meta.sizes, meta.strides) && !(meta.strides == ir::contiguous_strides(meta.sizes)))
+      ctx_.set_layout_hint(meta.sizes, meta.strides);
   }
 
   // A value this node computes (not a view, not an argument passed through) is stored, if it

@@ -378,7 +378,7 @@ Value LoweringContext::lazy(DType dtype, std::vector<Expr> sizes, Loader compute
   storage->cost = body_cost(probe);
   storage->reads = buffers_read(probe);
   Value v{storage, dtype, std::move(sizes), {}};
-  if (storage->cost > kMaxInlineCost) realize(*storage);
+  if (storage->cost > kMaxInlineCost) realize(*storage, !hint_strides_.empty() && hint_sizes_ == v.sizes ? hint_strides_ : std::vector<Expr>{});
   return v;
 }
 
@@ -515,6 +515,7 @@ const Registry& registry() {
     register_reduction_lowerings(*r);
     register_view_lowerings(*r);
     register_misc_lowerings(*r);
+    register_pooling_lowerings(*r);
     return r;
   }();
   return *table;

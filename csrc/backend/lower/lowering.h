@@ -109,6 +109,13 @@ class LoweringContext {
   void set_device(const std::string& device) { device_ = device; }
   const std::string& device() const { return device_; }
 
+  // The layout eager gives the node being lowered (a dense permutation such as channels-last):
+  // a value of those sizes realized during its lowering is stored that way. Empty: none.
+  void set_layout_hint(std::vector<Expr> sizes, std::vector<Expr> strides) {
+    hint_sizes_ = std::move(sizes);
+    hint_strides_ = std::move(strides);
+  }
+
   // ---- values ----
   // A lazy pointwise value. Realized right away when its body is very large.
   Value lazy(DType dtype, std::vector<Expr> sizes, Loader compute);
@@ -147,6 +154,7 @@ class LoweringContext {
   std::map<std::string, size_t> buffer_index_;
   int next_name_ = 0;
   std::string device_ = "cpu";
+  std::vector<Expr> hint_sizes_, hint_strides_;
 };
 
 // ---- shapes and dtypes -----------------------------------------------------------------
@@ -195,6 +203,7 @@ void register_pointwise_lowerings(Registry& registry);
 void register_reduction_lowerings(Registry& registry);
 void register_view_lowerings(Registry& registry);
 void register_misc_lowerings(Registry& registry);
+void register_pooling_lowerings(Registry& registry);
 bool is_view_op(const std::string& target);  // view-like: results share the input's storage
 const Registry& registry();
 // The extern call of an op without a lowering.
