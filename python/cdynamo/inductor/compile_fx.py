@@ -51,7 +51,7 @@ def aten_graph(gm, example_inputs):
     fake_inputs = [
         fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs
     ]
-    functional = torch.func.functionalize(gm, remove="mutations_and_views")
+    functional = torch.func.functionalize(gm, remove="mutations")
     with fake_mode, torch.no_grad():
         return make_fx(functional, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
             *fake_inputs

@@ -74,6 +74,22 @@ def test_tiny_gpt():
     run_both(model, torch.randint(0, 100, (2, 16)), atol=1e-4)
 
 
+def test_views_stay_views_in_the_aten_graph():
+    # Functionalization keeps view ops (index remappings in the IR): *_copy variants would run
+    # as aten copies, one per view.
+    from cdynamo.inductor.compile_fx import aten_graph
+
+    def attention_like(x, w):
+        q = (x @ w).view(2, 8, 4, 4).transpose(1, 2)
+        return (q * 0.5).transpose(1, 2).reshape(2, 8, 16)
+
+    with torch.no_grad():
+        gm = aten_graph(torch.fx.symbolic_trace(attention_like), [torch.randn(2, 8, 16), torch.randn(16, 16)])
+    targets = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+    assert not [t for t in targets if "_copy." in t and not t.startswith("aten.copy")], targets
+    assert any("view" in t or "transpose" in t for t in targets)
+
+
 def test_torchvision_resnet18():
     torchvision = pytest.importorskip("torchvision")
     run_both(torchvision.models.resnet18(), torch.randn(1, 3, 64, 64), atol=1e-4)
