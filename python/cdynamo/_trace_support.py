@@ -86,10 +86,37 @@ _FOLDABLE_BUILTINS = {
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device}
 
 
+def _is_compiling_functions():
+    """torch's "am I being compiled?" queries. Traced code is being compiled, so they answer True
+    there (as under TorchDynamo): programs use them to pick trace-friendly paths."""
+    import sys
+
+    found = [torch.compiler.is_compiling, getattr(torch.compiler, "is_dynamo_compiling", None),
+             getattr(torch._utils, "is_compiling", None)]
+    dynamo = sys.modules.get("torch._dynamo")  # never imported by us: it is a peer, not a dependency
+    if dynamo is not None:
+        found.append(getattr(dynamo, "is_compiling", None))
+        found.append(getattr(getattr(dynamo, "external_utils", None), "is_compiling", None))
+    return [f for f in found if f is not None]
+
+
+def _has_native_constructor(cls):
+    """True when making a cls runs no Python code: neither __init__ nor __new__ is a function."""
+    import inspect
+
+    for name in ("__init__", "__new__"):
+        found = inspect.getattr_static(cls, name, None)
+        if isinstance(found, (types.FunctionType, staticmethod, classmethod)):
+            return False
+    return True
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', or 'unsupported:<reason>'."""
+    'user_function', 'true' (a constant True), or 'unsupported:<reason>'."""
+    if any(fn is f for f in _is_compiling_functions()):
+        return "true"
     if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super):
         return "builtin"
     if fn is print:
@@ -104,6 +131,8 @@ def classify_callable(fn):
     if module in ("operator", "_operator"):
         return "graph"
     if isinstance(fn, type):
+        if issubclass(fn, BaseException) and _has_native_constructor(fn):
+            return "fold"  # an exception object: made now, raised (or not) by the trace
         if issubclass(fn, torch.nn.Module):
             return "unsupported:constructing an nn.Module inside a compiled function"
         if issubclass(fn, torch.Tensor):

@@ -104,7 +104,7 @@ ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph:
   Ref dict = check(PyDict_New());
   for (const auto& [name, value] : kwargs)
     check_status(PyDict_SetItemString(dict.ptr(), name.c_str(), value->as_python_constant().ptr()));
-  return Value::constant(check(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
+  return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
 }
 
 std::string callable_name(Handle fn) {
@@ -136,6 +136,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);
+  if (policy == "true") return Value::constant(Ref::borrow(Py_True));
   if (policy == "fold") {
     if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
     return graph_.call("call_function", fn, args, kwargs, name + "()");
@@ -209,9 +210,15 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
     if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (Ref method = python_special_method(x, "__len__")) {
+      // A Python __len__ reads the object's state, which only inlining guards.
+      ValuePtr n = inline_call(method, {x}, {});
+      if (!n->is_constant() || !PyLong_Check(n->obj.ptr())) unsupported("__len__ returned a " + n->describe());
+      return n;
+    }
     if (x->is_tensor() || x->obj) {
       Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
-      if (n < 0) throw PythonError();
+      if (n < 0) raise_python_error();
       return Value::constant(check(PyLong_FromSsize_t(n)));
     }
   }
@@ -254,14 +261,23 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if ((name == "getattr" || name == "hasattr") && args.size() >= 2 && args[1]->is_constant() &&
       PyUnicode_Check(args[1]->obj.ptr())) {
     std::string attr = to_std_string(args[1]->obj);
-    if (name == "getattr") return load_attr(args[0], attr);
+    if (name == "getattr" && args.size() == 2) return load_attr(args[0], attr);
+    if (name == "getattr" && args.size() != 3) unsupported("getattr() with " + std::to_string(args.size()) + " arguments");
+    // An absent attribute raises AttributeError in the trace (guarded to stay absent):
+    // getattr's default and hasattr's False are taken from that, as CPython does.
     try {
-      load_attr(args[0], attr);
-      return constant(Py_True);
+      ValuePtr found = load_attr(args[0], attr);
+      return name == "getattr" ? found : constant(Py_True);
+    } catch (const TracedException& raised) {
+      if (!is_instance_of(raised, PyExc_AttributeError)) throw;
+      return name == "getattr" ? args[2] : constant(Py_False);
     } catch (const Unsupported&) {
-      if (args[0]->is_tensor() || !args[0]->obj) throw;
-      int has = PyObject_HasAttrString(args[0]->obj.ptr(), attr.c_str());
-      return constant(has ? Py_True : Py_False);
+      // Found, but not traceable (a property of a module): hasattr only needs to know it exists,
+      // which the class (fixed by the guards) decides.
+      if (name != "hasattr" || args[0]->is_tensor() || !args[0]->obj) throw;
+      int has = PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr())), attr.c_str());
+      if (!has) throw;
+      return constant(Py_True);
     }
   }
   unsupported(name + "() with these arguments");

@@ -113,7 +113,15 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   callee->local_initialised.assign(code->co_nlocalsplus, true);
   for (int slot = callee->first_free_slot; slot < code->co_nlocalsplus; ++slot) callee->local_initialised[slot] = false;
   frames_.push_back(std::move(callee));
-  ValuePtr result = run_frame();
+  ValuePtr result;
+  try {
+    result = run_frame();
+  } catch (const TracedException&) {
+    // Unhandled in the callee: it unwinds to the caller's CALL, whose handler may catch it.
+    // (Other errors keep the frame: they report where the trace stopped.)
+    frames_.pop_back();
+    throw;
+  }
   frames_.pop_back();
   return result;
 }

@@ -92,7 +92,8 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     if (PyLong_Check(key->obj.ptr())) {
       Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
       if (index < 0) index += size;
-      if (index < 0 || index >= size) unsupported("index out of range on a " + container->describe());
+      if (index < 0 || index >= size)
+        raise(PyExc_IndexError, std::string(container->kind == ValueKind::List ? "list" : "tuple") + " index out of range");
       push(container->items[index]);
       return;
     }
@@ -108,7 +109,7 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
   }
   if (container->kind == ValueKind::Dict && key->is_constant()) {
     int at = container->dict_index(key->obj);
-    if (at < 0) unsupported("KeyError: " + key->describe() + " is not in the dict");
+    if (at < 0) raise(PyExc_KeyError, key->obj);  // the key set is guarded: it raises at run time too
     push(container->items[at]);
     return;
   }
@@ -125,8 +126,12 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       }
     unsupported("indexing an nn.Module container produced a new module");
   }
+  if (Ref method = python_special_method(container, "__getitem__")) {
+    push(inline_call(method, {container, key}, {}));
+    return;
+  }
   if (container->is_fully_constant() && key->is_fully_constant()) {
-    push(Value::constant(check(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
+    push(Value::constant(checked(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
     return;
   }
   unsupported("indexing a " + container->describe() + " with a " + key->describe());

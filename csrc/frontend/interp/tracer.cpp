@@ -146,7 +146,11 @@ ValuePtr Tracer::run_frame() {
     const bytecode::Instruction& inst = current.instructions[current.pc++];
     if (inst.position.line >= 0) current.line = inst.position.line;
     if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
-    if (!step(inst)) return current.return_value;
+    try {
+      if (!step(inst)) return current.return_value;
+    } catch (const TracedException& raised) {
+      if (!enter_handler(inst, raised)) throw;
+    }
   }
 }
 
@@ -165,6 +169,18 @@ TraceResult Tracer::run() {
       state.kw_names = root.kw_names;
       result.break_state = std::move(state);
     }
+  } catch (const TracedException& raised) {
+    // Raised and not handled in the traced frame: the graph ends before the instruction, which
+    // then runs eagerly and raises for real.
+    Ref repr = steal(PyObject_Repr(raised.exception.ptr()));
+    if (!repr) PyErr_Clear();
+    Unsupported error("the traced code raises " + (repr ? to_std_string(repr) : std::string("an exception")) +
+                      " (raised at " + raised.where + ")");
+    const InterpFrame& root = *frames_.front();
+    error.filename = to_std_string(root.code->co_filename);
+    error.line = root.line >= 0 ? root.line : root.code->co_firstlineno;
+    error.function = to_std_string(root.code->co_qualname);
+    throw error;
   } catch (Unsupported& error) {
     // Errors raised below the interpreter (graph building) learn where they happened here:
     // the innermost inlined frame, and the chain of calls that led there.
@@ -432,10 +448,15 @@ bool Tracer::step(const bytecode::Instruction& inst) {
         push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
         return true;
       }
+      if (Ref method = python_special_method(container, "__contains__")) {
+        bool found = truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
       if (!container->is_fully_constant() || !item->is_fully_constant())
         unsupported("'in' on a " + container->describe());
       int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
-      check_status(found);
+      if (found < 0) raise_python_error();
       push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
       return true;
     }
@@ -644,7 +665,6 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #if CD_PY312
     case RETURN_CONST: frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg))); return false;
 #endif
-    case RAISE_VARARGS: unsupported("raise statement");
     case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
     case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: {
@@ -671,7 +691,9 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case IMPORT_FROM: push(load_attr(top(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)))); return true;
-    default: unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
+    default:
+      if (exception_step(inst)) return true;
+      unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
   }
 }
 

@@ -41,6 +41,15 @@ struct TraceResult {
   std::vector<SideEffect> side_effects;
 };
 
+// A Python exception raised by the traced code on values the trace knows (a missing dict key,
+// an absent attribute, a raise statement): it unwinds interpreter frames to the innermost
+// handler of CPython's exception table. Reaching the root frame unhandled ends the graph there,
+// and the instruction runs eagerly, raising it for real.
+struct TracedException {
+  Ref exception;      // the exception instance
+  std::string where;  // "file:line" of the raise, for the graph-break message
+};
+
 // One Python frame being interpreted: the traced frame itself, or a function inlined into it.
 struct InterpFrame {
   PyCodeObject* code = nullptr;
@@ -92,6 +101,25 @@ class Tracer {
   std::string local_name(int slot) const;
   [[noreturn]] void unsupported(const std::string& reason) const;
 
+  // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
+  [[noreturn]] void raise(Ref exception) const;
+  [[noreturn]] void raise(PyObject* type, Handle argument) const;  // type(argument)
+  [[noreturn]] void raise(PyObject* type, const std::string& message) const;
+  // A failed CPython call on trace-time values: its Exception becomes a traced raise (the same
+  // call raises the same at run time); BaseExceptions such as KeyboardInterrupt stay errors.
+  [[noreturn]] void raise_python_error() const;
+  Ref checked(PyObject* result) const {  // check() for calls whose failure is the program's
+    if (!result) raise_python_error();
+    return Ref::steal(result);
+  }
+  // Unwinds to `inst`'s handler in the current frame; false when it has none.
+  bool enter_handler(const bytecode::Instruction& inst, const TracedException& raised);
+  bool exception_step(const bytecode::Instruction& inst);  // the exception opcodes; false: not one
+  static bool is_instance_of(const TracedException& raised, PyObject* type);
+  // The Python-level special method `name` of the value's type (__contains__, __getitem__,
+  // __len__), or null when the type has none or implements it in C.
+  Ref python_special_method(const ValuePtr& value, const char* name);
+
   // --- chapter: instructions --------------------------------------------------------------
   bool step(const bytecode::Instruction& inst);  // false once the frame returned
   void jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test);
@@ -138,6 +166,7 @@ class Tracer {
   std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;
+  ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void before_with(ValuePtr manager);

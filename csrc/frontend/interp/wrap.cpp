@@ -255,8 +255,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
       if (!fake_attr) {
+        // Tensor attributes come from the tensor's type, which the tensor guards fix.
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+          PyErr_Clear();
+          unsupported("reading Tensor." + name);
+        }
         PyErr_Clear();
-        unsupported("Tensor has no attribute " + name);
+        raise(PyExc_AttributeError, "'Tensor' object has no attribute '" + name + "'");
       }
       if (is_tensor(fake_attr)) {
         static Ref& getattr_fn = *new Ref(import_attr("builtins", "getattr"));  // never freed: outlives the interpreter
@@ -306,8 +311,10 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::Object: {
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
-        PyErr_Clear();
-        unsupported(base->describe() + " has no attribute " + name);
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
+        // Absent now; the trace relies on it staying absent.
+        if (base->source) base->source->manager(*guards_).add_no_attr(name);
+        raise_python_error();
       }
       if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
         // A method of the object's class (its type is guarded): bind it to the traced value.
@@ -360,8 +367,9 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) return wrap(instance_value, source);
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
   if (!attr) {
-    PyErr_Clear();
-    unsupported(std::string(Py_TYPE(obj)->tp_name) + " has no attribute " + name);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
+    source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
+    raise_python_error();
   }
   Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));
   PyErr_Clear();

@@ -1,0 +1,202 @@
+"""Python constructs that library code (HuggingFace-style models) leans on, captured without graph
+breaks: custom __contains__/__getitem__/__len__, try/except around code that raises on trace-time
+values, getattr/hasattr defaults (guarded on the attribute staying absent), is_compiling()."""
+from collections.abc import MutableMapping
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import same
+
+
+def explain(fn, *args):
+    return cdynamo.explain(fn)(*args)
+
+
+class Registry(MutableMapping):
+    """A dict-like object with a class-wide and an instance mapping (transformers' GeneralInterface)."""
+
+    _global = {"relu": torch.relu, "tanh": torch.tanh}
+
+    def __init__(self):
+        self._local = {}
+
+    def __getitem__(self, key):
+        if key in self._local:
+            return self._local[key]
+        return self._global[key]
+
+    def __setitem__(self, key, value):
+        self._local[key] = value
+
+    def __delitem__(self, key):
+        del self._local[key]
+
+    def __iter__(self):
+        return iter({**self._global, **self._local})
+
+    def __len__(self):
+        return len(self._global) + len(self._local)
+
+    def lookup(self, name, default):
+        if name != "eager" and name not in self:
+            raise KeyError(name)
+        return super().get(name, default)
+
+
+REGISTRY = Registry()
+
+
+def uses_registry(x, name):
+    fn = REGISTRY.lookup(name, torch.sigmoid)
+    return fn(x) + 1
+
+
+def test_custom_contains_and_getitem_are_inlined():
+    x = torch.randn(8)
+    out = explain(uses_registry, x, "tanh")
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out, torch.tanh(x) + 1)
+
+
+def test_mapping_get_default_after_key_error_is_traced():
+    # Mapping.get catches the KeyError that __getitem__ raises for "eager" (not registered).
+    x = torch.randn(8)
+    out = explain(uses_registry, x, "eager")
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out, torch.sigmoid(x) + 1)
+
+
+def test_unregistered_name_raises_the_real_error():
+    compiled = cdynamo.optimize("eager")(uses_registry)
+    with pytest.raises(KeyError, match="nope"):
+        compiled(torch.randn(3), "nope")
+
+
+def test_instance_mapping_change_is_seen_on_the_next_call():
+    registry = Registry()
+
+    def f(x):
+        return registry["relu"](x)
+
+    compiled = cdynamo.optimize("eager")(f)
+    x = torch.randn(8)
+    assert same(compiled(x), torch.relu(x))
+    registry["relu"] = torch.neg  # the instance dict gained a key: guards must fail
+    assert same(compiled(x), -x)
+
+
+def test_len_runs_python_len():
+    def f(x):
+        return x * len(REGISTRY)
+
+    out = explain(f, torch.ones(2))
+    assert out.graph_break_count == 0
+    assert same(out.out, torch.ones(2) * 2)
+
+
+def first_positive(items):
+    for i, v in enumerate(items):
+        if v > 0:
+            return i
+    raise ValueError("no positive item")
+
+
+def try_except_caller(x, items):
+    try:
+        index = first_positive(items)
+    except ValueError as error:
+        index = len(str(error))
+    return x + index
+
+
+@pytest.mark.parametrize("items, expected", [((-1, 2), 1), ((-1, -2), len("no positive item"))])
+def test_exception_from_inlined_function_is_caught_by_caller(items, expected):
+    x = torch.randn(4)
+    out = explain(try_except_caller, x, items)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out, x + expected)
+
+
+def finally_block(x, d):
+    try:
+        y = x * d["scale"]
+    except KeyError:
+        y = x
+    finally:
+        y = y + 1
+    return y
+
+
+@pytest.mark.parametrize("d", [{"scale": 3}, {}])
+def test_try_except_finally_with_dict_lookup(d):
+    x = torch.randn(4)
+    out = explain(finally_block, x, d)
+    assert out.graph_break_count == 0, out
+    assert same(out.out, finally_block(x, d))
+
+
+class Config:
+    def __init__(self):
+        self.hidden = 4
+
+
+def uses_config_defaults(x, config):
+    scale = getattr(config, "scale", 2)
+    if hasattr(config, "bias"):
+        x = x + config.bias
+    return x * scale + config.hidden
+
+
+def test_getattr_default_and_hasattr_are_guarded_on_absence():
+    config = Config()
+    compiled = cdynamo.optimize("eager")(uses_config_defaults)
+    x = torch.randn(4)
+    assert same(compiled(x, config), x * 2 + 4)
+    config.scale = 5  # now present: the trace that took the default must not be reused
+    assert same(compiled(x, config), x * 5 + 4)
+    config.bias = 1.0
+    assert same(compiled(x, config), (x + 1.0) * 5 + 4)
+    out = explain(uses_config_defaults, x, Config())
+    assert out.graph_break_count == 0, out
+
+
+def test_tensor_attribute_absence():
+    def f(x):
+        if hasattr(x, "jax"):
+            return x - 1
+        return getattr(x, "jax", x) + 1
+
+    out = explain(f, torch.zeros(2))
+    assert out.graph_break_count == 0
+    assert same(out.out, torch.ones(2))
+
+
+def test_is_compiling_is_true_while_traced():
+    def f(x):
+        if torch.compiler.is_compiling():
+            return x + 1
+        return x - 1
+
+    x = torch.zeros(2)
+    assert same(cdynamo.optimize("eager")(f)(x), x + 1)
+    assert same(f(x), x - 1)
+
+
+def test_unhandled_raise_in_traced_code_raises_for_real():
+    def f(x, d):
+        y = x + 1
+        return y * d["missing"]
+
+    compiled = cdynamo.optimize("eager")(f)
+    with pytest.raises(KeyError, match="missing"):
+        compiled(torch.randn(2), {"present": 1})
+
+
+def test_fullgraph_names_the_raise():
+    def f(x, d):
+        return x * d["missing"]
+
+    with pytest.raises(cdynamo.exc.Unsupported, match="KeyError"):
+        cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2), {})
