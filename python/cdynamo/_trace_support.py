@@ -117,7 +117,10 @@ def classify_callable(fn):
     'user_function', 'true' (a constant True), or 'unsupported:<reason>'."""
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
-    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super):
+    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super,
+              iter, next):
+        return "builtin"
+    if fn in (all, any):
         return "builtin"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"

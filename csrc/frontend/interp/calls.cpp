@@ -79,6 +79,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
     }
+    case ValueKind::Function: return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items);
     default: unsupported("calling a " + callable->describe());
   }
 }
@@ -197,6 +198,7 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
         if (local_name(slot) == "__class__" && frame().closure)
           cls = Ref::borrow(PyCell_GET(PyTuple_GET_ITEM(frame().closure, slot - frame().first_free_slot)));
       if (code->co_argcount > 0) self = load_local(0);
+      if (self && self->kind == ValueKind::Cell) self = self->items[0];  // self captured by a closure
     }
     if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
     auto value = std::make_shared<Value>();
@@ -229,6 +231,36 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     return constant(result ? Py_True : Py_False);
   }
   if (name == "type" && args.size() == 1) return Value::constant(type_of(args[0]));
+  if (name == "iter" && args.size() == 1) {
+    if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
+    return Value::sequence(ValueKind::Iterator, iterate(args[0]));
+  }
+  if (name == "next" && (args.size() == 1 || args.size() == 2)) {
+    ValuePtr item;
+    if (args[0]->kind == ValueKind::Generator) item = resume_generator(args[0]);
+    else if (args[0]->kind == ValueKind::Iterator) {
+      if (args[0]->position < args[0]->items.size()) item = args[0]->items[args[0]->position++];
+    } else {
+      unsupported("next() of a " + args[0]->describe());
+    }
+    if (item) return item;
+    if (args.size() == 2) return args[1];
+    raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
+  }
+  if ((name == "all" || name == "any") && args.size() == 1) {
+    // Short-circuits like the builtin: items after the deciding one are not produced.
+    const bool want = name == "any";
+    ValuePtr iterator = args[0];
+    if (iterator->kind != ValueKind::Generator && iterator->kind != ValueKind::Iterator)
+      iterator = Value::sequence(ValueKind::Iterator, iterate(iterator));
+    while (true) {
+      ValuePtr item;
+      if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
+      else if (iterator->position < iterator->items.size()) item = iterator->items[iterator->position++];
+      if (!item) return constant(want ? Py_False : Py_True);
+      if (truth_value(item) == want) return constant(want ? Py_True : Py_False);
+    }
+  }
   if ((name == "issubclass" || name == "callable" || name == "range") && all_constant(args, kwargs))
     return fold(fn, args, kwargs);
   if ((name == "tuple" || name == "list") && args.size() <= 1) {

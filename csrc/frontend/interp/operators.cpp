@@ -168,8 +168,20 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
   switch (iterable->kind) {
     case ValueKind::Tuple:
     case ValueKind::List: return iterable->items;
-    case ValueKind::Iterator:
-      return std::vector<ValuePtr>(iterable->items.begin() + iterable->position, iterable->items.end());
+    case ValueKind::Iterator: {
+      // Consumes the iterator, as iterating a real one does.
+      std::vector<ValuePtr> rest(iterable->items.begin() + iterable->position, iterable->items.end());
+      iterable->position = iterable->items.size();
+      return rest;
+    }
+    case ValueKind::Generator: {
+      std::vector<ValuePtr> items;
+      while (ValuePtr item = resume_generator(iterable)) {
+        items.push_back(std::move(item));
+        if (items.size() > 100000) unsupported("a generator of more than 100000 items");
+      }
+      return items;
+    }
     case ValueKind::Dict: {
       std::vector<ValuePtr> keys;
       for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
@@ -218,7 +230,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
 }
 
 void Tracer::get_iter(ValuePtr iterable) {
-  if (iterable->kind == ValueKind::Iterator) {
+  if (iterable->kind == ValueKind::Iterator || iterable->kind == ValueKind::Generator) {
     push(iterable);
     return;
   }

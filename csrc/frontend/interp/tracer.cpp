@@ -256,7 +256,20 @@ bool Tracer::truth_value(const ValuePtr& value) {
                   "use torch.where, or move the branch out of the compiled function");
     case ValueKind::PyModule:
     case ValueKind::NNModule:
-    case ValueKind::TensorMethod: return true;
+    case ValueKind::TensorMethod:
+    case ValueKind::UserMethod:
+    case ValueKind::Function:
+    case ValueKind::Generator: return true;
+    case ValueKind::Object: {
+      // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
+      // state the guards do not cover.
+      for (const char* name : {"__bool__", "__len__"}) {
+        if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
+        Ref key = check(PyUnicode_FromString(name));
+        if (_PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr())) unsupported("truth value of a " + value->describe());
+      }
+      return true;
+    }
     default: unsupported("truth value of a " + value->describe());
   }
 }
@@ -280,7 +293,6 @@ bool Tracer::step(const bytecode::Instruction& inst) {
   switch (inst.opcode) {
     case NOP:
     case RESUME:
-    case MAKE_CELL:        // cells are modelled as plain values: no closure is created here
     case COPY_FREE_VARS:   // free variables are read from the function's closure on first use
 #if !CD_PY312
     case PRECALL:
@@ -299,7 +311,44 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #if CD_PY312
     case LOAD_FAST_CHECK:
 #endif
-    case LOAD_DEREF: push(load_local(arg)); return true;
+      push(load_local(arg));
+      return true;
+    case MAKE_CELL: make_cell(arg); return true;
+    case LOAD_DEREF: {
+      ValuePtr value = load_local(arg);
+      if (value->kind == ValueKind::Cell) {
+        if (!value->items[0]) unsupported("free variable " + local_name(arg) + " is read before it is assigned");
+        value = value->items[0];
+      }
+      push(value);
+      return true;
+    }
+    case LOAD_CLOSURE: {
+      ValuePtr value = load_local(arg);
+      if (value->kind != ValueKind::Cell) {
+        // A free variable read from a real closure: the new function sees its current value
+        // (position 1: a copy, so writes through it are refused).
+        auto cell = std::make_shared<Value>();
+        cell->kind = ValueKind::Cell;
+        cell->items = {value};
+        cell->position = 1;
+        value = cell;
+      }
+      push(value);
+      return true;
+    }
+    case DELETE_DEREF: {
+      ValuePtr value = load_local(arg);
+      if (value->kind != ValueKind::Cell || value->position == 1) unsupported("deleting the enclosing function's variable " + local_name(arg));
+      value->items[0] = nullptr;
+      return true;
+    }
+    case MAKE_FUNCTION: make_function(arg); return true;
+    case RETURN_GENERATOR: push(Value::constant(Ref::borrow(Py_None))); return true;  // popped right after
+    case YIELD_VALUE:
+      frame().return_value = pop();
+      frame().yielded = true;
+      return false;
 #if CD_PY312
     case LOAD_FAST_AND_CLEAR: {
       ValuePtr value = frame().locals[arg];
@@ -311,10 +360,17 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
 #endif
     case STORE_FAST: store_local(arg, pop()); return true;
-    case STORE_DEREF:
+    case STORE_DEREF: {
+      ValuePtr value = pop();
+      ValuePtr cell = frame().locals[arg];
+      if (cell && cell->kind == ValueKind::Cell && cell->position != 1) {
+        cell->items[0] = value;  // seen by every function sharing the cell
+        return true;
+      }
       if (arg >= frame().first_free_slot) unsupported("assigning to the enclosing function's variable " + local_name(arg));
-      store_local(arg, pop());
+      store_local(arg, value);
       return true;
+    }
     case DELETE_FAST: frame().locals[arg] = nullptr; frame().local_initialised[arg] = true; return true;
 
     case LOAD_GLOBAL: {
@@ -627,8 +683,15 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case GET_ITER: get_iter(pop()); return true;
     case FOR_ITER: {
       ValuePtr& iterator = top();
-      if (iterator->kind != ValueKind::Iterator) throw InternalError("FOR_ITER without an iterator");
-      if (iterator->position < iterator->items.size()) {
+      if (iterator->kind == ValueKind::Generator) {
+        ValuePtr generator = iterator;
+        if (ValuePtr item = resume_generator(generator)) {
+          push(item);
+          return true;
+        }
+      } else if (iterator->kind != ValueKind::Iterator) {
+        throw InternalError("FOR_ITER without an iterator");
+      } else if (iterator->position < iterator->items.size()) {
         push(iterator->items[iterator->position++]);
         return true;
       }
@@ -665,7 +728,6 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #if CD_PY312
     case RETURN_CONST: frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg))); return false;
 #endif
-    case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
     case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: {
       ValuePtr object = pop();

@@ -69,6 +69,7 @@ struct InterpFrame {
   int argument_slots = 0;
   int first_free_slot = 0;
   ValuePtr return_value;
+  bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
 };
 
 class Tracer {
@@ -148,7 +149,14 @@ class Tracer {
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
-  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // `cells`: the closure of a function made by the trace (else the function's own closure is read).
+  // A generator function returns a Generator value, run lazily as it is iterated.
+  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
+                       const std::vector<ValuePtr>* cells = nullptr);
+  // The generator's next item, or null once it is exhausted.
+  ValuePtr resume_generator(const ValuePtr& generator);
+  void make_function(int flags);  // MAKE_FUNCTION
+  void make_cell(int slot);       // MAKE_CELL
   std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
                                        graph::KwArgs kwargs);
   // Where an inlined frame's globals live, for guards and reloads.
@@ -156,7 +164,7 @@ class Tracer {
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 
-  std::vector<std::unique_ptr<InterpFrame>> frames_;
+  std::vector<std::shared_ptr<InterpFrame>> frames_;  // shared: generators keep theirs
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
   std::vector<SideEffect> side_effects_;

@@ -52,6 +52,11 @@ struct Source {
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
+  X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null */ \
+  X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \
+                  /* (trace's globals, constant defaults), items = its closure cells   */ \
+  X(Generator)    /* a generator made by the trace: frame = its suspended frame;       */ \
+                  /* position 1 once exhausted                                          */ \
   X(Null)         /* the NULL that CPython pushes before a callable */
 
 enum class ValueKind {
@@ -63,6 +68,7 @@ const char* value_kind_name(ValueKind kind);
 
 struct Value;
 using ValuePtr = std::shared_ptr<Value>;
+struct InterpFrame;  // tracer.h
 
 struct Value {
   ValueKind kind;
@@ -75,6 +81,7 @@ struct Value {
   size_t position = 0;          // Iterator: next item
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module
+  std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);

@@ -200,3 +200,64 @@ def test_fullgraph_names_the_raise():
 
     with pytest.raises(cdynamo.exc.Unsupported, match="KeyError"):
         cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2), {})
+
+
+def closures_and_comprehensions(x, n):
+    scale = 2
+
+    def add_scaled(t, bias=1):
+        return t * scale + bias
+
+    counter = 0
+
+    def bump():
+        nonlocal counter
+        counter += 1
+        return counter
+
+    ys = [add_scaled(x, i) for i in range(n)]
+    bump()
+    bump()
+    doubled = tuple(y * 2 for y in ys)
+    pick = (lambda t, k=3: t - k)(doubled[-1])
+    return sum(doubled) + pick * counter
+
+
+def test_closures_lambdas_comprehensions_and_nonlocal():
+    x = torch.randn(4)
+    out = explain(closures_and_comprehensions, x, 3)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out, closures_and_comprehensions(x, 3))
+
+
+def lazy_generator(x, seen):
+    def produce():
+        for i in range(4):
+            seen.append(i)  # a side effect per item: only produced items may show it
+            yield x + i
+
+    total = x * 0
+    for y in produce():
+        total = total + y
+        if len(seen) == 2:
+            break
+    first = next(iter([x]), None)
+    missing = next(iter([]), "default")
+    found = any(t.shape == (4,) for t in [x, total])
+    return total + first, len(seen), missing, found
+
+
+def test_generators_are_lazy_and_next_iter_any_work():
+    x = torch.randn(4)
+    seen_eager, seen = [], []
+    expected = lazy_generator(x, seen_eager)
+
+    def f(x):
+        local = []
+        result = lazy_generator(x, local)
+        return result
+
+    out = explain(f, x)
+    assert out.graph_break_count == 0, out
+    assert same(out.out[0], expected[0])
+    assert out.out[1:] == (2, "default", True)
