@@ -81,7 +81,7 @@ _TORCH_UNSUPPORTED = {
 
 _FOLDABLE_BUILTINS = {
     abs, min, max, round, int, float, bool, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
-    all, any, reversed,
+    all, any, reversed, slice,
 }
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device}
 
@@ -111,14 +111,26 @@ def _has_native_constructor(cls):
     return True
 
 
+def _inspection_functions():
+    """Library functions that only inspect what they are given (a signature, a dataclass's
+    fields): on values the guards fix (functions and classes by identity) they answer now."""
+    import dataclasses
+    import inspect
+
+    return (inspect.signature, dataclasses.fields, dataclasses.is_dataclass, inspect.isclass, inspect.isfunction,
+            inspect.ismethod)
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
     'user_function', 'true' (a constant True), or 'unsupported:<reason>'."""
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
+    if any(fn is f for f in _inspection_functions()):
+        return "inspect"
     if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super,
-              iter, next):
+              iter, next, set, frozenset):
         return "builtin"
     if fn in (all, any):
         return "builtin"

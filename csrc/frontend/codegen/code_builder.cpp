@@ -47,6 +47,14 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
       code.emit(BUILD_MAP, static_cast<int>(value->items.size()));
       return;
     }
+    case ValueKind::Set: {
+      // set(frozenset(...)): a new set per run, as the traced code makes one.
+      code.emit(PUSH_NULL);
+      code.load_const(Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type)));
+      code.load_const(check(PyFrozenSet_New(value->obj.ptr())));
+      code.call(1);
+      return;
+    }
     case ValueKind::TensorMethod:
     case ValueKind::UserMethod:
       // A bound method: its receiver, then the attribute (a plain load, not the method form).

@@ -152,7 +152,8 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
       if (!null_allowed) throw interp::Unsupported("a partial graph with a NULL left on the stack");
       return;
     case ValueKind::Tensor:
-    case ValueKind::Constant: return;
+    case ValueKind::Constant:
+    case ValueKind::Set: return;
     case ValueKind::Tuple:
     case ValueKind::List:
     case ValueKind::Dict:
@@ -285,7 +286,8 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
   // The same mutable container in two places would become two objects when rebuilt.
   std::vector<const interp::Value*> containers;
   auto note = [&](const ValuePtr& value) {
-    if (value && (value->kind == ValueKind::List || value->kind == ValueKind::Dict) && !value->source) {
+    if (value && (value->kind == ValueKind::List || value->kind == ValueKind::Dict || value->kind == ValueKind::Set) &&
+        !value->source) {
       for (auto* seen : containers)
         if (seen == value.get()) throw interp::Unsupported("a partial graph with a list or dict referenced twice");
       containers.push_back(value.get());

@@ -121,6 +121,23 @@ std::string callable_name(Handle fn) {
   return to_std_string(name);
 }
 
+// What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
+// its class or function, never state the trace changes. Null when there is none.
+Ref Tracer::inspected_object(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Constant:
+    case ValueKind::Object:
+    case ValueKind::NNModule:
+    case ValueKind::PyModule:
+    case ValueKind::Function: return value->obj;
+    case ValueKind::UserMethod:
+      if (value->items.empty() || !value->obj) return Ref();
+      if (Ref self = inspected_object(value->items[0])) return check(PyMethod_New(value->obj.ptr(), self.ptr()));
+      return Ref();
+    default: return Ref();
+  }
+}
+
 ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
@@ -138,6 +155,17 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);
   if (policy == "true") return Value::constant(Ref::borrow(Py_True));
+  if (policy == "inspect") {
+    // Their answers depend only on the class or function, which the guards fix.
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i) {
+      Ref object = inspected_object(args[i]);
+      if (!object) unsupported(name + "() of a " + args[i]->describe());
+      PyTuple_SET_ITEM(tuple.ptr(), i, object.release());
+    }
+    if (!kwargs.empty() || !all_constant({}, kwargs)) unsupported(name + "() with keyword arguments");
+    return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
+  }
   if (policy == "fold") {
     if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
     return graph_.call("call_function", fn, args, kwargs, name + "()");
@@ -212,6 +240,7 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
     if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->kind == ValueKind::Set) return Value::constant(check(PyLong_FromSsize_t(PySet_GET_SIZE(x->obj.ptr()))));
     if (Ref method = python_special_method(x, "__len__")) {
       // A Python __len__ reads the object's state, which only inlining guards.
       ValuePtr n = inline_call(method, {x}, {});
@@ -231,6 +260,16 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     return constant(result ? Py_True : Py_False);
   }
   if (name == "type" && args.size() == 1) return Value::constant(type_of(args[0]));
+  if ((name == "set" || name == "frozenset") && args.size() <= 1) {
+    Ref set = check(name == "set" ? PySet_New(nullptr) : PySet_New(nullptr));
+    if (!args.empty())
+      for (const auto& item : iterate(args[0])) {
+        if (!item->is_constant()) unsupported(name + "() of a " + item->describe());
+        if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      }
+    if (name == "frozenset") return Value::constant(check(PyFrozenSet_New(set.ptr())));
+    return new_set(std::move(set));
+  }
   if (name == "iter" && args.size() == 1) {
     if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
     return Value::sequence(ValueKind::Iterator, iterate(args[0]));
@@ -318,51 +357,9 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   ValuePtr self = method->items.at(0);
   const std::string& name = method->name;
-  if (self->kind == ValueKind::Dict) {
-    if (name == "get" && !args.empty() && args[0]->is_constant()) {
-      int at = self->dict_index(args[0]->obj);
-      if (at >= 0) return self->items[at];
-      return args.size() > 1 ? args[1] : Value::constant(Ref::borrow(Py_None));
-    }
-    if (name == "keys" || name == "values" || name == "items") {
-      std::vector<ValuePtr> result;
-      for (size_t i = 0; i < self->items.size(); ++i) {
-        ValuePtr key = Value::constant(self->keys[i]);
-        if (name == "keys") result.push_back(key);
-        else if (name == "values") result.push_back(self->items[i]);
-        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
-      }
-      return Value::sequence(ValueKind::List, std::move(result));
-    }
-    if (name == "update" && args.size() == 1 && args[0]->kind == ValueKind::Dict && !self->source) {
-      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
-        int at = self->dict_index(args[0]->keys[i]);
-        if (at >= 0) self->items[at] = args[0]->items[i];
-        else {
-          self->keys.push_back(args[0]->keys[i]);
-          self->items.push_back(args[0]->items[i]);
-        }
-      }
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
-  }
-  if (self->kind == ValueKind::List || self->kind == ValueKind::Tuple) {
-    if (self->kind == ValueKind::List && name == "append" && args.size() == 1 && !self->source) {
-      self->items.push_back(args[0]);
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    if (self->kind == ValueKind::List && name == "extend" && args.size() == 1 && !self->source) {
-      for (auto& item : iterate(args[0])) self->items.push_back(item);
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    if (self->is_fully_constant() && all_constant(args, kwargs)) {
-      Ref bound = check(PyObject_GetAttrString(self->as_python_constant().ptr(), name.c_str()));
-      if (name == "index" || name == "count") return fold(bound, args, kwargs);
-    }
-    unsupported(std::string(self->kind == ValueKind::List ? "list" : "tuple") + "." + name + "()" +
-                (self->source ? " on a list passed into the function (a side effect)" : ""));
-  }
+  if (self->kind == ValueKind::Dict || self->kind == ValueKind::List || self->kind == ValueKind::Tuple ||
+      self->kind == ValueKind::Set)
+    return call_container_method(self, name, std::move(args), std::move(kwargs));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "

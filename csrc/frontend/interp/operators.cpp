@@ -32,10 +32,18 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(graph_.call("call_function", op, {lhs, rhs}, {}, what));
     return;
   }
+  if (lhs->kind == ValueKind::Set && rhs->is_fully_constant() && what.starts_with("operator.i")) {
+    // s |= t changes s itself: every reference to it sees the change.
+    Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->obj.ptr(), rhs->as_python_constant().ptr(), nullptr));
+    if (result.ptr() != lhs->obj.ptr()) unsupported(what + " on a set");
+    push(lhs);
+    return;
+  }
   if (lhs->is_fully_constant() && rhs->is_fully_constant() && !(lhs->kind == ValueKind::List)) {
-    Ref result = check(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
-                                                    rhs->as_python_constant().ptr(), nullptr));
-    push(Value::constant(std::move(result)));
+    Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
+                                                      rhs->as_python_constant().ptr(), nullptr));
+    if (PySet_CheckExact(result.ptr())) push(new_set(std::move(result)));
+    else push(Value::constant(std::move(result)));
     return;
   }
   // Sequence arithmetic on traced sequences: concatenation and repetition.
@@ -43,7 +51,7 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
   bool is_mul = what == "operator.mul" || what == "operator.imul";
   if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
     if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
-      if (lhs->source) unsupported("extending a list passed into the function (a side effect)");
+      if (!trace_owned(lhs)) unsupported("extending a list passed into the function (a side effect)");
       lhs->items.insert(lhs->items.end(), rhs->items.begin(), rhs->items.end());
       push(lhs);
       return;
@@ -143,7 +151,7 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
   }
-  if (container->kind == ValueKind::List && !container->source && key->is_constant() &&
+  if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() &&
       PyLong_Check(key->obj.ptr())) {
     Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
     Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
@@ -152,7 +160,7 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     container->items[index] = value;
     return;
   }
-  if (container->kind == ValueKind::Dict && !container->source && key->is_constant()) {
+  if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
     int at = container->dict_index(key->obj);
     if (at >= 0) container->items[at] = value;
     else {
@@ -186,6 +194,13 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       std::vector<ValuePtr> keys;
       for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
       return keys;
+    }
+    case ValueKind::Set: {
+      Ref items = check(PySequence_List(iterable->obj.ptr()));
+      std::vector<ValuePtr> values;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i)
+        values.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(items.ptr(), i))));
+      return values;
     }
     case ValueKind::Constant: {
       if (PyDict_Check(iterable->obj.ptr()) || PyAnySet_Check(iterable->obj.ptr()))

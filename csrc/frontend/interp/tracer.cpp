@@ -251,6 +251,7 @@ bool Tracer::truth_value(const ValuePtr& value) {
     case ValueKind::Tuple:
     case ValueKind::List:
     case ValueKind::Dict: return !value->items.empty();
+    case ValueKind::Set: return PySet_GET_SIZE(value->obj.ptr()) > 0;
     case ValueKind::Tensor:
       unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
                   "use torch.where, or move the branch out of the compiled function");
@@ -408,6 +409,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       ValuePtr args = pop();
       ValuePtr callable = pop();
       pop();  // the NULL below the callable
+      if (args->is_constant() && PyTuple_Check(args->obj.ptr())) {
+        std::vector<ValuePtr> items;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args->obj.ptr()); ++i)
+          items.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(args->obj.ptr(), i))));
+        args = Value::sequence(ValueKind::Tuple, std::move(items));
+      }
       if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
       graph::KwArgs keywords;
       if (kwargs && kwargs->kind == ValueKind::Dict) {
@@ -499,6 +506,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CONTAINS_OP: {
       ValuePtr container = pop();
       ValuePtr item = pop();
+      if (container->kind == ValueKind::Set && item->is_fully_constant()) {
+        int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
+        if (found < 0) raise_python_error();
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
       if (container->kind == ValueKind::Dict && item->is_constant()) {
         bool found = container->dict_index(item->obj) >= 0;
         push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
@@ -559,18 +572,39 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case BUILD_TUPLE: push(Value::sequence(ValueKind::Tuple, pop_n(arg))); return true;
+    case BUILD_SET: {
+      Ref set = check(PySet_New(nullptr));
+      for (const auto& item : pop_n(arg)) {
+        if (!item->is_constant()) unsupported("a set holding a " + item->describe());
+        if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      }
+      push(new_set(std::move(set)));
+      return true;
+    }
+    case SET_ADD:
+    case SET_UPDATE: {
+      ValuePtr item = pop();
+      ValuePtr& set = top(arg);
+      if (set->kind != ValueKind::Set) throw InternalError("SET_ADD without a set");
+      std::vector<ValuePtr> items = inst.opcode == SET_ADD ? std::vector<ValuePtr>{item} : iterate(item);
+      for (const auto& element : items) {
+        if (!element->is_constant()) unsupported("a set holding a " + element->describe());
+        if (PySet_Add(set->obj.ptr(), element->obj.ptr()) < 0) raise_python_error();
+      }
+      return true;
+    }
     case BUILD_LIST: push(Value::sequence(ValueKind::List, pop_n(arg))); return true;
     case LIST_APPEND: {
       ValuePtr item = pop();
       ValuePtr& list = top(arg);
-      if (list->kind != ValueKind::List || list->source) unsupported("appending to a list from outside the function");
+      if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("appending to a list from outside the function");
       list->items.push_back(item);
       return true;
     }
     case LIST_EXTEND: {
       ValuePtr iterable = pop();
       ValuePtr& list = top(arg);
-      if (list->kind != ValueKind::List || list->source) unsupported("extending a list from outside the function");
+      if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("extending a list from outside the function");
       if (iterable->is_sequence()) {
         list->items.insert(list->items.end(), iterable->items.begin(), iterable->items.end());
       } else if (iterable->is_constant()) {
@@ -617,7 +651,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case DICT_UPDATE: {
       ValuePtr update = pop();
       ValuePtr& target = top(arg);
-      if (target->kind != ValueKind::Dict || target->source) unsupported("updating a dict from outside the function");
+      if (target->kind != ValueKind::Dict || !trace_owned(target)) unsupported("updating a dict from outside the function");
       if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
         PyObject *key, *item;
         Py_ssize_t pos = 0;

@@ -147,6 +147,14 @@ class Tracer {
   ValuePtr call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
+  ValuePtr call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
+                                 graph::KwArgs kwargs);
+  // True when the trace may change the container in place: made by the trace, or the root
+  // frame's own **kwargs dict (a new dict per call that only the frame sees; it is detached from
+  // its source, so a graph break rebuilds it as changed).
+  bool trace_owned(const ValuePtr& container);
+  ValuePtr new_set(Ref set);  // a Set value owning `set` (a real set of constants)
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
@@ -161,6 +169,7 @@ class Tracer {
                                        graph::KwArgs kwargs);
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
+  Ref inspected_object(const ValuePtr& value);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 

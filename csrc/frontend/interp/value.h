@@ -52,6 +52,7 @@ struct Source {
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
+  X(Set)          /* a set of constants made by the trace: obj = a set only it holds */  \
   X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null */ \
   X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \
                   /* (trace's globals, constant defaults), items = its closure cells   */ \

@@ -223,6 +223,9 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
     case ValueKind::Dict: return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
+    case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
+    case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
+    case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
     case ValueKind::Constant:
     case ValueKind::PyModule:
     case ValueKind::NNModule:
@@ -275,6 +278,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         return method;
       }
       return Value::constant(std::move(fake_attr));
+    }
+    case ValueKind::Set: {
+      auto method = std::make_shared<Value>();
+      method->kind = ValueKind::TensorMethod;  // a method of a traced value: set.add etc.
+      method->items = {base};
+      method->name = name;
+      return method;
     }
     case ValueKind::Dict:
     case ValueKind::List:

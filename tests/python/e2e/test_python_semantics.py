@@ -10,8 +10,8 @@ import cdynamo
 from cdynamo.testing import same
 
 
-def explain(fn, *args):
-    return cdynamo.explain(fn)(*args)
+def explain(fn, *args, **kwargs):
+    return cdynamo.explain(fn)(*args, **kwargs)
 
 
 class Registry(MutableMapping):
@@ -261,3 +261,65 @@ def test_generators_are_lazy_and_next_iter_any_work():
     assert out.graph_break_count == 0, out
     assert same(out.out[0], expected[0])
     assert out.out[1:] == (2, "default", True)
+
+
+def set_operations(x, names):
+    seen = set()
+    for name in names:
+        seen.add(name)
+    both = seen | {"extra"}
+    alias = seen
+    alias |= {"late"}  # in place: `seen` sees it too
+    common = {n for n in names if n.startswith("a")}
+    if "late" in seen and "extra" not in seen and len(both) == 3:
+        x = x + 1
+    return x * len(common), seen
+
+
+def test_set_construction_mutation_and_membership():
+    x = torch.randn(3)
+    out = explain(set_operations, x, ("a1", "b2"))
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    expected = set_operations(x, ("a1", "b2"))
+    assert same(out.out[0], expected[0])
+    assert out.out[1] == expected[1] and type(out.out[1]) is set
+
+
+def pops_kwargs(x, **kwargs):
+    scale = kwargs.pop("scale", 1)
+    kwargs.setdefault("shift", 0)
+    return x * scale + kwargs["shift"], kwargs
+
+
+def test_kwargs_dict_of_the_frame_can_change_and_callers_dict_does_not():
+    options = {"scale": 3}
+    compiled = cdynamo.optimize("eager")(pops_kwargs)
+    x = torch.randn(3)
+    out, kwargs = compiled(x, **options)
+    assert same(out, x * 3) and kwargs == {"shift": 0}
+    assert options == {"scale": 3}
+    out = explain(pops_kwargs, x, scale=2)
+    assert out.graph_break_count == 0, out
+
+
+def chunked(fn, x):
+    import inspect
+
+    if len(inspect.signature(fn).parameters) != 1:
+        raise ValueError("one argument expected")
+    return fn(x[slice(0, 2)])
+
+
+class Chunker(torch.nn.Module):
+    def chunk(self, t):
+        return t * 2
+
+    def forward(self, x):
+        return chunked(self.chunk, x)
+
+
+def test_inspect_signature_of_a_bound_method_and_slice():
+    x = torch.randn(4)
+    out = explain(Chunker(), x)
+    assert out.graph_break_count == 0, out
+    assert same(out.out, x[:2] * 2)

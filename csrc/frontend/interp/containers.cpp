@@ -1,0 +1,160 @@
+// Methods of the containers a trace holds: dicts, lists, tuples and sets. Containers made by the
+// trace change in place (every reference shares the Value); those read from the frame do not.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+ValuePtr none() { return Value::constant(Ref::borrow(Py_None)); }
+
+bool is_plain_key(const ValuePtr& value) { return value->is_constant(); }
+
+}  // namespace
+
+bool Tracer::trace_owned(const ValuePtr& container) {
+  if (!container->source) return true;
+  const InterpFrame& root = *frames_.front();
+  const Source& source = *container->source;
+  if (container->kind == ValueKind::Dict && (root.code->co_flags & CO_VARKEYWORDS) && source.kind == Source::Kind::Local) {
+    int varkw = root.code->co_argcount + root.code->co_kwonlyargcount + ((root.code->co_flags & CO_VARARGS) ? 1 : 0);
+    if (source.index == varkw) {
+      container->source = nullptr;  // its items keep their sources: they are unchanged objects
+      return true;
+    }
+  }
+  return false;
+}
+
+ValuePtr Tracer::new_set(Ref set) {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Set;
+  value->obj = std::move(set);
+  return value;
+}
+
+ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
+                                       graph::KwArgs kwargs) {
+  if (!kwargs.empty()) unsupported(std::string(value_kind_name(self->kind)) + "." + name + "() with keyword arguments");
+  const size_t argc = args.size();
+  if (self->kind == ValueKind::Dict) {
+    if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2 && is_plain_key(args[0])) {
+      int at = self->dict_index(args[0]->obj);
+      if (name == "get") return at >= 0 ? self->items[at] : (argc > 1 ? args[1] : none());
+      if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
+      if (name == "setdefault") {
+        if (at >= 0) return self->items[at];
+        self->keys.push_back(args[0]->obj);
+        self->items.push_back(argc > 1 ? args[1] : none());
+        return self->items.back();
+      }
+      if (at < 0) {
+        if (argc > 1) return args[1];
+        raise(PyExc_KeyError, args[0]->obj);
+      }
+      ValuePtr found = self->items[at];
+      self->keys.erase(self->keys.begin() + at);
+      self->items.erase(self->items.begin() + at);
+      return found;
+    }
+    if ((name == "keys" || name == "values" || name == "items") && argc == 0) {
+      std::vector<ValuePtr> result;
+      for (size_t i = 0; i < self->items.size(); ++i) {
+        ValuePtr key = Value::constant(self->keys[i]);
+        if (name == "keys") result.push_back(key);
+        else if (name == "values") result.push_back(self->items[i]);
+        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
+      }
+      return Value::sequence(ValueKind::List, std::move(result));
+    }
+    if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);
+    if ((name == "update" && argc == 1 && args[0]->kind == ValueKind::Dict) || (name == "clear" && argc == 0)) {
+      if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
+      if (name == "clear") {
+        self->keys.clear();
+        self->items.clear();
+        return none();
+      }
+      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
+        int at = self->dict_index(args[0]->keys[i]);
+        if (at >= 0) self->items[at] = args[0]->items[i];
+        else {
+          self->keys.push_back(args[0]->keys[i]);
+          self->items.push_back(args[0]->items[i]);
+        }
+      }
+      return none();
+    }
+    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
+  }
+  if (self->kind == ValueKind::Set) {
+    // A set of constants: the real set answers, then stays the trace's own.
+    static const char* const mutating[] = {"add", "discard", "remove", "update", "clear", "pop",
+                                           "difference_update", "intersection_update"};
+    bool mutates = false;
+    for (const char* m : mutating) mutates |= name == m;
+    std::vector<Ref> python_args;
+    for (const auto& arg : args) {
+      if (!arg->is_fully_constant() && arg->kind != ValueKind::Set) unsupported("set." + name + "() of a " + arg->describe());
+      python_args.push_back(arg->as_python_constant());
+    }
+    Ref bound = check(PyObject_GetAttrString(self->obj.ptr(), name.c_str()));
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(argc)));
+    for (size_t i = 0; i < argc; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, python_args[i].release());
+    Ref result = checked(PyObject_Call(bound.ptr(), tuple.ptr(), nullptr));
+    (void)mutates;
+    if (PySet_CheckExact(result.ptr())) return new_set(std::move(result));
+    return Value::constant(std::move(result));
+  }
+  if (self->kind == ValueKind::List && trace_owned(self)) {
+    if (name == "append" && argc == 1) {
+      self->items.push_back(args[0]);
+      return none();
+    }
+    if (name == "extend" && argc == 1) {
+      for (auto& item : iterate(args[0])) self->items.push_back(item);
+      return none();
+    }
+    if (name == "insert" && argc == 2 && args[0]->is_constant() && PyLong_Check(args[0]->obj.ptr())) {
+      Py_ssize_t size = static_cast<Py_ssize_t>(self->items.size());
+      Py_ssize_t at = PyLong_AsSsize_t(args[0]->obj.ptr());
+      if (at < 0) at = std::max<Py_ssize_t>(0, at + size);
+      at = std::min(at, size);
+      self->items.insert(self->items.begin() + at, args[1]);
+      return none();
+    }
+    if (name == "pop" && argc <= 1) {
+      Py_ssize_t size = static_cast<Py_ssize_t>(self->items.size());
+      Py_ssize_t at = size - 1;
+      if (argc == 1) {
+        if (!args[0]->is_constant() || !PyLong_Check(args[0]->obj.ptr())) unsupported("list.pop() of a " + args[0]->describe());
+        at = PyLong_AsSsize_t(args[0]->obj.ptr());
+        if (at < 0) at += size;
+      }
+      if (size == 0 || at < 0 || at >= size) raise(PyExc_IndexError, size == 0 ? "pop from empty list" : "pop index out of range");
+      ValuePtr found = self->items[at];
+      self->items.erase(self->items.begin() + at);
+      return found;
+    }
+    if (name == "clear" && argc == 0) {
+      self->items.clear();
+      return none();
+    }
+    if (name == "reverse" && argc == 0) {
+      std::reverse(self->items.begin(), self->items.end());
+      return none();
+    }
+  }
+  if (self->kind == ValueKind::List && name == "copy" && argc == 0) return Value::sequence(ValueKind::List, self->items);
+  if ((name == "index" || name == "count") && self->is_fully_constant()) {
+    for (const auto& arg : args)
+      if (!arg->is_fully_constant()) unsupported(name + "() of a " + arg->describe());
+    Ref bound = check(PyObject_GetAttrString(self->as_python_constant().ptr(), name.c_str()));
+    return fold(bound, args, kwargs);
+  }
+  unsupported(std::string(self->kind == ValueKind::List ? "list" : "tuple") + "." + name + "()" +
+              (self->source ? " on a list passed into the function (a side effect)" : ""));
+}
+
+}  // namespace cdynamo::interp
