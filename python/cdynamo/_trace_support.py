@@ -130,7 +130,7 @@ def classify_callable(fn):
     if any(fn is f for f in _inspection_functions()):
         return "inspect"
     if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super,
-              iter, next, set, frozenset):
+              iter, next, set, frozenset, setattr):
         return "builtin"
     if fn in (all, any):
         return "builtin"
@@ -213,3 +213,21 @@ def module_has_hooks(module):
         module_impl, "_global_forward_pre_hooks", None
     )
     return bool(own or global_hooks)
+
+
+def new_objects(*classes):
+    """The objects a trace made, as the transformed code rebuilds them: instances first (so that
+    references between them keep their identity), filled in by fill_object."""
+    return tuple(cls.__new__(cls) for cls in classes)
+
+
+def fill_object(obj, attributes, items):
+    """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
+    subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
+    object.__getattribute__(obj, "__dict__").update(attributes)
+    if items:
+        import collections
+
+        base = next(b for b in type(obj).__mro__ if b is dict or b is collections.OrderedDict)
+        for key, value in items.items():
+            base.__setitem__(obj, key, value)

@@ -1,6 +1,7 @@
 // Shared bytecode building for generated code objects (see code_builder.h).
 // Assumes CPython 3.11/3.12 opcodes; the assembler computes jumps, tables and stack depth.
 #include "frontend/codegen/code_builder.h"
+#include "common/py_import.h"
 
 namespace cdynamo::codegen {
 
@@ -55,6 +56,16 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
       code.call(1);
       return;
     }
+    case ValueKind::NewObject: {
+      for (size_t i = 0; i < code.new_objects.size(); ++i) {
+        if (code.new_objects[i] != value.get()) continue;
+        code.emit(COPY, depth - 1);  // the object table sits right above the outputs
+        code.load_const(Ref(check(PyLong_FromSize_t(i))));
+        code.emit(BINARY_SUBSCR);
+        return;
+      }
+      throw InternalError("an object made by the trace is missing from the object table");
+    }
     case ValueKind::TensorMethod:
     case ValueKind::UserMethod:
       // A bound method: its receiver, then the attribute (a plain load, not the method form).
@@ -81,6 +92,68 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
   }
 }
 
+
+void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr&)>& fn) {
+  std::vector<const interp::Value*> seen;
+  std::function<void(const ValuePtr&)> walk = [&](const ValuePtr& v) {
+    if (!v) return;
+    if (v->kind == ValueKind::NewObject) {
+      for (const auto* done : seen)
+        if (done == v.get()) return;
+      seen.push_back(v.get());
+    }
+    fn(v);
+    switch (v->kind) {
+      case ValueKind::Tuple:
+      case ValueKind::List:
+      case ValueKind::Dict:
+      case ValueKind::NewObject:
+      case ValueKind::TensorMethod:
+      case ValueKind::UserMethod:
+        for (const auto& item : v->items) walk(item);
+        break;
+      default: break;
+    }
+  };
+  walk(value);
+}
+
+int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, const std::vector<ValuePtr>& outputs,
+                      int depth) {
+  std::vector<ValuePtr> objects;
+  for (const auto& root : roots)
+    visit_values(root, [&](const ValuePtr& v) {
+      if (v->kind != ValueKind::NewObject) return;
+      for (const auto& seen : objects)
+        if (seen.get() == v.get()) return;
+      objects.push_back(v);
+    });
+  if (objects.empty()) return depth;
+  if (depth < 1) {
+    code.load_const(Ref::borrow(Py_None));  // stands for the output tuple of a graph there is not
+    depth = 1;
+  }
+  static Ref& make = *new Ref(import_attr("cdynamo._trace_support", "new_objects"));  // never freed: outlives the interpreter
+  static Ref& fill = *new Ref(import_attr("cdynamo._trace_support", "fill_object"));  // never freed: outlives the interpreter
+  code.emit(PUSH_NULL);
+  code.load_const(make);
+  for (const auto& object : objects) code.load_const(object->cls);
+  code.call(static_cast<int>(objects.size()));
+  depth += 1;
+  for (const auto& object : objects) code.new_objects.push_back(object.get());
+  // State after identity: attributes may refer to other objects of the table (or to themselves).
+  for (const auto& object : objects) {
+    code.emit(PUSH_NULL);
+    code.load_const(fill);
+    rebuild(code, object, outputs, depth + 2);
+    rebuild(code, object->items[0], outputs, depth + 3);
+    if (object->items.size() > 1 && object->items[1]) rebuild(code, object->items[1], outputs, depth + 4);
+    else code.load_const(Ref::borrow(Py_None));
+    code.call(3);
+    code.emit(POP_TOP);
+  }
+  return depth;
+}
 
 void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect>& effects,
                          const std::vector<ValuePtr>& outputs, int depth) {

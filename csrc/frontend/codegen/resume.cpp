@@ -174,20 +174,23 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
       [[fallthrough]];
     default:
       throw interp::Unsupported(std::string("a partial graph that would have to rebuild a ") + value->describe());
+    case ValueKind::NewObject:
+      visit_values(value, [&](const ValuePtr& inner) {
+        if (inner.get() != value.get() && inner->kind != ValueKind::NewObject && inner->kind != ValueKind::Dict)
+          check_rebuildable(inner, false);
+      });
+      return;
   }
 }
 
 void collect_tensors(const ValuePtr& value, std::vector<ValuePtr>& out) {
   if (!value) return;
-  if (value->is_tensor()) {
-    if (value->source) return;  // reloaded from its source
+  visit_values(value, [&](const ValuePtr& v) {
+    if (!v->is_tensor() || v->source) return;  // tensors with a source are reloaded from it
     for (const auto& seen : out)
-      if (seen->node.ptr() == value->node.ptr()) return;
-    out.push_back(value);
-  } else if (value->is_sequence() || value->kind == ValueKind::Dict || value->kind == ValueKind::TensorMethod ||
-             value->kind == ValueKind::UserMethod) {
-    for (const auto& item : value->items) collect_tensors(item, out);
-  }
+      if (seen->node.ptr() == v->node.ptr()) return;
+    out.push_back(v);
+  });
 }
 
 }  // namespace
@@ -319,6 +322,11 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     code.call(static_cast<int>(inputs.size()));
     base = 1;
   }
+  std::vector<ValuePtr> roots(state.stack.begin(), state.stack.end());
+  for (const auto& value : state.locals)
+    if (value) roots.push_back(value);
+  for (const auto& effect : side_effects) roots.push_back(effect.value);
+  base = emit_object_table(code, roots, outputs, base);
   // The break instruction may observe the attributes the trace wrote: apply them first.
   replay_side_effects(code, side_effects, outputs, base);
   // Every value is rebuilt before any local is stored: a value may be reloaded from a slot

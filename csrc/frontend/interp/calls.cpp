@@ -69,13 +69,25 @@ void Tracer::call(int argc, Handle kw_names) {
 
 ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   switch (callable->kind) {
-    case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
+    case ValueKind::Constant:
+      if (PyType_Check(callable->obj.ptr()))
+        if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
+      if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
+          !args.empty() && args[0]->kind == ValueKind::NewObject) {
+        // object.__setattr__(obj, ...), dict.__setitem__(obj, ...): the builtin base's own method.
+        ValuePtr self = args[0];
+        args.erase(args.begin());
+        return call_native_method(callable->obj, self, std::move(args), std::move(kwargs));
+      }
+      return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
     case ValueKind::GradModeExit:
       set_grad_mode_in_graph(callable->position != 0);
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::UserMethod: {
+      if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
+        return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
     }
@@ -130,6 +142,7 @@ Ref Tracer::inspected_object(const ValuePtr& value) {
     case ValueKind::NNModule:
     case ValueKind::PyModule:
     case ValueKind::Function: return value->obj;
+    case ValueKind::NewObject: return value->cls;  // dataclasses.fields()/is_dataclass() read the class only
     case ValueKind::UserMethod:
       if (value->items.empty() || !value->obj) return Ref();
       if (Ref self = inspected_object(value->items[0])) return check(PyMethod_New(value->obj.ptr(), self.ptr()));
@@ -159,6 +172,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     // Their answers depend only on the class or function, which the guards fix.
     Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
     for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i]->kind == ValueKind::NewObject && name != "fields" && name != "is_dataclass")
+        unsupported(name + "() of a " + args[i]->describe());
       Ref object = inspected_object(args[i]);
       if (!object) unsupported(name + "() of a " + args[i]->describe());
       PyTuple_SET_ITEM(tuple.ptr(), i, object.release());
@@ -228,6 +243,13 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
       if (code->co_argcount > 0) self = load_local(0);
       if (self && self->kind == ValueKind::Cell) self = self->items[0];  // self captured by a closure
     }
+    if (cls && self && self->kind == ValueKind::NewObject) {
+      auto value = std::make_shared<Value>();
+      value->kind = ValueKind::Super;
+      value->cls = cls;  // attributes are looked up after it in type(self).__mro__ (objects.cpp)
+      value->items = {self};
+      return value;
+    }
     if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
     auto value = std::make_shared<Value>();
     value->kind = ValueKind::Super;
@@ -240,6 +262,10 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
     if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->kind == ValueKind::NewObject && !python_special_method(x, "__len__")) {
+      if (x->items.size() < 2 || !x->items[1]) raise(PyExc_TypeError, "object has no len()");
+      return Value::constant(check(PyLong_FromSize_t(x->items[1]->items.size())));
+    }
     if (x->kind == ValueKind::Set) return Value::constant(check(PyLong_FromSsize_t(PySet_GET_SIZE(x->obj.ptr()))));
     if (Ref method = python_special_method(x, "__len__")) {
       // A Python __len__ reads the object's state, which only inlining guards.
@@ -269,6 +295,10 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
       }
     if (name == "frozenset") return Value::constant(check(PyFrozenSet_New(set.ptr())));
     return new_set(std::move(set));
+  }
+  if (name == "setattr" && args.size() == 3 && args[1]->is_constant() && PyUnicode_Check(args[1]->obj.ptr())) {
+    store_attr(args[0], to_std_string(args[1]->obj), args[2]);
+    return constant(Py_None);
   }
   if (name == "iter" && args.size() == 1) {
     if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];

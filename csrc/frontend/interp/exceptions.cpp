@@ -75,6 +75,7 @@ bool Tracer::enter_handler(const bytecode::Instruction& inst, const TracedExcept
 }
 
 Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
+  if (value->kind == ValueKind::NewObject) return special_method_of_class(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), name);
   if (value->kind != ValueKind::Object && value->kind != ValueKind::Constant) return Ref();
   if (!value->obj || PyType_Check(value->obj.ptr())) return Ref();
   Ref key = check(PyUnicode_FromString(name));

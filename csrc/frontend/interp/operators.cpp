@@ -138,6 +138,11 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     push(inline_call(method, {container, key}, {}));
     return;
   }
+  if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1]) {
+    Ref getitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__"));
+    push(call_native_method(getitem, container, {key}, {}));
+    return;
+  }
   if (container->is_fully_constant() && key->is_fully_constant()) {
     push(Value::constant(checked(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
     return;
@@ -150,6 +155,17 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   if (container->is_tensor()) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
+  }
+  if (container->kind == ValueKind::NewObject) {
+    if (Ref method = python_special_method(container, "__setitem__")) {
+      inline_call(method, {container, key, value}, {});
+      return;
+    }
+    if (container->items.size() > 1 && container->items[1]) {
+      Ref setitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__setitem__"));
+      call_native_method(setitem, container, {key, value}, {});
+      return;
+    }
   }
   if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() &&
       PyLong_Check(key->obj.ptr())) {
@@ -194,6 +210,11 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       std::vector<ValuePtr> keys;
       for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
       return keys;
+    }
+    case ValueKind::NewObject: {
+      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
+      unsupported("iterating over a " + iterable->describe());
     }
     case ValueKind::Set: {
       Ref items = check(PySequence_List(iterable->obj.ptr()));
@@ -248,6 +269,17 @@ void Tracer::get_iter(ValuePtr iterable) {
   if (iterable->kind == ValueKind::Iterator || iterable->kind == ValueKind::Generator) {
     push(iterable);
     return;
+  }
+  if (iterable->kind == ValueKind::NewObject) {
+    if (Ref method = python_special_method(iterable, "__iter__")) {
+      ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
+      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator) {
+        push(result);
+        return;
+      }
+      push(Value::sequence(ValueKind::Iterator, iterate(result)));
+      return;
+    }
   }
   auto iterator = Value::sequence(ValueKind::Iterator, iterate(iterable));
   push(iterator);

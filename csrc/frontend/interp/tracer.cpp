@@ -213,6 +213,10 @@ ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name
 }
 
 void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
+  if (object->kind == ValueKind::NewObject) {
+    new_object_store_attr(object, name, std::move(value), false);
+    return;
+  }
   // Only objects the transformed code can reach again, holding values it can rebuild.
   bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
   if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
@@ -222,6 +226,8 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     case ValueKind::Tensor:
     case ValueKind::Constant:
     case ValueKind::Tuple:
+      break;
+    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced
       break;
     case ValueKind::List:
     case ValueKind::Dict:
@@ -261,12 +267,17 @@ bool Tracer::truth_value(const ValuePtr& value) {
     case ValueKind::UserMethod:
     case ValueKind::Function:
     case ValueKind::Generator: return true;
+    case ValueKind::NewObject:
     case ValueKind::Object: {
       // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
       // state the guards do not cover.
       for (const char* name : {"__bool__", "__len__"}) {
         if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
         Ref key = check(PyUnicode_FromString(name));
+        if (value->kind == ValueKind::NewObject) {
+          if (value->items.size() > 1 && value->items[1]) return !value->items[1]->items.empty();
+          continue;
+        }
         if (_PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr())) unsupported("truth value of a " + value->describe());
       }
       return true;
@@ -497,7 +508,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       bool same;
       if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
       else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+      else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
       else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
+      else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&
+               (lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict || lhs->kind == ValueKind::Set))
+        same = lhs == rhs;  // containers made by the trace: one Value per object
       else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
       else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
       push(Value::constant(Ref::borrow((same != (arg == 1)) ? Py_True : Py_False)));
@@ -511,6 +526,10 @@ bool Tracer::step(const bytecode::Instruction& inst) {
         if (found < 0) raise_python_error();
         push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
         return true;
+      }
+      if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
+          !python_special_method(container, "__contains__")) {
+        container = container->items[1];  // a dict subclass's own items
       }
       if (container->kind == ValueKind::Dict && item->is_constant()) {
         bool found = container->dict_index(item->obj) >= 0;

@@ -155,6 +155,17 @@ class Tracer {
   // its source, so a graph break rebuilds it as changed).
   bool trace_owned(const ValuePtr& container);
   ValuePtr new_set(Ref set);  // a Set value owning `set` (a real set of constants)
+  // --- chapter: objects made by the trace (objects.cpp) -------------------------------------
+  // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
+  ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
+  void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
+  // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.
+  ValuePtr bind_class_attribute(const ValuePtr& self, Handle found, const std::string& name, const SourcePtr& cls_source);
+  ValuePtr super_attr(const ValuePtr& super, const std::string& name);
+  // A method of a builtin base (object, dict, OrderedDict) called on a NewObject.
+  ValuePtr call_native_method(Handle descriptor, const ValuePtr& self, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  Ref special_method_of_class(PyTypeObject* type, const char* name);
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).

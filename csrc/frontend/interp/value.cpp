@@ -190,6 +190,7 @@ std::string Value::describe() const {
     case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());
     case ValueKind::List: return "list of " + std::to_string(items.size());
     case ValueKind::Dict: return "dict of " + std::to_string(items.size());
+    case ValueKind::NewObject: return std::string(reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name) + " object";
     case ValueKind::Set: return "set of " + std::to_string(PySet_GET_SIZE(obj.ptr()));
     case ValueKind::TensorMethod: return "tensor method " + name;
     case ValueKind::NNModule:

@@ -52,6 +52,8 @@ struct Source {
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
+  X(NewObject)    /* an instance of a Python class made by the trace: cls; items[0] = */ \
+                  /* its __dict__ (a Dict), items[1] = its mapping (dict subclasses)   */ \
   X(Set)          /* a set of constants made by the trace: obj = a set only it holds */  \
   X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null */ \
   X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \
@@ -83,6 +85,8 @@ struct Value {
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module
   std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame
+  Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after
+  SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);

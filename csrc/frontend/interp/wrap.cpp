@@ -226,6 +226,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
     case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
     case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
+    case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:
     case ValueKind::PyModule:
     case ValueKind::NNModule:
@@ -235,6 +236,8 @@ Ref Tracer::type_of(const ValuePtr& value) {
 }
 
 ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
+  if (base->kind == ValueKind::NewObject) return new_object_attr(base, name);
+  if (base->kind == ValueKind::Super && base->cls) return super_attr(base, name);
   if (ValuePtr written = pending_attribute(base, name)) return written;
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
   switch (base->kind) {

@@ -323,3 +323,150 @@ def test_inspect_signature_of_a_bound_method_and_slice():
     out = explain(Chunker(), x)
     assert out.graph_break_count == 0, out
     assert same(out.out, x[:2] * 2)
+
+
+# --- objects made inside the traced function ------------------------------------------------
+from collections import OrderedDict  # noqa: E402
+from dataclasses import dataclass, fields  # noqa: E402
+from typing import Optional  # noqa: E402
+
+
+class Layer:
+    def __init__(self):
+        self.keys = None
+
+    def update(self, k):
+        self.keys = k if self.keys is None else torch.cat([self.keys, k])
+        return self.keys
+
+
+class Cache:
+    def __init__(self, n):
+        self.layers = [Layer() for _ in range(n)]
+
+    def update(self, k, i):
+        return self.layers[i].update(k)
+
+    def __len__(self):
+        return len(self.layers)
+
+    @property
+    def first(self):
+        return self.layers[0]
+
+    @classmethod
+    def kind(cls):
+        return cls.__name__
+
+    @staticmethod
+    def twice(t):
+        return t * 2
+
+    def __getattr__(self, name):
+        if name == "fallback":
+            return 7
+        raise AttributeError(name)
+
+
+class Output(OrderedDict):
+    """Like transformers' ModelOutput: a dataclass over an OrderedDict, fields mirrored as items."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is not None:
+                self[f.name] = v
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return tuple(self[n] for n in self.keys())[k]
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+
+@dataclass
+class MyOut(Output):
+    logits: Optional[torch.Tensor] = None
+    cache: Optional[Cache] = None
+
+
+def makes_objects(x):
+    c = Cache(2)
+    y = c.update(x, 0)
+    y = c.update(Cache.twice(y), 0)
+    c.update(x, 1)
+    name = c.kind() + str(c.fallback) + str(getattr(c, "missing", "-"))
+    out = MyOut(logits=y + 1, cache=c)
+    return out, out[0], out["cache"] is c, len(c), c.first is c.layers[0], name
+
+
+def test_objects_made_in_the_trace_are_rebuilt_with_their_state_and_identity():
+    x = torch.randn(3)
+    out = explain(makes_objects, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    got, expected = out.out, makes_objects(x)
+    assert type(got[0]) is MyOut and list(got[0].keys()) == ["logits", "cache"]
+    assert same(got[0].logits, expected[0].logits) and same(got[1], expected[1])
+    assert got[0]["cache"] is got[0].cache and type(got[0].cache) is Cache
+    assert same(got[0].cache.layers[0].keys, expected[0].cache.layers[0].keys)
+    assert got[2:] == expected[2:] == (True, 2, True, "Cache7-")
+
+
+class Holder:
+    pass
+
+
+HOLDER = Holder()
+
+
+def stores_new_object_on_a_global(x):
+    c = Cache(1)
+    c.update(x, 0)
+    HOLDER.cache = c
+    HOLDER.again = c
+    return x + 1
+
+
+def test_object_stored_on_an_outside_object_keeps_its_identity():
+    x = torch.randn(2)
+    compiled = cdynamo.optimize("eager")(stores_new_object_on_a_global)
+    assert same(compiled(x), x + 1)
+    assert HOLDER.cache is HOLDER.again and same(HOLDER.cache.layers[0].keys, x)
+
+
+def object_across_a_graph_break(x):
+    c = Cache(1)
+    c.update(x, 0)
+    cdynamo.graph_break()
+    c.update(x * 2, 0)
+    return c
+
+
+def test_object_is_carried_over_a_graph_break():
+    x = torch.randn(2)
+    out = explain(object_across_a_graph_break, x)
+    assert out.graph_break_count == 1
+    assert same(out.out.layers[0].keys, torch.cat([x, x * 2]))
+
+
+class NoInit:
+    label = "plain"
+
+
+def test_class_without_init_and_with_wrong_arguments():
+    def f(x):
+        obj = NoInit()
+        obj.scale = 3
+        return x * obj.scale, obj.label
+
+    out = explain(f, torch.ones(2))
+    assert out.graph_break_count == 0 and out.out[1] == "plain"
+
+    def g(x):
+        return NoInit(1), x
+
+    with pytest.raises(TypeError):
+        cdynamo.optimize("eager")(g)(torch.ones(1))
