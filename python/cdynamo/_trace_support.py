@@ -224,6 +224,12 @@ def new_objects(*classes):
 def fill_object(obj, attributes, items):
     """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
     subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
+    if isinstance(obj, list):  # a shared list, dict or set the trace made: its contents
+        obj.extend(attributes)
+        return
+    if type(obj) in (dict, set):
+        obj.update(attributes)
+        return
     object.__getattribute__(obj, "__dict__").update(attributes)
     if items:
         import collections

@@ -5,7 +5,36 @@
 
 namespace cdynamo::codegen {
 
+namespace {
+
+// Pushes the table's entry for `value` (an object or shared container the trace made), if any.
+bool load_from_table(CodeBuilder& code, const ValuePtr& value, int depth) {
+  for (size_t i = 0; i < code.new_objects.size(); ++i) {
+    if (code.new_objects[i] != value.get()) continue;
+    code.emit(COPY, depth - 1);  // the object table sits right above the outputs
+    code.load_const(Ref(check(PyLong_FromSize_t(i))));
+    code.emit(BINARY_SUBSCR);
+    return true;
+  }
+  return false;
+}
+
+void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePtr>& outputs, int depth,
+                   bool use_table);
+
+}  // namespace
+
 void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePtr>& outputs, int depth) {
+  rebuild_value(code, value, outputs, depth, true);
+}
+
+namespace {
+
+void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePtr>& outputs, int depth,
+                   bool use_table) {
+  if (use_table && (value->kind == ValueKind::List || value->kind == ValueKind::Dict || value->kind == ValueKind::Set) &&
+      load_from_table(code, value, depth))
+    return;
   switch (value->kind) {
     case ValueKind::Tensor: {
       if (value->source) {
@@ -56,16 +85,9 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
       code.call(1);
       return;
     }
-    case ValueKind::NewObject: {
-      for (size_t i = 0; i < code.new_objects.size(); ++i) {
-        if (code.new_objects[i] != value.get()) continue;
-        code.emit(COPY, depth - 1);  // the object table sits right above the outputs
-        code.load_const(Ref(check(PyLong_FromSize_t(i))));
-        code.emit(BINARY_SUBSCR);
-        return;
-      }
+    case ValueKind::NewObject:
+      if (load_from_table(code, value, depth)) return;
       throw InternalError("an object made by the trace is missing from the object table");
-    }
     case ValueKind::TensorMethod:
     case ValueKind::UserMethod:
       // A bound method: its receiver, then the attribute (a plain load, not the method form).
@@ -91,6 +113,8 @@ void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePt
       throw interp::Unsupported(std::string("returning a ") + value->describe() + " from a compiled function");
   }
 }
+
+}  // namespace
 
 
 void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr&)>& fn) {
@@ -120,14 +144,41 @@ void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr
 
 int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, const std::vector<ValuePtr>& outputs,
                       int depth) {
+  // The table: every object the trace made, and every list, dict or set it made that is
+  // referenced from two places (rebuilt separately they would become two objects).
+  std::vector<ValuePtr> entries;
+  std::vector<std::pair<const interp::Value*, int>> references;
+  std::function<void(const ValuePtr&)> walk = [&](const ValuePtr& v) {
+    if (!v) return;
+    bool container = (v->kind == ValueKind::List || v->kind == ValueKind::Dict || v->kind == ValueKind::Set) && !v->source;
+    if (container || v->kind == ValueKind::NewObject) {
+      for (auto& [seen, count] : references)
+        if (seen == v.get()) {
+          ++count;
+          return;  // its contents were walked already
+        }
+      references.emplace_back(v.get(), 1);
+      entries.push_back(v);
+    }
+    if (v->kind == ValueKind::NewObject) {
+      // Its __dict__ and items are its own state, not objects the program holds.
+      for (const auto& state : v->items)
+        if (state)
+          for (const auto& item : state->items) walk(item);
+      return;
+    }
+    if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::TensorMethod ||
+        v->kind == ValueKind::UserMethod)
+      for (const auto& item : v->items) walk(item);
+  };
+  for (const auto& root : roots) walk(root);
   std::vector<ValuePtr> objects;
-  for (const auto& root : roots)
-    visit_values(root, [&](const ValuePtr& v) {
-      if (v->kind != ValueKind::NewObject) return;
-      for (const auto& seen : objects)
-        if (seen.get() == v.get()) return;
-      objects.push_back(v);
-    });
+  for (const auto& entry : entries) {
+    int count = 0;
+    for (const auto& [seen, n] : references)
+      if (seen == entry.get()) count = n;
+    if (entry->kind == ValueKind::NewObject || count > 1) objects.push_back(entry);
+  }
   if (objects.empty()) return depth;
   if (depth < 1) {
     code.load_const(Ref::borrow(Py_None));  // stands for the output tuple of a graph there is not
@@ -137,18 +188,29 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   static Ref& fill = *new Ref(import_attr("cdynamo._trace_support", "fill_object"));  // never freed: outlives the interpreter
   code.emit(PUSH_NULL);
   code.load_const(make);
-  for (const auto& object : objects) code.load_const(object->cls);
+  for (const auto& object : objects) {
+    PyObject* type = object->kind == ValueKind::NewObject ? object->cls.ptr()
+                     : object->kind == ValueKind::List   ? reinterpret_cast<PyObject*>(&PyList_Type)
+                     : object->kind == ValueKind::Dict   ? reinterpret_cast<PyObject*>(&PyDict_Type)
+                                                         : reinterpret_cast<PyObject*>(&PySet_Type);
+    code.load_const(Ref::borrow(type));
+  }
   code.call(static_cast<int>(objects.size()));
   depth += 1;
   for (const auto& object : objects) code.new_objects.push_back(object.get());
-  // State after identity: attributes may refer to other objects of the table (or to themselves).
+  // State after identity: it may refer to other entries of the table (or to the entry itself).
   for (const auto& object : objects) {
     code.emit(PUSH_NULL);
     code.load_const(fill);
     rebuild(code, object, outputs, depth + 2);
-    rebuild(code, object->items[0], outputs, depth + 3);
-    if (object->items.size() > 1 && object->items[1]) rebuild(code, object->items[1], outputs, depth + 4);
-    else code.load_const(Ref::borrow(Py_None));
+    if (object->kind == ValueKind::NewObject) {
+      rebuild(code, object->items[0], outputs, depth + 3);
+      if (object->items.size() > 1 && object->items[1]) rebuild(code, object->items[1], outputs, depth + 4);
+      else code.load_const(Ref::borrow(Py_None));
+    } else {
+      rebuild_value(code, object, outputs, depth + 3, false);  // its contents, as a new container
+      code.load_const(Ref::borrow(Py_None));
+    }
     code.call(3);
     code.emit(POP_TOP);
   }

@@ -286,18 +286,7 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
   for (int i = 0; i < depth_before; ++i) check_rebuildable(state.stack[i], i >= survivors);
   for (const auto& value : state.locals)
     if (value) check_rebuildable(value, false);
-  // The same mutable container in two places would become two objects when rebuilt.
-  std::vector<const interp::Value*> containers;
-  auto note = [&](const ValuePtr& value) {
-    if (value && (value->kind == ValueKind::List || value->kind == ValueKind::Dict || value->kind == ValueKind::Set) &&
-        !value->source) {
-      for (auto* seen : containers)
-        if (seen == value.get()) throw interp::Unsupported("a partial graph with a list or dict referenced twice");
-      containers.push_back(value.get());
-    }
-  };
-  for (const auto& value : state.locals) note(value);
-  for (const auto& value : state.stack) note(value);
+  // A container referenced from two places is rebuilt once (emit_object_table).
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
 }
 

@@ -330,6 +330,21 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
       if (truth_value(item) == want) return constant(want ? Py_True : Py_False);
     }
   }
+  if (name == "callable" && args.size() == 1 && !args[0]->is_fully_constant()) {
+    // Decided by the value's type, which the trace knows for every kind.
+    const ValuePtr& x = args[0];
+    bool result;
+    switch (x->kind) {
+      case ValueKind::Function:
+      case ValueKind::UserMethod:
+      case ValueKind::TensorMethod:
+      case ValueKind::NNModule: result = true; break;
+      case ValueKind::NewObject: result = reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr; break;
+      case ValueKind::Object: result = PyCallable_Check(x->obj.ptr()); break;
+      default: result = false;
+    }
+    return constant(result ? Py_True : Py_False);
+  }
   if ((name == "issubclass" || name == "callable" || name == "range") && all_constant(args, kwargs))
     return fold(fn, args, kwargs);
   if ((name == "tuple" || name == "list") && args.size() <= 1) {

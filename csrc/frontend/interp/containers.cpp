@@ -27,6 +27,39 @@ bool Tracer::trace_owned(const ValuePtr& container) {
   return false;
 }
 
+ValuePtr Tracer::dict_contents(const ValuePtr& object) {
+  if (object->kind != ValueKind::Object || !object->source || !PyDict_Check(object->obj.ptr())) return nullptr;
+  PyObject* dict = object->obj.ptr();
+  guards::GuardManager& manager = object->source->manager(*guards_);
+  manager.add_length_check(PyDict_GET_SIZE(dict));
+  std::vector<Ref> keys;
+  std::vector<ValuePtr> items;
+  PyObject *key, *item;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dict, &pos, &key, &item)) {
+    if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+    keys.push_back(Ref::borrow(key));
+    items.push_back(wrap(item, Source::dict_item(object->source, Ref::borrow(key))));
+  }
+  // Its source stays set: the trace may read it but never change it in place.
+  return Value::dict(std::move(keys), std::move(items), object->source);
+}
+
+ValuePtr Tracer::dict_method_of(const ValuePtr& object, Handle attr, const std::string& name) {
+  if (!PyCFunction_Check(attr.ptr()) || PyCFunction_GET_SELF(attr.ptr()) != object->obj.ptr()) return nullptr;
+  static const char* const readers[] = {"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"};
+  bool reader = false;
+  for (const char* r : readers) reader |= name == r;
+  if (!reader) return nullptr;
+  ValuePtr contents = dict_contents(object);
+  if (!contents) return nullptr;
+  auto method = std::make_shared<Value>();
+  method->kind = ValueKind::TensorMethod;  // a method of a traced value (containers.cpp)
+  method->items = {contents};
+  method->name = name;
+  return method;
+}
+
 ValuePtr Tracer::new_set(Ref set) {
   auto value = std::make_shared<Value>();
   value->kind = ValueKind::Set;
@@ -69,6 +102,14 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
       return Value::sequence(ValueKind::List, std::move(result));
     }
     if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);
+    if (name == "__getitem__" && argc == 1 && is_plain_key(args[0])) {
+      int at = self->dict_index(args[0]->obj);
+      if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+      return self->items[at];
+    }
+    if (name == "__contains__" && argc == 1 && is_plain_key(args[0]))
+      return Value::constant(Ref::borrow(self->dict_index(args[0]->obj) >= 0 ? Py_True : Py_False));
+    if (name == "__len__" && argc == 0) return Value::constant(check(PyLong_FromSize_t(self->items.size())));
     if ((name == "update" && argc == 1 && args[0]->kind == ValueKind::Dict) || (name == "clear" && argc == 0)) {
       if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
       if (name == "clear") {

@@ -180,8 +180,17 @@ void Tracer::make_function(int flags) {
     if (!kwdefaults->is_fully_constant()) unsupported("a keyword default that is a " + kwdefaults->describe());
     check_status(PyFunction_SetKwDefaults(function.ptr(), kwdefaults->as_python_constant().ptr()));
   }
-  if (annotations && annotations->is_fully_constant())
-    check_status(PyFunction_SetAnnotations(function.ptr(), annotations->as_python_constant().ptr()));
+  if (annotations && annotations->is_fully_constant()) {
+    // 3.11/3.12 push annotations as a flat tuple (name, value, name, value, ...).
+    Ref flat = annotations->as_python_constant();
+    Ref dict = check(PyDict_New());
+    if (PyTuple_Check(flat.ptr()))
+      for (Py_ssize_t i = 0; i + 1 < PyTuple_GET_SIZE(flat.ptr()); i += 2)
+        check_status(PyDict_SetItem(dict.ptr(), PyTuple_GET_ITEM(flat.ptr(), i), PyTuple_GET_ITEM(flat.ptr(), i + 1)));
+    else if (PyDict_Check(flat.ptr()))
+      check_status(PyDict_Update(dict.ptr(), flat.ptr()));
+    check_status(PyFunction_SetAnnotations(function.ptr(), dict.ptr()));
+  }
   auto value = std::make_shared<Value>();
   value->kind = ValueKind::Function;
   value->obj = std::move(function);

@@ -211,6 +211,9 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
       return keys;
     }
+    case ValueKind::Object:
+      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      unsupported("iterating over a " + iterable->describe());
     case ValueKind::NewObject: {
       if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
       if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
@@ -270,7 +273,7 @@ void Tracer::get_iter(ValuePtr iterable) {
     push(iterable);
     return;
   }
-  if (iterable->kind == ValueKind::NewObject) {
+  if (iterable->kind == ValueKind::NewObject || iterable->kind == ValueKind::Object) {
     if (Ref method = python_special_method(iterable, "__iter__")) {
       ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
       if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator) {

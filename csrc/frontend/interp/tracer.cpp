@@ -227,10 +227,11 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     case ValueKind::Constant:
     case ValueKind::Tuple:
       break;
-    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced
-      break;
+    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced (the object table)
     case ValueKind::List:
     case ValueKind::Dict:
+    case ValueKind::Set:
+      break;
     case ValueKind::NNModule:
     case ValueKind::Object:
       if (value->source) break;

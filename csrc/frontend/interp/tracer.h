@@ -154,7 +154,12 @@ class Tracer {
   // frame's own **kwargs dict (a new dict per call that only the frame sees; it is detached from
   // its source, so a graph break rebuilds it as changed).
   bool trace_owned(const ValuePtr& container);
-  ValuePtr new_set(Ref set);  // a Set value owning `set` (a real set of constants)
+  ValuePtr new_set(Ref set);
+  // The items of a dict subclass instance read from the frame, as a read-only Dict guarded key
+  // by key (what dict's own methods see, whatever the subclass overrides); null for others.
+  ValuePtr dict_contents(const ValuePtr& object);
+  // A builtin dict method bound to such an object, as a method of its contents; null otherwise.
+  ValuePtr dict_method_of(const ValuePtr& object, Handle attr, const std::string& name);  // a Set value owning `set` (a real set of constants)
   // --- chapter: objects made by the trace (objects.cpp) -------------------------------------
   // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
   ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);

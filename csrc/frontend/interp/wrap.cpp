@@ -309,6 +309,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         PyErr_Clear();
         unsupported("super() has no attribute " + name);
       }
+      if (ValuePtr method = dict_method_of(base->items[0], attr, name)) return method;
       if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
@@ -329,6 +330,8 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         if (base->source) base->source->manager(*guards_).add_no_attr(name);
         raise_python_error();
       }
+      if (base->kind == ValueKind::Object)
+        if (ValuePtr method = dict_method_of(base, attr, name)) return method;
       if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
         // A method of the object's class (its type is guarded): bind it to the traced value.
         auto method = std::make_shared<Value>();
@@ -381,7 +384,7 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
   if (!attr) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
-    source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
+    module->source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
     raise_python_error();
   }
   Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));
