@@ -266,6 +266,8 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
       if (x->items.size() < 2 || !x->items[1]) raise(PyExc_TypeError, "object has no len()");
       return Value::constant(check(PyLong_FromSize_t(x->items[1]->items.size())));
     }
+    if (x->kind == ValueKind::Object)
+      if (ValuePtr contents = dict_contents(x)) return Value::constant(check(PyLong_FromSize_t(contents->items.size())));
     if (x->kind == ValueKind::Set) return Value::constant(check(PyLong_FromSsize_t(PySet_GET_SIZE(x->obj.ptr()))));
     if (Ref method = python_special_method(x, "__len__")) {
       // A Python __len__ reads the object's state, which only inlining guards.

@@ -138,6 +138,14 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     push(inline_call(method, {container, key}, {}));
     return;
   }
+  if (container->kind == ValueKind::Object && key->is_constant())
+    if (ValuePtr contents = dict_contents(container)) container = contents;  // a dict subclass: dict's own lookup
+  if (container->kind == ValueKind::Dict && key->is_constant()) {
+    int at = container->dict_index(key->obj);
+    if (at < 0) raise(PyExc_KeyError, key->obj);
+    push(container->items[at]);
+    return;
+  }
   if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1]) {
     Ref getitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__"));
     push(call_native_method(getitem, container, {key}, {}));
@@ -213,6 +221,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     }
     case ValueKind::Object:
       if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (ValuePtr contents = dict_contents(iterable)) return iterate(contents);
       unsupported("iterating over a " + iterable->describe());
     case ValueKind::NewObject: {
       if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));

@@ -531,6 +531,8 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
           !python_special_method(container, "__contains__")) {
         container = container->items[1];  // a dict subclass's own items
+      } else if (container->kind == ValueKind::Object && !python_special_method(container, "__contains__")) {
+        if (ValuePtr contents = dict_contents(container)) container = contents;
       }
       if (container->kind == ValueKind::Dict && item->is_constant()) {
         bool found = container->dict_index(item->obj) >= 0;

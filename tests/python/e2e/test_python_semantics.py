@@ -470,3 +470,102 @@ def test_class_without_init_and_with_wrong_arguments():
 
     with pytest.raises(TypeError):
         cdynamo.optimize("eager")(g)(torch.ones(1))
+
+
+class Collector:
+    """A global holder written by the traced code (transformers' CompileableContextVar)."""
+
+    def __init__(self):
+        self.value = None
+
+
+COLLECTOR = Collector()
+
+
+def shares_a_new_list(x):
+    found = []
+    COLLECTOR.value = found  # the same list is stored outside and returned
+    found.append(x + 1)
+    return found
+
+
+def test_list_made_by_the_trace_stored_outside_and_returned_is_one_object():
+    x = torch.randn(2)
+    out = explain(shares_a_new_list, x)
+    assert out.graph_break_count == 0, out
+    assert out.out is COLLECTOR.value and same(out.out[0], x + 1)
+
+
+class KeyedRegistry(dict):
+    def get(self, model):
+        return super().get(type(model).__name__) or {}
+
+
+KEYED = KeyedRegistry(Linear={"scale": 3})
+
+
+def reads_dict_subclass(x, layer):
+    flags = KEYED.get(layer)
+    return x * flags.get("scale", 1), "Linear" in KEYED, len(KEYED)
+
+
+def test_dict_subclass_read_through_super_is_guarded():
+    compiled = cdynamo.optimize("eager")(reads_dict_subclass)
+    x, layer = torch.randn(2), torch.nn.Linear(1, 1)
+    out = compiled(x, layer)
+    assert same(out[0], x * 3) and out[1:] == (True, 1)
+    KEYED["Linear"] = {"scale": 5}
+    assert same(compiled(x, layer)[0], x * 5)
+    assert cdynamo.explain(reads_dict_subclass)(x, layer).graph_break_count == 0
+
+
+from collections.abc import Sequence  # noqa: E402
+
+
+class Layers(Sequence):
+    """A Sequence read from the frame: iterated through Sequence.__iter__ (a generator that ends
+    on the IndexError of __getitem__)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError(i)
+        return i * 10
+
+
+def test_iterating_a_sequence_object_from_the_frame():
+    layers = Layers(3)
+
+    def f(x):
+        total = 0
+        for v in layers:
+            total += v
+        return x + total, callable(f), callable(layers)
+
+    out = explain(f, torch.zeros(1))
+    assert out.graph_break_count == 0, out
+    assert same(out.out[0], torch.full((1,), 30.0)) and out.out[1:] == (True, False)
+
+
+class Attention(torch.nn.Module):
+    def forward(self, x):
+        groups = getattr(self, "groups", 1)
+        return x * groups
+
+
+def test_absent_module_attribute_is_guarded_without_recompiling():
+    from cdynamo.utils import counters
+
+    module = Attention()
+    compiled = cdynamo.optimize("eager")(module)
+    x = torch.randn(2)
+    for _ in range(3):
+        assert same(compiled(x), x)
+    assert not counters["recompiles"]
+    module.groups = 4
+    assert same(compiled(x), x * 4)
