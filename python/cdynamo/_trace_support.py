@@ -237,3 +237,12 @@ def fill_object(obj, attributes, items):
         base = next(b for b in type(obj).__mro__ if b is dict or b is collections.OrderedDict)
         for key, value in items.items():
             base.__setitem__(obj, key, value)
+
+
+def replace_contents(target, contents):
+    """A list or dict the traced code changed in place gets the contents the trace left it with."""
+    if isinstance(target, list):
+        target[:] = contents
+    else:
+        target.clear()
+        target.update(contents)

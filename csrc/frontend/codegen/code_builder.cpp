@@ -35,6 +35,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
   if (use_table && (value->kind == ValueKind::List || value->kind == ValueKind::Dict || value->kind == ValueKind::Set) &&
       load_from_table(code, value, depth))
     return;
+  if (use_table && (value->kind == ValueKind::List || value->kind == ValueKind::Dict) && value->source) {
+    code.load_source(*value->source);  // the program's own list or dict (given its new contents first)
+    return;
+  }
   switch (value->kind) {
     case ValueKind::Tensor: {
       if (value->source) {
@@ -85,6 +89,15 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.call(1);
       return;
     }
+    case ValueKind::Iterator: {
+      // A loop's iterator at a graph break, as the tuple of the items it has not produced yet
+      // (the trace knew them all when the loop began): the resume function's prologue makes it
+      // an iterator again (resume_code).
+      for (size_t i = value->position; i < value->items.size(); ++i)
+        rebuild(code, value->items[i], outputs, depth + static_cast<int>(i - value->position));
+      code.emit(BUILD_TUPLE, static_cast<int>(value->items.size() - value->position));
+      return;
+    }
     case ValueKind::NewObject:
       if (load_from_table(code, value, depth)) return;
       throw InternalError("an object made by the trace is missing from the object table");
@@ -132,6 +145,7 @@ void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr
       case ValueKind::List:
       case ValueKind::Dict:
       case ValueKind::NewObject:
+      case ValueKind::Iterator:
       case ValueKind::TensorMethod:
       case ValueKind::UserMethod:
         for (const auto& item : v->items) walk(item);
@@ -168,7 +182,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
       return;
     }
     if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::TensorMethod ||
-        v->kind == ValueKind::UserMethod)
+        v->kind == ValueKind::UserMethod || v->kind == ValueKind::Iterator)
       for (const auto& item : v->items) walk(item);
   };
   for (const auto& root : roots) walk(root);
@@ -219,7 +233,17 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
 
 void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect>& effects,
                          const std::vector<ValuePtr>& outputs, int depth) {
+  static Ref& replace = *new Ref(import_attr("cdynamo._trace_support", "replace_contents"));  // never freed: outlives the interpreter
   for (const auto& effect : effects) {
+    if (effect.name.empty()) {
+      code.emit(PUSH_NULL);
+      code.load_const(replace);
+      code.load_source(*effect.object->source);
+      rebuild_value(code, effect.value, outputs, depth + 3, false);
+      code.call(2);
+      code.emit(POP_TOP);
+      continue;
+    }
     rebuild(code, effect.value, outputs, depth);
     rebuild(code, effect.object, outputs, depth + 1);
     code.emit(STORE_ATTR, code.name_index(effect.name));

@@ -131,8 +131,13 @@ std::vector<int> live_slots(PyCodeObject* original, const interp::BreakState& st
 // The call of a resume function continuing at `target` with the `stack_count` values on top of
 // the stack and the locals of `slots`, whose result the frame returns.
 void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
-                 int stack_count, const std::vector<int>& slots) {
-  Ref resume = resume_code(original, instructions, target, stack_count, slots);
+                 int stack_count, const std::vector<int>& slots, const interp::BreakState& state) {
+  std::vector<int> iterator_stack, iterator_slots;
+  for (int i = 0; i < stack_count && i < static_cast<int>(state.stack.size()); ++i)
+    if (state.stack[i]->kind == ValueKind::Iterator) iterator_stack.push_back(i);
+  for (int slot : slots)
+    if (state.locals[slot] && state.locals[slot]->kind == ValueKind::Iterator) iterator_slots.push_back(slot);
+  Ref resume = resume_code(original, instructions, target, stack_count, slots, iterator_stack, iterator_slots);
   code.emit(BUILD_TUPLE, stack_count);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));
@@ -204,7 +209,8 @@ std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::
 }
 
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target, int stack_count,
-                const std::vector<int>& passed_slots) {
+                const std::vector<int>& passed_slots, const std::vector<int>& iterator_stack,
+                const std::vector<int>& iterator_slots) {
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
   const OpcodeClasses& classes = opcode_classes();
   const int nlocals = original->co_nlocals;
@@ -237,7 +243,16 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   };
   if (nfree) emit(COPY_FREE_VARS, nfree);
   emit(RESUME, 0);
-  for (int i = 0; i < stack_count; ++i) emit(LOAD_FAST, first_stack + i);
+  for (int slot : iterator_slots) {
+    emit(LOAD_FAST, new_slot[slot]);
+    emit(GET_ITER, 0);
+    emit(STORE_FAST, new_slot[slot]);
+  }
+  for (int i = 0; i < stack_count; ++i) {
+    emit(LOAD_FAST, first_stack + i);
+    for (int at : iterator_stack)
+      if (at == i) emit(GET_ITER, 0);
+  }
   emit(JUMP_FORWARD, 0);
   const int prologue = static_cast<int>(out.size());
   out.back().target = prologue + target;
@@ -283,9 +298,19 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
   const int depth_before = static_cast<int>(state.stack.size());
   if (use->pops > depth_before) throw InternalError("break instruction pops more than the stack holds");
   const int survivors = depth_before - use->pops;
-  for (int i = 0; i < depth_before; ++i) check_rebuildable(state.stack[i], i >= survivors);
+  // Loop iterators travel as tuples of their remaining items (resume_code's prologue): only as
+  // the frame's own stack entries that survive the break instruction, or its locals.
+  auto check_top = [](const ValuePtr& value, bool null_allowed, bool iterator_allowed) {
+    if (value->kind == ValueKind::Iterator) {
+      if (!iterator_allowed) throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
+      for (size_t i = value->position; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
+      return;
+    }
+    check_rebuildable(value, null_allowed);
+  };
+  for (int i = 0; i < depth_before; ++i) check_top(state.stack[i], i >= survivors, i < survivors);
   for (const auto& value : state.locals)
-    if (value) check_rebuildable(value, false);
+    if (value) check_top(value, false, true);
   // A container referenced from two places is rebuilt once (emit_object_table).
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
 }
@@ -341,15 +366,15 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     Instruction branch = inst;
     size_t jump_index = code.size();
     code.emit_instruction(branch);
-    call_resume(code, original, instructions, state.instruction + 1, survivors, slots);
+    call_resume(code, original, instructions, state.instruction + 1, survivors, slots, state);
     code.at(jump_index).target = static_cast<int>(code.size());
-    call_resume(code, original, instructions, inst.target, survivors, slots);
+    call_resume(code, original, instructions, inst.target, survivors, slots, state);
     return code.finish();
   } else {
     code.emit_instruction(translated(code, original, inst));
   }
   if (use->terminates) return code.finish();
-  call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots);
+  call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots, state);
   return code.finish();
 }
 

@@ -24,6 +24,14 @@ bool Tracer::trace_owned(const ValuePtr& container) {
       return true;
     }
   }
+  if (container->kind == ValueKind::List || container->kind == ValueKind::Dict) {
+    // A list or dict the program can see: changed here, and given its new contents after the
+    // graph (it keeps its source, so every reference still reaches the one object).
+    for (const auto& seen : mutated_containers_)
+      if (seen == container) return true;
+    mutated_containers_.push_back(container);
+    return true;
+  }
   return false;
 }
 

@@ -158,7 +158,8 @@ TraceResult Tracer::run() {
   TraceResult result;
   try {
     result.return_value = run_frame();
-    result.side_effects = side_effects_;
+    for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
+    result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {
       InterpFrame& root = *frames_.front();
       BreakState state;

@@ -27,7 +27,9 @@ struct BreakState {
 };
 
 // An attribute write on an object reachable from the frame (obj.attr = value), replayed by the
-// transformed code after the graph runs, in program order.
+// transformed code after the graph runs, in program order. An empty name: a list or dict read
+// from the frame that the trace changed in place (object == value); its new contents replace
+// the old ones, before any attribute write (which could redirect the path to it).
 struct SideEffect {
   ValuePtr object;  // has a source
   std::string name;
@@ -193,6 +195,8 @@ class Tracer {
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
   std::vector<SideEffect> side_effects_;
+  std::vector<ValuePtr> mutated_containers_;  // lists and dicts from the frame changed in place
+  std::unordered_map<PyObject*, ValuePtr> container_inputs_;  // list/dict object -> its one Value
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);

@@ -102,6 +102,16 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     if (source->kind == Source::Kind::Local) local_tensor_inputs_.emplace_back(source->index, source->name);
     return value;
   }
+  if (PyList_CheckExact(o) || PyDict_CheckExact(o)) {
+    // One Value per list or dict object, however it is reached: the trace may change it in place.
+    auto seen = container_inputs_.find(o);
+    if (seen != container_inputs_.end() && seen->second->source) {
+      SourcePtr first = seen->second->source;
+      guards_->add_same_object_guard([first](const guards::FrameView& f) { return first->fetch(f); }, first->str(),
+                                     [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
+      return seen->second;
+    }
+  }
   if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
     manager.add_type_match(Py_TYPE(o));
     Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
@@ -109,7 +119,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     std::vector<ValuePtr> items;
     for (Py_ssize_t i = 0; i < size; ++i)
       items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
-    return Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+    ValuePtr value = Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+    if (PyList_CheckExact(o)) {
+      container_inputs_[o] = value;
+      keep_alive_.push_back(Ref::borrow(obj));
+    }
+    return value;
   }
   if (PyDict_CheckExact(o)) {
     // Guarded key by key: same length and every key present means the same key set.
@@ -124,7 +139,10 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       keys.push_back(Ref::borrow(key));
       items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
     }
-    return Value::dict(std::move(keys), std::move(items), source);
+    ValuePtr value = Value::dict(std::move(keys), std::move(items), source);
+    container_inputs_[o] = value;
+    keep_alive_.push_back(Ref::borrow(obj));
+    return value;
   }
   if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
     // Sets of plain constants (membership tests against option names): specialised by equality.

@@ -569,3 +569,50 @@ def test_absent_module_attribute_is_guarded_without_recompiling():
     assert not counters["recompiles"]
     module.groups = 4
     assert same(compiled(x), x * 4)
+
+
+def appends_to_callers_list(x, found, options):
+    found.append(x * 2)
+    options["seen"] = len(found)
+    del_me = options.pop("drop", None)
+    return found, del_me
+
+
+def test_lists_and_dicts_of_the_caller_change_in_place_as_in_eager():
+    x = torch.randn(2)
+    found, options = [x], {"drop": 1}
+    out = explain(appends_to_callers_list, x, found, options)
+    assert out.graph_break_count == 0, out
+    assert out.out[0] is found and len(found) == 2 and same(found[1], x * 2)
+    assert options == {"seen": 2} and out.out[1] == 1
+
+
+def same_list_two_ways(x, holder):
+    holder.items.append(x)
+    return len(holder.alias)
+
+
+def test_one_list_reached_two_ways_is_one_value():
+    holder = Holder()
+    holder.items = []
+    holder.alias = holder.items
+    compiled = cdynamo.optimize("eager")(same_list_two_ways)
+    assert compiled(torch.ones(1), holder) == 1 and len(holder.items) == 1
+    holder.alias = []  # no longer the same list: the guard must fail, not reuse the trace
+    assert compiled(torch.ones(1), holder) == 0 and len(holder.items) == 2
+
+
+def loop_with_breaks(x, items):
+    out = []
+    for i, t in enumerate(items):
+        y = t * i
+        cdynamo.graph_break()
+        out.append(y + x)
+    return out
+
+
+def test_graph_break_inside_a_loop_keeps_the_loop():
+    x, items = torch.randn(2), [torch.randn(2) for _ in range(3)]
+    out = explain(loop_with_breaks, x, items)
+    assert out.graph_break_count == 3
+    assert all(same(a, b) for a, b in zip(out.out, loop_with_breaks(x, items))) and len(out.out) == 3
