@@ -131,9 +131,12 @@ std::vector<int> live_slots(PyCodeObject* original, const interp::BreakState& st
 // The call of a resume function continuing at `target` with the `stack_count` values on top of
 // the stack and the locals of `slots`, whose result the frame returns.
 void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
-                 int stack_count, const std::vector<int>& slots, const interp::BreakState& state) {
+                 int stack_count, const std::vector<int>& slots, const interp::BreakState& state,
+                 int traced_stack = -1) {
+  // Stack entries below traced_stack are the traced frame's (an exception handler adds its own).
+  if (traced_stack < 0) traced_stack = stack_count;
   std::vector<int> iterator_stack, iterator_slots;
-  for (int i = 0; i < stack_count && i < static_cast<int>(state.stack.size()); ++i)
+  for (int i = 0; i < std::min(stack_count, traced_stack) && i < static_cast<int>(state.stack.size()); ++i)
     if (state.stack[i]->kind == ValueKind::Iterator) iterator_stack.push_back(i);
   for (int slot : slots)
     if (state.locals[slot] && state.locals[slot]->kind == ValueKind::Iterator) iterator_slots.push_back(slot);
@@ -360,21 +363,47 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) code.emit(STORE_FAST, *it);
   std::vector<int> slots = live_slots(original, state);
   if (state.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(state.kw_names));
+  // Inside a try block the instruction run here keeps its handler: an exception it raises
+  // lands in a handler of this code that continues in a resume function at the original
+  // handler, with the stack the handler expects (the traced values under the try block, lasti,
+  // the exception) and the locals stored above.
+  const size_t first_break_inst = code.size();
+  auto cover_with_handler = [&]() {
+    if (!inst.handler) return;
+    for (size_t i = first_break_inst; i < code.size(); ++i)
+      code.at(i).handler = bytecode::ExceptionHandler{-1, base + inst.handler->depth, inst.handler->lasti};
+  };
+  auto emit_handler = [&]() {
+    if (!inst.handler) return;
+    const int handler_start = static_cast<int>(code.size());
+    for (size_t i = first_break_inst; i < code.size(); ++i)
+      if (code.at(i).handler && code.at(i).handler->target < 0) code.at(i).handler->target = handler_start;
+    call_resume(code, original, instructions, inst.handler->target,
+                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, slots, state, inst.handler->depth);
+  };
   if (inst.opcode == CALL) {
     code.call(inst.arg);
+    cover_with_handler();
   } else if (jump) {
     Instruction branch = inst;
     size_t jump_index = code.size();
     code.emit_instruction(branch);
+    cover_with_handler();
     call_resume(code, original, instructions, state.instruction + 1, survivors, slots, state);
     code.at(jump_index).target = static_cast<int>(code.size());
     call_resume(code, original, instructions, inst.target, survivors, slots, state);
+    emit_handler();
     return code.finish();
   } else {
     code.emit_instruction(translated(code, original, inst));
+    cover_with_handler();
   }
-  if (use->terminates) return code.finish();
+  if (use->terminates) {
+    emit_handler();
+    return code.finish();
+  }
   call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots, state);
+  emit_handler();
   return code.finish();
 }
 

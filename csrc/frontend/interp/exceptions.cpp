@@ -103,7 +103,10 @@ bool Tracer::exception_step(const bytecode::Instruction& inst) {
     case CHECK_EXC_MATCH: {
       ValuePtr type = pop();
       ValuePtr exception = top();
-      if (!type->is_fully_constant() || !exception->is_constant()) unsupported("an except clause on a " + type->describe());
+      // An exception from the frame (a resume function's handler) is an object whose type is guarded.
+      if (!type->is_fully_constant() || !exception->obj ||
+          (!exception->is_constant() && exception->kind != ValueKind::Object))
+        unsupported("an except clause on a " + type->describe());
       TracedException raised{exception->obj, ""};
       bool match = is_instance_of(raised, type->as_python_constant().ptr());
       push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
@@ -112,7 +115,8 @@ bool Tracer::exception_step(const bytecode::Instruction& inst) {
     case RERAISE: {
       ValuePtr exception = pop();
       if (arg) pop();  // lasti
-      if (!exception->is_constant()) unsupported("re-raising a " + exception->describe());
+      if (!exception->obj || (!exception->is_constant() && exception->kind != ValueKind::Object))
+        unsupported("re-raising a " + exception->describe());
       raise(exception->obj);
     }
     case RAISE_VARARGS: {

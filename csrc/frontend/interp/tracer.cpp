@@ -199,9 +199,9 @@ TraceResult Tracer::run() {
 bool Tracer::can_break_at(int instruction) const {
   const InterpFrame& root = *frames_.front();
   if (instruction < 0 || static_cast<size_t>(instruction) >= root.instructions.size()) return false;
-  // Inside try/with blocks the handler would have to be re-entered in the resume function;
-  // cell variables would need their cells rebuilt. Neither is supported yet.
-  if (root.instructions[instruction].handler) return false;
+  // Inside a try block the transformed code keeps the instruction's handler (resume.cpp); a
+  // with-block's context manager cannot be rebuilt (check_break_state refuses it). Cell
+  // variables would need their cells rebuilt: not supported yet.
   if (root.code->co_ncellvars > 0) return false;
   return true;
 }

@@ -616,3 +616,41 @@ def test_graph_break_inside_a_loop_keeps_the_loop():
     out = explain(loop_with_breaks, x, items)
     assert out.graph_break_count == 3
     assert all(same(a, b) for a, b in zip(out.out, loop_with_breaks(x, items))) and len(out.out) == 3
+
+
+def break_inside_try(x, fail):
+    y = x + 1
+    try:
+        cdynamo.graph_break()
+        if fail:
+            raise ValueError("fail")
+        w = y * 2
+    except ValueError:
+        w = y - 1
+    finally:
+        w = w + 10
+    return w
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_graph_break_inside_a_try_block_keeps_its_handlers(fail):
+    x = torch.randn(2)
+    out = explain(break_inside_try, x, fail)
+    assert out.graph_break_count == 1 and out.graph_count == 2, out
+    assert same(out.out, break_inside_try(x, fail))
+
+
+def unsupported_call_raises_inside_try(x, items):
+    try:
+        print(len(items))  # a graph break inside the try block
+        bad = torch.cat([x, x.view(1, -1)])  # raises (shape mismatch): caught below
+    except RuntimeError:
+        bad = x * 3
+    return bad
+
+
+def test_exception_of_the_instruction_run_at_a_break_reaches_the_handler(capsys):
+    x = torch.randn(2)
+    out = explain(unsupported_call_raises_inside_try, x, [1, 2])
+    assert same(out.out, x * 3)
+    assert out.graph_break_count >= 1
