@@ -1,5 +1,5 @@
-// Methods of the containers a trace holds: dicts, lists, tuples and sets. Containers made by the
-// trace change in place (every reference shares the Value); those read from the frame do not.
+// Methods of the containers a trace holds: dicts, lists, tuples and sets. They change in place
+// (one Value per object); lists and dicts from the frame get their new contents after the graph.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"

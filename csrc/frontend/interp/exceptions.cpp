@@ -74,17 +74,6 @@ bool Tracer::enter_handler(const bytecode::Instruction& inst, const TracedExcept
   return true;
 }
 
-Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
-  if (value->kind == ValueKind::NewObject) return special_method_of_class(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), name);
-  if (value->kind != ValueKind::Object && value->kind != ValueKind::Constant) return Ref();
-  if (!value->obj || PyType_Check(value->obj.ptr())) return Ref();
-  Ref key = check(PyUnicode_FromString(name));
-  // The type is fixed by the value's guard (type match for objects, identity or equality for constants).
-  PyObject* found = _PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr());
-  if (!found || !PyFunction_Check(found)) return Ref();
-  return Ref::borrow(found);
-}
-
 bool Tracer::exception_step(const bytecode::Instruction& inst) {
   const int arg = inst.arg;
   switch (inst.opcode) {

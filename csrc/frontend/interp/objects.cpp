@@ -1,6 +1,5 @@
-// Instances of Python classes made inside the trace (DynamicCache, ModelOutput, config views):
-// their __dict__ and, for dict subclasses, their items are Values; methods are inlined, and the
-// transformed code rebuilds the objects the program can still see. Assumes guarded classes.
+// Objects and attributes: instances of Python classes made by the trace (state held as Values,
+// methods inlined, rebuilt after the graph), and attribute writes on objects from the frame.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -42,6 +41,17 @@ Ref Tracer::special_method_of_class(PyTypeObject* type, const char* name) {
   return is_function(found) ? Ref::borrow(found) : Ref();
 }
 
+Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
+  if (value->kind == ValueKind::NewObject) return special_method_of_class(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), name);
+  if (value->kind != ValueKind::Object && value->kind != ValueKind::Constant) return Ref();
+  if (!value->obj || PyType_Check(value->obj.ptr())) return Ref();
+  Ref key = check(PyUnicode_FromString(name));
+  // The type is fixed by the value's guard (type match for objects, identity or equality for constants).
+  PyObject* found = _PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr());
+  if (!found || !PyFunction_Check(found)) return Ref();
+  return Ref::borrow(found);
+}
+
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
@@ -74,8 +84,9 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
     return object;
   }
-  Ref init = Ref::borrow(_PyType_Lookup(type, interned("__init__").ptr()));
-  call_native_method(init, object, std::move(args), std::move(kwargs));
+  PyObject* init = _PyType_Lookup(type, interned("__init__").ptr());
+  if (!init || (Py_TYPE(init) != &PyWrapperDescr_Type && Py_TYPE(init) != &PyMethodDescr_Type)) return nullptr;
+  call_native_method(Ref::borrow(init), object, std::move(args), std::move(kwargs));
   return object;
 }
 
@@ -147,6 +158,7 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
       return;
     }
   }
+  if (name == "__dict__" || name == "__class__") unsupported("assigning " + name + " of an object");
   const ValuePtr& dict = object->items[0];
   Ref key = interned(name);
   int at = dict->dict_index(key);
@@ -180,6 +192,9 @@ ValuePtr Tracer::super_attr(const ValuePtr& super, const std::string& name) {
 
 ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std::vector<ValuePtr> args,
                                     graph::KwArgs kwargs) {
+  if (Py_TYPE(descriptor.ptr()) != &PyMethodDescr_Type && Py_TYPE(descriptor.ptr()) != &PyWrapperDescr_Type)
+    unsupported("calling a " + std::string(Py_TYPE(descriptor.ptr())->tp_name) + " on a " +
+                std::string(as_type(self->cls)->tp_name) + " object");
   std::string name = to_std_string(Ref(check(PyObject_GetAttrString(descriptor.ptr(), "__name__"))));
   auto* owner = reinterpret_cast<PyDescrObject*>(descriptor.ptr())->d_type;
   const size_t argc = args.size();
@@ -255,6 +270,46 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
       name == "setdefault")
     return call_container_method(mapping, name, std::move(args), std::move(kwargs));
   unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
+}
+
+// --- attribute writes on objects from the frame: replayed after the graph -------------------
+
+ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
+  if (!base->obj) return nullptr;
+  for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
+    if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
+  return nullptr;
+}
+
+void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
+  if (object->kind == ValueKind::NewObject) {
+    new_object_store_attr(object, name, std::move(value), false);
+    return;
+  }
+  // Only objects the transformed code can reach again, holding values it can rebuild.
+  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
+  if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
+  // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
+  // where eager has one. Values reachable by their source keep their identity.
+  switch (value->kind) {
+    case ValueKind::Tensor:
+    case ValueKind::Constant:
+    case ValueKind::Tuple:
+      break;
+    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced (the object table)
+    case ValueKind::List:
+    case ValueKind::Dict:
+    case ValueKind::Set:
+      break;
+    case ValueKind::NNModule:
+    case ValueKind::Object:
+      if (value->source) break;
+      [[fallthrough]];
+    default: unsupported("assigning a " + value->describe() + " to an attribute");
+  }
+  if (object->kind == ValueKind::NNModule && value->is_tensor())
+    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
+  side_effects_.push_back({std::move(object), name, std::move(value)});
 }
 
 }  // namespace cdynamo::interp

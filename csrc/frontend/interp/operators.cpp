@@ -1,5 +1,5 @@
-// Python operators on traced values: arithmetic, comparison, subscripts, iteration, unpacking.
-// Constants fold at trace time; anything touching a tensor becomes a graph node.
+// Python operators on traced values: truth, arithmetic, comparison, subscripts, iteration,
+// unpacking. Constants fold at trace time; anything touching a tensor becomes a graph node.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -25,6 +25,45 @@ std::string operator_name(Handle op) {
 }
 
 }  // namespace
+
+bool Tracer::truth_value(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Constant: {
+      int truth = PyObject_IsTrue(value->obj.ptr());
+      check_status(truth);
+      return truth;
+    }
+    case ValueKind::Tuple:
+    case ValueKind::List:
+    case ValueKind::Dict: return !value->items.empty();
+    case ValueKind::Set: return PySet_GET_SIZE(value->obj.ptr()) > 0;
+    case ValueKind::Tensor:
+      unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
+                  "use torch.where, or move the branch out of the compiled function");
+    case ValueKind::PyModule:
+    case ValueKind::NNModule:
+    case ValueKind::TensorMethod:
+    case ValueKind::UserMethod:
+    case ValueKind::Function:
+    case ValueKind::Generator: return true;
+    case ValueKind::NewObject:
+    case ValueKind::Object: {
+      // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
+      // state the guards do not cover.
+      for (const char* name : {"__bool__", "__len__"}) {
+        if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
+        Ref key = check(PyUnicode_FromString(name));
+        if (value->kind == ValueKind::NewObject) {
+          if (value->items.size() > 1 && value->items[1]) return !value->items[1]->items.empty();
+          continue;
+        }
+        if (_PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr())) unsupported("truth value of a " + value->describe());
+      }
+      return true;
+    }
+    default: unsupported("truth value of a " + value->describe());
+  }
+}
 
 void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
   std::string what = operator_name(op);

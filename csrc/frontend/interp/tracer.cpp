@@ -206,86 +206,9 @@ bool Tracer::can_break_at(int instruction) const {
   return true;
 }
 
-ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
-  if (!base->obj) return nullptr;
-  for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
-    if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
-  return nullptr;
-}
-
-void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
-  if (object->kind == ValueKind::NewObject) {
-    new_object_store_attr(object, name, std::move(value), false);
-    return;
-  }
-  // Only objects the transformed code can reach again, holding values it can rebuild.
-  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
-  if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
-  // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
-  // where eager has one. Values reachable by their source keep their identity.
-  switch (value->kind) {
-    case ValueKind::Tensor:
-    case ValueKind::Constant:
-    case ValueKind::Tuple:
-      break;
-    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced (the object table)
-    case ValueKind::List:
-    case ValueKind::Dict:
-    case ValueKind::Set:
-      break;
-    case ValueKind::NNModule:
-    case ValueKind::Object:
-      if (value->source) break;
-      [[fallthrough]];
-    default: unsupported("assigning a " + value->describe() + " to an attribute");
-  }
-  if (object->kind == ValueKind::NNModule && value->is_tensor())
-    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
-  side_effects_.push_back({std::move(object), name, std::move(value)});
-}
-
 std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {
   if (local_tensor_inputs_.size() > 1) guards_->add_no_aliasing_guard(local_tensor_inputs_);
   return std::move(guards_);
-}
-
-bool Tracer::truth_value(const ValuePtr& value) {
-  switch (value->kind) {
-    case ValueKind::Constant: {
-      int truth = PyObject_IsTrue(value->obj.ptr());
-      check_status(truth);
-      return truth;
-    }
-    case ValueKind::Tuple:
-    case ValueKind::List:
-    case ValueKind::Dict: return !value->items.empty();
-    case ValueKind::Set: return PySet_GET_SIZE(value->obj.ptr()) > 0;
-    case ValueKind::Tensor:
-      unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
-                  "use torch.where, or move the branch out of the compiled function");
-    case ValueKind::PyModule:
-    case ValueKind::NNModule:
-    case ValueKind::TensorMethod:
-    case ValueKind::UserMethod:
-    case ValueKind::Function:
-    case ValueKind::Generator: return true;
-    case ValueKind::NewObject:
-    case ValueKind::Object: {
-      // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
-      // state the guards do not cover.
-      for (const char* name : {"__bool__", "__len__"}) {
-        if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
-        Ref key = check(PyUnicode_FromString(name));
-        if (value->kind == ValueKind::NewObject) {
-          if (value->items.size() > 1 && value->items[1]) return !value->items[1]->items.empty();
-          continue;
-        }
-        if (_PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr())) unsupported("truth value of a " + value->describe());
-      }
-      return true;
-    }
-    default: unsupported("truth value of a " + value->describe());
-  }
 }
 
 void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test) {
