@@ -246,3 +246,16 @@ def replace_contents(target, contents):
     else:
         target.clear()
         target.update(contents)
+
+
+def _grad_mode_restorer(enabled):
+    def restore_grad_mode(*exc_info):
+        torch._C._set_grad_enabled(enabled)  # returns None: an exception leaving the block goes on
+
+    return restore_grad_mode
+
+
+# The __exit__ of a torch.no_grad()/enable_grad() block that a graph break cuts: restores the mode
+# from before the block ([0]: disabled, [1]: enabled). Fixed objects, so that the resume
+# function's trace recognises them (and its guards stay valid).
+RESTORE_GRAD_MODE = (_grad_mode_restorer(False), _grad_mode_restorer(True))

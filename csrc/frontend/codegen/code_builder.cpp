@@ -89,6 +89,12 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.call(1);
       return;
     }
+    case ValueKind::GradModeExit: {
+      // The __exit__ of a no_grad/enable_grad block the break cuts: restores the mode from before it.
+      static Ref& restorers = *new Ref(import_attr("cdynamo._trace_support", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
+      code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->position ? 1 : 0)));
+      return;
+    }
     case ValueKind::Iterator: {
       // A loop's iterator at a graph break, as the tuple of the items it has not produced yet
       // (the trace knew them all when the loop began): the resume function's prologue makes it

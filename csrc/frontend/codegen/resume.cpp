@@ -161,6 +161,7 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
       return;
     case ValueKind::Tensor:
     case ValueKind::Constant:
+    case ValueKind::GradModeExit:
     case ValueKind::Set: return;
     case ValueKind::Tuple:
     case ValueKind::List:

@@ -71,6 +71,16 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
   }
+  static Ref& restorers = *new Ref(import_attr("cdynamo._trace_support", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
+  for (int enabled = 0; enabled < 2; ++enabled)
+    if (o == PyTuple_GET_ITEM(restorers.ptr(), enabled)) {
+      // A no_grad/enable_grad block cut by a graph break continues here (codegen rebuilt its __exit__).
+      manager.add_id_match(obj);
+      auto exit = std::make_shared<Value>();
+      exit->kind = ValueKind::GradModeExit;
+      exit->position = enabled;
+      return exit;
+    }
   if (is_plain_constant(o)) {
     manager.add_equals_match(obj);
     return Value::constant(Ref::borrow(obj), source);

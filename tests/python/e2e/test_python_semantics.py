@@ -654,3 +654,35 @@ def test_exception_of_the_instruction_run_at_a_break_reaches_the_handler(capsys)
     out = explain(unsupported_call_raises_inside_try, x, [1, 2])
     assert same(out.out, x * 3)
     assert out.graph_break_count >= 1
+
+
+def break_inside_no_grad(x, w):
+    y = x @ w
+    with torch.no_grad():
+        z = y * 2
+        cdynamo.graph_break()
+        inside = torch.is_grad_enabled()
+        z = z + 1
+    return y.sum() + z.sum(), inside, torch.is_grad_enabled()
+
+
+def test_graph_break_inside_no_grad_block_keeps_and_restores_the_mode():
+    x = torch.randn(2, 2, requires_grad=True)
+    w = torch.randn(2, 2, requires_grad=True)
+    out = explain(break_inside_no_grad, x, w)
+    assert out.graph_break_count == 1, out
+    expected = break_inside_no_grad(x, w)
+    assert same(out.out[0], expected[0]) and out.out[1:] == (False, True)
+    assert out.out[0].requires_grad and torch.is_grad_enabled()
+
+
+def raises_inside_no_grad(x):
+    with torch.no_grad():
+        cdynamo.graph_break()
+        raise ValueError("inside")
+
+
+def test_exception_leaving_a_cut_no_grad_block_restores_grad_mode():
+    with pytest.raises(ValueError, match="inside"):
+        cdynamo.optimize("eager")(raises_inside_no_grad)(torch.ones(1))
+    assert torch.is_grad_enabled()
