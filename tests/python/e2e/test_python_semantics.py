@@ -686,3 +686,33 @@ def test_exception_leaving_a_cut_no_grad_block_restores_grad_mode():
     with pytest.raises(ValueError, match="inside"):
         cdynamo.optimize("eager")(raises_inside_no_grad)(torch.ones(1))
     assert torch.is_grad_enabled()
+
+
+def test_no_leaks_from_objects_closures_and_generators_over_many_calls():
+    import gc
+    import sys
+    import weakref
+
+    def f(x, holder_list):
+        c = Cache(1)
+        c.update(x, 0)
+        scale = 2
+        ys = tuple(t * scale for t in [x, x])
+        holder_list.append(len(ys))
+        holder_list.pop()
+        return MyOut(logits=ys[0], cache=c)
+
+    compiled = cdynamo.optimize("eager")(f)
+    x, holder_list = torch.randn(2), []
+    for _ in range(10):
+        compiled(x, holder_list)
+    gc.collect()
+    before = (sys.getrefcount(x), sys.getrefcount(holder_list), len(gc.get_objects()))
+    for _ in range(2000):
+        out = compiled(x, holder_list)
+    ref = weakref.ref(out.cache)
+    del out
+    gc.collect()
+    after = (sys.getrefcount(x), sys.getrefcount(holder_list), len(gc.get_objects()))
+    assert ref() is None  # what the compiled code made is freed like eager's
+    assert after[:2] == before[:2] and abs(after[2] - before[2]) < 50
