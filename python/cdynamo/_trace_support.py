@@ -83,7 +83,7 @@ _FOLDABLE_BUILTINS = {
     abs, min, max, round, int, float, bool, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
     all, any, reversed, slice,
 }
-_FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device}
+_FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 
 
 def _is_compiling_functions():
@@ -191,6 +191,19 @@ def binary_operators():
                operator.imul, operator.imod, operator.ior, operator.ipow, operator.irshift,
                operator.isub, operator.itruediv, operator.ixor]
     return tuple(plain + inplace)
+
+
+def inplace_to_plain():
+    """operator.iadd -> operator.add, ...: what an in-place operator computes on an immutable left side."""
+    ops = binary_operators()
+    return dict(zip(ops[13:], ops[:13]))
+
+
+def is_nn_layer_forward(fn):
+    """forward() of one of torch.nn's own layers, reached through super() from a subclass (a
+    layer's forward is otherwise one call_module node): traced like the user's code."""
+    module = getattr(fn, "__module__", "") or ""
+    return module.startswith("torch.nn.modules.") and getattr(fn, "__name__", "") == "forward"
 
 
 def compare_operators():

@@ -97,7 +97,8 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   if (code->co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))
     unsupported("calling the coroutine function " + name + "()");
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
-  if (is_library_file(code))
+  if (is_library_file(code) &&
+      !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_forward", {function}).ptr()))
     unsupported("calling " + name + "() of " + to_std_string(code->co_filename) +
                 " (library code is not traced into; it runs eagerly)");
 

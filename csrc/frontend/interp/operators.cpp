@@ -68,6 +68,15 @@ bool Tracer::truth_value(const ValuePtr& value) {
 void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
   std::string what = operator_name(op);
   if (involves_tensor(lhs) || involves_tensor(rhs)) {
+    if (!lhs->is_tensor() && what.starts_with("operator.i") && what != "operator.is_") {
+      // `n += t` with n a number: n has no in-place form, so Python computes n + t (and the
+      // graph must not hold an augmented assignment to a literal).
+      static Ref& plain_ops = *new Ref(call_helper("cdynamo._trace_support", "inplace_to_plain", {}));  // never freed: outlives the interpreter
+      if (PyObject* plain = PyDict_GetItem(plain_ops.ptr(), op.ptr())) {
+        push(graph_.call("call_function", Ref::borrow(plain), {lhs, rhs}, {}, operator_name(Ref::borrow(plain))));
+        return;
+      }
+    }
     push(graph_.call("call_function", op, {lhs, rhs}, {}, what));
     return;
   }
@@ -158,6 +167,18 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     int at = container->dict_index(key->obj);
     if (at < 0) raise(PyExc_KeyError, key->obj);  // the key set is guarded: it raises at run time too
     push(container->items[at]);
+    return;
+  }
+  if (container->kind == ValueKind::NNModule && key->is_constant() && PySlice_Check(key->obj.ptr())) {
+    // A slice of a ModuleList/Sequential makes a new container of the same children: the trace
+    // keeps the children (with their sources) in a list, which iterates and indexes the same.
+    std::vector<ValuePtr> children = iterate(container);
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(key->obj.ptr(), &start, &stop, &step) < 0) throw PythonError();
+    Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(children.size()), &start, &stop, step);
+    std::vector<ValuePtr> picked;
+    for (Py_ssize_t i = 0, at = start; i < length; ++i, at += step) picked.push_back(children[at]);
+    push(Value::sequence(ValueKind::List, std::move(picked)));
     return;
   }
   if (container->kind == ValueKind::NNModule && key->is_constant()) {

@@ -145,7 +145,8 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     PyObject *key, *item;
     Py_ssize_t pos = 0;
     while (PyDict_Next(o, &pos, &key, &item)) {
-      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyBytes_CheckExact(key))
+        unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
       keys.push_back(Ref::borrow(key));
       items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
     }
@@ -407,6 +408,25 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     value->kind = ValueKind::NNModule;
     value->module_path = path;
     return value;
+  }
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  // The class's own entry (not what getattr makes of it): a property runs in the trace, a
+  // staticmethod takes no self. All fixed by the module's identity, which is guarded.
+  PyObject* raw = _PyType_Lookup(Py_TYPE(obj), key.ptr());
+  Ref raw_ref = Ref::borrow(raw);
+  if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
+    Ref getter = check(PyObject_GetAttrString(raw, "fget"));
+    if (PyFunction_Check(getter.ptr())) return inline_call(getter, {module}, {});
+  }
+  if (raw && PyObject_TypeCheck(raw, &PyStaticMethod_Type))
+    return Value::constant(check(PyObject_GetAttrString(raw, "__func__")));
+  if (raw && PyObject_TypeCheck(raw, &PyClassMethod_Type)) {
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = check(PyObject_GetAttrString(raw, "__func__"));
+    method->name = name;
+    method->items = {Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(obj))))};
+    return method;
   }
   if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) return wrap(instance_value, source);
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));

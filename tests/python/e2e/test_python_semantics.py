@@ -716,3 +716,47 @@ def test_no_leaks_from_objects_closures_and_generators_over_many_calls():
     after = (sys.getrefcount(x), sys.getrefcount(holder_list), len(gc.get_objects()))
     assert ref() is None  # what the compiled code made is freed like eager's
     assert after[:2] == before[:2] and abs(after[2] - before[2]) < 50
+
+
+class PositionalEmbedding(torch.nn.Embedding):
+    """A torch.nn layer subclass whose forward calls the layer's own through super() (OPT)."""
+
+    def forward(self, positions, offset=2):
+        return super().forward(positions + offset)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+        self.pos = PositionalEmbedding(10, 4)
+
+    @staticmethod
+    def bucket(t, scale=2):  # a staticmethod called through self (RoBERTa, T5)
+        return t * scale
+
+    @classmethod
+    def name(cls):
+        return cls.__name__
+
+    @property
+    def depth(self):
+        return len(self.layers)
+
+    def forward(self, x):
+        total = 0
+        for layer in self.layers[: self.depth - 1]:  # a ModuleList slice
+            x = layer(x)
+            total += x  # a number += a tensor
+        low = torch.finfo(x.dtype).min
+        return self.bucket(total).clamp(min=low) + self.pos(torch.tensor([1])), self.name()
+
+
+def test_module_staticmethod_classmethod_property_slice_and_nn_layer_super():
+    torch.manual_seed(0)
+    block = Block()
+    x = torch.randn(1, 4)
+    out = explain(block, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    expected = block(x)
+    assert same(out.out[0], expected[0]) and out.out[1] == "Block"
