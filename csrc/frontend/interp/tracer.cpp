@@ -409,6 +409,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CALL_INTRINSIC_1: {
       if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
         unary_op("pos", pop());
+      } else if (arg == 3) {  // INTRINSIC_STOPITERATION_ERROR: a generator's StopIteration becomes RuntimeError
+        ValuePtr exception = pop();
+        if (exception->obj && PyObject_TypeCheck(exception->obj.ptr(), reinterpret_cast<PyTypeObject*>(PyExc_StopIteration)))
+          exception = Value::constant(check(PyObject_CallFunction(PyExc_RuntimeError, "s", "generator raised StopIteration")));
+        push(exception);
       } else if (arg == 6) {  // INTRINSIC_LIST_TO_TUPLE
         ValuePtr list = pop();
         if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
