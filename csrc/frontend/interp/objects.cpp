@@ -34,6 +34,16 @@ PyTypeObject* builtin_base(PyTypeObject* type) {
 
 bool is_function(PyObject* found) { return found && PyFunction_Check(found); }
 
+// A class's own namespace (new reference). 3.12 keeps static builtin types' dicts outside the
+// type object (tp_dict is NULL there), behind PyType_GetDict.
+Ref own_dict(PyTypeObject* type) {
+#if PY_VERSION_HEX >= 0x030C0000
+  return check(PyType_GetDict(type));
+#else
+  return Ref::borrow(type->tp_dict);
+#endif
+}
+
 }  // namespace
 
 Ref Tracer::special_method_of_class(PyTypeObject* type, const char* name) {
@@ -178,8 +188,8 @@ ValuePtr Tracer::super_attr(const ValuePtr& super, const std::string& name) {
   if (start == 0) unsupported("super() with a class that is not a base of the object");
   Ref key = interned(name);
   for (Py_ssize_t i = start; i < PyTuple_GET_SIZE(mro); ++i) {
-    PyObject* dict = as_type(PyTuple_GET_ITEM(mro, i))->tp_dict;
-    if (PyObject* found = PyDict_GetItemWithError(dict, key.ptr())) {
+    Ref dict = own_dict(as_type(PyTuple_GET_ITEM(mro, i)));
+    if (PyObject* found = PyDict_GetItemWithError(dict.ptr(), key.ptr())) {
       ValuePtr bound = bind_class_attribute(self, Ref::borrow(found), name, nullptr);
       // No name: rebuilding it as self.<name> would find the subclass's method, not super's.
       if (bound->kind == ValueKind::UserMethod) bound->name.clear();
