@@ -133,6 +133,28 @@ std::string callable_name(Handle fn) {
   return to_std_string(name);
 }
 
+// ContextVar.get(): the value in the current context, guarded to be the same object on later
+// calls (a different context, or a set() since, fails the guard and retraces).
+ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
+  PyObject* found = nullptr;
+  if (PyContextVar_Get(var.ptr(), default_value.ptr(), &found) < 0) raise_python_error();
+  if (!found) raise(PyExc_LookupError, var);
+  Ref value = Ref::steal(found);
+  Ref name = steal(PyObject_GetAttrString(var.ptr(), "name"));
+  if (!name) PyErr_Clear();
+  std::string what = "ContextVar " + (name ? to_std_string(name) : std::string("?")) + ".get()";
+  guards_->add_same_object_guard(
+      [var, default_value](const guards::FrameView&) -> PyObject* {
+        PyObject* current = nullptr;
+        if (PyContextVar_Get(var.ptr(), default_value.ptr(), &current) < 0) return nullptr;
+        return current;
+      },
+      what,
+      [value](const guards::FrameView&) -> PyObject* { return Py_NewRef(value.ptr()); }, "its value when traced");
+  keep_alive_.push_back(value);
+  return Value::constant(std::move(value));
+}
+
 // What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
 // its class or function, never state the trace changes. Null when there is none.
 Ref Tracer::inspected_object(const ValuePtr& value) {
@@ -160,6 +182,9 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
          PyBytes_Check(self)))
       return fold(fn, args, kwargs);
   }
+  if (PyCFunction_Check(fn.ptr()) && PyCFunction_GET_SELF(fn.ptr()) && PyContextVar_CheckExact(PyCFunction_GET_SELF(fn.ptr())) &&
+      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" && args.size() <= 1 && kwargs.empty() && (args.empty() || args[0]->is_constant()))
+    return context_var_get(Ref::borrow(PyCFunction_GET_SELF(fn.ptr())), args.empty() ? Ref() : args[0]->obj);
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())

@@ -188,6 +188,7 @@ class Tracer {
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
+  ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 

@@ -760,3 +760,25 @@ def test_module_staticmethod_classmethod_property_slice_and_nn_layer_super():
     assert out.graph_count == 1 and out.graph_break_count == 0, out
     expected = block(x)
     assert same(out.out[0], expected[0]) and out.out[1] == "Block"
+
+
+import contextvars  # noqa: E402
+
+SCALE = contextvars.ContextVar("scale", default=2)
+
+
+def reads_context_var(x):
+    return x * SCALE.get()
+
+
+def test_context_var_get_is_guarded_on_the_current_value():
+    compiled = cdynamo.optimize("eager")(reads_context_var)
+    x = torch.ones(2)
+    assert same(compiled(x), x * 2)
+    token = SCALE.set(5)
+    try:
+        assert same(compiled(x), x * 5)
+    finally:
+        SCALE.reset(token)
+    assert same(compiled(x), x * 2)
+    assert cdynamo.explain(reads_context_var)(x).graph_break_count == 0
