@@ -64,8 +64,11 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     case ValueKind::List: {
       bool structseq = value->kind == ValueKind::Tuple && value->obj;
       if (structseq) {
+        // torch.return_types take the tuple; a namedtuple is made from it by cls._make.
+        Ref make = steal(PyObject_GetAttrString(value->obj.ptr(), "_make"));
+        if (!make) PyErr_Clear();
         code.emit(PUSH_NULL);
-        code.load_const(value->obj);
+        code.load_const(make ? make : value->obj);
         depth += 2;
       }
       for (size_t i = 0; i < value->items.size(); ++i) rebuild(code, value->items[i], outputs, depth + static_cast<int>(i));

@@ -66,6 +66,31 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
   PyTypeObject* type = as_type(obj);
+  if (PyType_IsSubtype(type, &PyTuple_Type) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+    // A namedtuple: its generated __new__ binds the fields; the value is a tuple that knows its
+    // class (fields by name, isinstance, rebuilt through cls._make).
+    Ref fields = steal(PyObject_GetAttrString(obj, "_fields"));
+    Ref make = steal(PyObject_GetAttrString(obj, "_make"));
+    PyErr_Clear();
+    PyObject* new_entry = _PyType_Lookup(type, interned("__new__").ptr());  // a staticmethod in the class
+    Ref new_function = new_entry && PyObject_TypeCheck(new_entry, &PyStaticMethod_Type)
+                           ? check(PyObject_GetAttrString(new_entry, "__func__"))
+                           : Ref::borrow(new_entry);
+    PyObject* new_method = new_function.ptr();
+    if (!fields || !make || !PyTuple_Check(fields.ptr()) || !is_function(new_method) ||
+        special_method_of_class(type, "__init__"))
+      return nullptr;
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(new_method));
+    std::vector<ValuePtr> bound_args{cls};
+    bound_args.insert(bound_args.end(), args.begin(), args.end());
+    std::vector<ValuePtr> slots = bind_arguments(code, Ref::borrow(new_method), std::move(bound_args), std::move(kwargs));
+    Py_ssize_t count = PyTuple_GET_SIZE(fields.ptr());
+    if (code->co_argcount != count + 1) unsupported("a namedtuple whose __new__ is not the generated one");
+    std::vector<ValuePtr> items(slots.begin() + 1, slots.begin() + 1 + count);
+    ValuePtr tuple = Value::sequence(ValueKind::Tuple, std::move(items));
+    tuple->obj = cls->obj;
+    return tuple;
+  }
   if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_dictoffset == 0) return nullptr;
   // type(cls).__call__ must be type's own: a metaclass __call__ could return anything.
   if (Py_TYPE(obj)->tp_call != PyType_Type.tp_call) return nullptr;

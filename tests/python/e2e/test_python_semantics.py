@@ -782,3 +782,24 @@ def test_context_var_get_is_guarded_on_the_current_value():
         SCALE.reset(token)
     assert same(compiled(x), x * 2)
     assert cdynamo.explain(reads_context_var)(x).graph_break_count == 0
+
+
+from collections import namedtuple  # noqa: E402
+
+Pair = namedtuple("Pair", ["first", "second"], defaults=[0])
+
+
+def makes_namedtuple(x):
+    p = Pair(x + 1, second=x * 2)
+    q = Pair(x)
+    first, second = p
+    return Pair(first + q.first, p.second), isinstance(p, Pair), q.second
+
+
+def test_namedtuple_made_in_the_trace():
+    x = torch.randn(2)
+    out = explain(makes_namedtuple, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    expected = makes_namedtuple(x)
+    assert type(out.out[0]) is Pair and same(out.out[0].first, expected[0].first)
+    assert same(out.out[0].second, expected[0].second) and out.out[1:] == (True, 0)
