@@ -101,9 +101,18 @@ bool Tracer::exception_step(const bytecode::Instruction& inst) {
       push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
       return true;
     }
+    case WITH_EXCEPT_START: {
+      // [exit, lasti, previous exception, exception]: exit(type, exception, traceback).
+      ValuePtr exception = top(1);
+      ValuePtr exit = top(4);
+      if (!exception->obj) unsupported("an exception leaving a with-block");
+      ValuePtr type = Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(exception->obj.ptr()))));
+      ValuePtr traceback = Value::constant(Ref::borrow(Py_None));  // the trace keeps no traceback
+      push(call_value(exit, {type, exception, traceback}, {}));
+      return true;
+    }
     case RERAISE: {
-      ValuePtr exception = pop();
-      if (arg) pop();  // lasti
+      ValuePtr exception = pop();  // (a non-zero arg only peeks at lasti below it, for f_lasti)
       if (!exception->obj || (!exception->is_constant() && exception->kind != ValueKind::Object))
         unsupported("re-raising a " + exception->describe());
       raise(exception->obj);

@@ -60,9 +60,24 @@ void Tracer::before_with(ValuePtr manager) {
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
+  Ref enter = python_special_method(manager, "__enter__");
+  Ref exit_method = python_special_method(manager, "__exit__");
+  if (enter && exit_method && (manager->kind == ValueKind::NewObject || manager->kind == ValueKind::Object)) {
+    // A context manager written in Python: its __enter__ runs now, its bound __exit__ waits on
+    // the stack (called at the block's end, or by WITH_EXCEPT_START when an exception leaves it).
+    auto exit = std::make_shared<Value>();
+    exit->kind = ValueKind::UserMethod;
+    exit->obj = exit_method;
+    exit->name = "__exit__";
+    exit->items = {manager};
+    ValuePtr entered = inline_call(enter, {manager}, {});
+    push(exit);
+    push(entered);
+    return;
+  }
   if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
     unsupported("a with-block on a " + manager->describe() +
-                " (only torch.no_grad() and torch.enable_grad() blocks are supported yet)");
+                " (torch.no_grad(), torch.enable_grad() and context managers written in Python are supported)");
   bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();

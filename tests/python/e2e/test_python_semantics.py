@@ -803,3 +803,62 @@ def test_namedtuple_made_in_the_trace():
     expected = makes_namedtuple(x)
     assert type(out.out[0]) is Pair and same(out.out[0].first, expected[0].first)
     assert same(out.out[0].second, expected[0].second) and out.out[1:] == (True, 0)
+
+
+class Recorder:
+    """A context manager written in Python: state changes on enter and exit."""
+
+    def __init__(self):
+        self.log = []
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        self.log.append("exit" if kind is None else "error")
+        return kind is KeyError  # swallows KeyErrors only
+
+
+def with_python_context_manager(x, d):
+    rec = Recorder()
+    with rec as r:
+        y = x + 1
+        y = y * d["scale"]
+    with rec:
+        cdynamo.graph_break()
+        y = y - 1
+    return y, rec.log, r is rec
+
+
+@pytest.mark.parametrize("d", [{"scale": 2}, {}])
+def test_python_context_managers_enter_exit_and_swallow(d):
+    x = torch.randn(2)
+    out = explain(with_python_context_manager, x, d)
+    assert out.graph_break_count == 1, out
+    if d:
+        expected = with_python_context_manager(x, d)
+        assert same(out.out[0], expected[0]) and out.out[1:] == expected[1:]
+    else:
+        assert out.out[1] == ["enter", "error", "enter", "exit"]
+
+
+def test_exception_through_python_context_manager_in_inlined_code():
+    rec = Recorder()
+
+    def inner(d):
+        with rec:
+            return d["missing"]
+
+    def f(x):
+        try:
+            inner({})
+        except KeyError:
+            pass
+        return x + len(rec.log)
+
+    rec_log_before = list(rec.log)
+    out = explain(f, torch.zeros(1))
+    assert out.graph_break_count == 0, out
+    assert rec.log == rec_log_before + ["enter", "error"]  # one run's changes, replayed once
+    assert same(out.out, torch.full((1,), 2.0))
