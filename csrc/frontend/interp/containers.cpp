@@ -24,7 +24,7 @@ bool Tracer::trace_owned(const ValuePtr& container) {
       return true;
     }
   }
-  if (container->kind == ValueKind::List || container->kind == ValueKind::Dict) {
+  if (container->kind == ValueKind::List || (container->kind == ValueKind::Dict && container->position != 1)) {
     // A list or dict the program can see: changed here, and given its new contents after the
     // graph (it keeps its source, so every reference still reaches the one object).
     for (const auto& seen : mutated_containers_)
@@ -38,6 +38,9 @@ bool Tracer::trace_owned(const ValuePtr& container) {
 ValuePtr Tracer::dict_contents(const ValuePtr& object) {
   if (object->kind != ValueKind::Object || !object->source || !PyDict_Check(object->obj.ptr())) return nullptr;
   PyObject* dict = object->obj.ptr();
+  auto seen = container_inputs_.find(dict);  // guarded once per trace
+  if (seen != container_inputs_.end() && seen->second->source && seen->second->source->str() == object->source->str())
+    return seen->second;
   guards::GuardManager& manager = object->source->manager(*guards_);
   manager.add_length_check(PyDict_GET_SIZE(dict));
   std::vector<Ref> keys;
@@ -50,7 +53,11 @@ ValuePtr Tracer::dict_contents(const ValuePtr& object) {
     items.push_back(wrap(item, Source::dict_item(object->source, Ref::borrow(key))));
   }
   // Its source stays set: the trace may read it but never change it in place.
-  return Value::dict(std::move(keys), std::move(items), object->source);
+  ValuePtr contents = Value::dict(std::move(keys), std::move(items), object->source);
+  contents->position = 1;  // a read-only view: trace_owned refuses to change it
+  container_inputs_[dict] = contents;
+  keep_alive_.push_back(Ref::borrow(dict));
+  return contents;
 }
 
 ValuePtr Tracer::dict_method_of(const ValuePtr& object, Handle attr, const std::string& name) {

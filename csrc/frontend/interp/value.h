@@ -43,7 +43,8 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
-  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]) */                 \
+  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]); position 1: a     */ \
+                  /* read-only view of a dict subclass instance from the frame          */ \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \

@@ -117,6 +117,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     auto seen = container_inputs_.find(o);
     if (seen != container_inputs_.end() && seen->second->source) {
       SourcePtr first = seen->second->source;
+      if (first->str() == source->str()) return seen->second;  // read again the same way
       guards_->add_same_object_guard([first](const guards::FrameView& f) { return first->fetch(f); }, first->str(),
                                      [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
       return seen->second;
