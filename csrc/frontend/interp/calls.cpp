@@ -79,6 +79,10 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         args.erase(args.begin());
         return call_native_method(callable->obj, self, std::move(args), std::move(kwargs));
       }
+      if (Ref method = python_special_method(callable, "__call__")) {  // a callable object (identity-guarded)
+        args.insert(args.begin(), callable);
+        return inline_call(method, std::move(args), std::move(kwargs));
+      }
       return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
@@ -92,6 +96,14 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
     }
     case ValueKind::Function: return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items);
+    case ValueKind::NewObject:
+    case ValueKind::Object:
+      // A callable object whose class defines __call__ in Python.
+      if (Ref method = python_special_method(callable, "__call__")) {
+        args.insert(args.begin(), callable);
+        return inline_call(method, std::move(args), std::move(kwargs));
+      }
+      unsupported("calling a " + callable->describe());
     default: unsupported("calling a " + callable->describe());
   }
 }

@@ -209,7 +209,11 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
     return Value::constant(Ref::borrow(obj), source);
   }
-  if (PyCallable_Check(o) || PyType_Check(o)) {
+  // An instance of a class with a Python __call__ is an object with state the call reads: it is
+  // guarded like other objects (its type, then each attribute the trace reads).
+  PyObject* call_entry = PyType_Check(o) ? nullptr : _PyType_Lookup(Py_TYPE(o), Ref(check(PyUnicode_FromString("__call__"))).ptr());
+  bool python_callable_object = call_entry && PyFunction_Check(call_entry);
+  if ((PyCallable_Check(o) || PyType_Check(o)) && !python_callable_object) {
     // Functions, builtins and classes: the trace depends on which one it is.
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);

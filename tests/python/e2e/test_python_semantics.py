@@ -862,3 +862,37 @@ def test_exception_through_python_context_manager_in_inlined_code():
     assert out.graph_break_count == 0, out
     assert rec.log == rec_log_before + ["enter", "error"]  # one run's changes, replayed once
     assert same(out.out, torch.full((1,), 2.0))
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __call__(self, t):
+        return t * self.factor
+
+
+SCALER = Scaler(3)
+
+
+def test_callable_objects_are_inlined():
+    def f(x):
+        return SCALER(x) + Scaler(2)(x)
+
+    x = torch.randn(2)
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out, x * 5)
+
+
+def test_callable_object_state_is_guarded():
+    scaler = Scaler(3)
+
+    def f(x):
+        return scaler(x)
+
+    compiled = cdynamo.optimize("eager")(f)
+    x = torch.ones(2)
+    assert same(compiled(x), x * 3)
+    scaler.factor = 4
+    assert same(compiled(x), x * 4)
