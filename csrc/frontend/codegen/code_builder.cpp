@@ -242,21 +242,37 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
 
 void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect>& effects,
                          const std::vector<ValuePtr>& outputs, int depth) {
+  if (effects.empty()) return;
   static Ref& replace = *new Ref(import_attr("cdynamo._trace_support", "replace_contents"));  // never freed: outlives the interpreter
-  for (const auto& effect : effects) {
-    if (effect.name.empty()) {
+  // Every new value is built before anything is written: a value reloaded from its source must
+  // be read as the trace read it, before a write changes what that path leads to.
+  for (size_t i = 0; i < effects.size(); ++i) {
+    const auto& effect = effects[i];
+    if (effect.name.empty()) rebuild_value(code, effect.value, outputs, depth + static_cast<int>(i), false);
+    else rebuild(code, effect.value, outputs, depth + static_cast<int>(i));
+  }
+  code.emit(BUILD_TUPLE, static_cast<int>(effects.size()));
+  for (size_t i = 0; i < effects.size(); ++i) {
+    const auto& effect = effects[i];
+    Ref index = check(PyLong_FromSize_t(i));
+    if (effect.name.empty()) {  // a list or dict from the frame gets its new contents
       code.emit(PUSH_NULL);
       code.load_const(replace);
       code.load_source(*effect.object->source);
-      rebuild_value(code, effect.value, outputs, depth + 3, false);
+      code.emit(COPY, 4);
+      code.load_const(index);
+      code.emit(BINARY_SUBSCR);
       code.call(2);
       code.emit(POP_TOP);
       continue;
     }
-    rebuild(code, effect.value, outputs, depth);
-    rebuild(code, effect.object, outputs, depth + 1);
+    code.emit(COPY, 1);
+    code.load_const(index);
+    code.emit(BINARY_SUBSCR);
+    rebuild(code, effect.object, outputs, depth + 2);
     code.emit(STORE_ATTR, code.name_index(effect.name));
   }
+  code.emit(POP_TOP);
 }
 
 }  // namespace cdynamo::codegen

@@ -896,3 +896,21 @@ def test_callable_object_state_is_guarded():
     assert same(compiled(x), x * 3)
     scaler.factor = 4
     assert same(compiled(x), x * 4)
+
+
+def swaps_attributes(x, holder):
+    old = holder.a
+    holder.a = holder.b
+    holder.b = old
+    holder.items.append(holder.items.pop(0))
+    return x + 1
+
+
+def test_side_effects_read_values_before_writing_any():
+    holder = Holder()
+    holder.a, holder.b = torch.zeros(1), torch.ones(1)
+    holder.items = [1, 2, 3]
+    a, b = holder.a, holder.b
+    out = explain(swaps_attributes, torch.zeros(1), holder)
+    assert out.graph_break_count == 0, out
+    assert holder.a is b and holder.b is a and holder.items == [2, 3, 1]
