@@ -306,7 +306,8 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
   // the frame's own stack entries that survive the break instruction, or its locals.
   auto check_top = [](const ValuePtr& value, bool null_allowed, bool iterator_allowed) {
     if (value->kind == ValueKind::Iterator) {
-      if (!iterator_allowed) throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
+      if (!iterator_allowed)
+        throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
       for (size_t i = value->position; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
       return;
     }

@@ -155,7 +155,8 @@ class LengthCheck final : public LeafGuard {
 // handler stays valid only while the attribute stays absent.
 class NoAttr final : public LeafGuard {
  public:
-  explicit NoAttr(const std::string& name) : name_(name), interned_(Ref::steal(PyUnicode_InternFromString(name.c_str()))) {
+  explicit NoAttr(const std::string& name)
+      : name_(name), interned_(Ref::steal(PyUnicode_InternFromString(name.c_str()))) {
     if (!interned_) throw PythonError();
   }
   bool check(PyObject* value) const override {

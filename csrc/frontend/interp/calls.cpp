@@ -194,9 +194,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
          PyBytes_Check(self)))
       return fold(fn, args, kwargs);
   }
-  if (PyCFunction_Check(fn.ptr()) && PyCFunction_GET_SELF(fn.ptr()) && PyContextVar_CheckExact(PyCFunction_GET_SELF(fn.ptr())) &&
-      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" && args.size() <= 1 && kwargs.empty() && (args.empty() || args[0]->is_constant()))
-    return context_var_get(Ref::borrow(PyCFunction_GET_SELF(fn.ptr())), args.empty() ? Ref() : args[0]->obj);
+  PyObject* bound_self = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
+  if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty() && args.size() <= 1 &&
+      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" &&
+      (args.empty() || args[0]->is_constant()))
+    return context_var_get(Ref::borrow(bound_self), args.empty() ? Ref() : args[0]->obj);
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
