@@ -24,7 +24,95 @@ std::string operator_name(Handle op) {
   return "operator." + to_std_string(name);
 }
 
+// The special methods behind an operator: (forward, reflected); an in-place form tries its own
+// first, then falls back to the plain operator's pair.
+struct OperatorMethods {
+  const char* inplace;
+  const char* forward;
+  const char* reflected;
+};
+
+const OperatorMethods* operator_methods(const std::string& what) {
+  static const std::pair<const char*, OperatorMethods> table[] = {
+      {"add", {nullptr, "__add__", "__radd__"}},       {"sub", {nullptr, "__sub__", "__rsub__"}},
+      {"mul", {nullptr, "__mul__", "__rmul__"}},       {"matmul", {nullptr, "__matmul__", "__rmatmul__"}},
+      {"truediv", {nullptr, "__truediv__", "__rtruediv__"}}, {"floordiv", {nullptr, "__floordiv__", "__rfloordiv__"}},
+      {"mod", {nullptr, "__mod__", "__rmod__"}},       {"pow", {nullptr, "__pow__", "__rpow__"}},
+      {"and_", {nullptr, "__and__", "__rand__"}},      {"or_", {nullptr, "__or__", "__ror__"}},
+      {"xor", {nullptr, "__xor__", "__rxor__"}},       {"lshift", {nullptr, "__lshift__", "__rlshift__"}},
+      {"rshift", {nullptr, "__rshift__", "__rrshift__"}}, {"iadd", {"__iadd__", "__add__", "__radd__"}},
+      {"isub", {"__isub__", "__sub__", "__rsub__"}},   {"imul", {"__imul__", "__mul__", "__rmul__"}},
+      {"ior", {"__ior__", "__or__", "__ror__"}},       {"iand", {"__iand__", "__and__", "__rand__"}},
+      {"lt", {nullptr, "__lt__", "__gt__"}},           {"le", {nullptr, "__le__", "__ge__"}},
+      {"gt", {nullptr, "__gt__", "__lt__"}},           {"ge", {nullptr, "__ge__", "__le__"}},
+      {"eq", {nullptr, "__eq__", "__eq__"}},           {"ne", {nullptr, "__ne__", "__ne__"}},
+  };
+  if (!what.starts_with("operator.")) return nullptr;
+  std::string name = what.substr(9);
+  for (const auto& [op, methods] : table)
+    if (name == op) return &methods;
+  return nullptr;
+}
+
+bool is_object(const ValuePtr& value) {
+  return value->kind == ValueKind::NewObject || value->kind == ValueKind::Object;
+}
+
 }  // namespace
+
+ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs) {
+  if (!is_object(lhs) && !is_object(rhs)) return nullptr;
+  const OperatorMethods* methods = operator_methods(what);
+  if (!methods) return nullptr;
+  auto not_implemented = [](const ValuePtr& result) {
+    return result->is_constant() && result->obj.ptr() == Py_NotImplemented;
+  };
+  // Python's order: the in-place method, then lhs.__op__, then rhs.__rop__ (first when rhs's
+  // type is a proper subclass of lhs's that overrides it). Only methods written in Python run.
+  Ref lhs_type = type_of(lhs), rhs_type = type_of(rhs);
+  bool rhs_first = lhs_type.ptr() != rhs_type.ptr() && PyType_Check(rhs_type.ptr()) && PyType_Check(lhs_type.ptr()) &&
+                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(rhs_type.ptr()), reinterpret_cast<PyTypeObject*>(lhs_type.ptr()));
+  std::vector<std::pair<ValuePtr, const char*>> attempts;
+  if (methods->inplace) attempts.emplace_back(lhs, methods->inplace);
+  if (rhs_first) attempts.emplace_back(rhs, methods->reflected);
+  attempts.emplace_back(lhs, methods->forward);
+  if (!rhs_first) attempts.emplace_back(rhs, methods->reflected);
+  bool any_python = false;
+  for (const auto& [self, name] : attempts) {
+    Ref method = python_special_method(self, name);
+    if (!method) {
+      Ref key = check(PyUnicode_FromString(name));
+      Ref type = type_of(self);
+      // A C method (other than object's defaults) would read state the trace does not know.
+      if (is_object(self) && PyType_Check(type.ptr())) {
+        PyObject* found = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(type.ptr()), key.ptr());
+        PyObject* object_default = _PyType_Lookup(&PyBaseObject_Type, key.ptr());
+        if (found && found != object_default) unsupported(what + " on a " + self->describe() + " (a builtin " + name + ")");
+      }
+      continue;
+    }
+    any_python = true;
+    ValuePtr other = self == lhs ? rhs : lhs;
+    ValuePtr result = inline_call(method, {self, other}, {});
+    if (!not_implemented(result)) return result;
+  }
+  // == and != fall back to identity, as object's own methods do (the other side being an
+  // object too, or a builtin constant whose __eq__ declines a foreign object).
+  if (what == "operator.eq" || what == "operator.ne") {
+    auto declines = [](const ValuePtr& v) {
+      if (is_object(v)) return true;
+      if (!v->is_constant()) return false;
+      PyObject* o = v->obj.ptr();
+      return o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+             PyUnicode_CheckExact(o) || PyBytes_CheckExact(o);
+    };
+    if (!declines(lhs) || !declines(rhs)) return nullptr;
+    bool same = lhs == rhs || (lhs->obj && rhs->obj && lhs->obj.ptr() == rhs->obj.ptr());
+    return Value::constant(Ref::borrow((same == (what == "operator.eq")) ? Py_True : Py_False));
+  }
+  if (any_python) raise(PyExc_TypeError, "unsupported operand type(s) for " + what);
+  return nullptr;
+}
 
 bool Tracer::truth_value(const ValuePtr& value) {
   switch (value->kind) {
@@ -92,6 +180,10 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
                                                       rhs->as_python_constant().ptr(), nullptr));
     if (PySet_CheckExact(result.ptr())) push(new_set(std::move(result)));
     else push(Value::constant(std::move(result)));
+    return;
+  }
+  if (ValuePtr result = object_operator(what, lhs, rhs)) {
+    push(result);
     return;
   }
   // Sequence arithmetic on traced sequences: concatenation and repetition.

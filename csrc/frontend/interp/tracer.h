@@ -128,6 +128,8 @@ class Tracer {
   void jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test);
   bool truth_value(const ValuePtr& value);
   void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);
+  // lhs <op> rhs through special methods written in Python (objects); null if neither has one.
+  ValuePtr object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs);
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);

@@ -914,3 +914,37 @@ def test_side_effects_read_values_before_writing_any():
     out = explain(swaps_attributes, torch.zeros(1), holder)
     assert out.graph_break_count == 0, out
     assert holder.a is b and holder.b is a and holder.items == [2, 3, 1]
+
+
+class Version:
+    def __init__(self, major, minor):
+        self.key = (major, minor)
+
+    def __ge__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return self.key >= other.key
+
+    def __add__(self, n):
+        return Version(self.key[0], self.key[1] + n)
+
+    def __radd__(self, n):
+        return self + n
+
+
+CURRENT = Version(2, 13)
+
+
+def compares_objects(x):
+    newer = 1 + CURRENT
+    plain = Layer()
+    if newer >= Version(2, 14) and CURRENT >= Version(2, 6) and plain == plain and plain != None:  # noqa: E711
+        return x + 1, newer.key
+    return x - 1, newer.key
+
+
+def test_operators_through_python_special_methods():
+    x = torch.zeros(1)
+    out = explain(compares_objects, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert same(out.out[0], x + 1) and out.out[1] == (2, 14)
