@@ -81,16 +81,58 @@ _TORCH_UNSUPPORTED = {
 
 _FOLDABLE_BUILTINS = {
     abs, min, max, round, int, float, bool, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
-    all, any, reversed,
+    all, any, reversed, slice,
 }
-_FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device}
+_FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
+
+
+def _is_compiling_functions():
+    """torch's "am I being compiled?" queries. Traced code is being compiled, so they answer True
+    there (as under TorchDynamo): programs use them to pick trace-friendly paths."""
+    import sys
+
+    found = [torch.compiler.is_compiling, getattr(torch.compiler, "is_dynamo_compiling", None),
+             getattr(torch._utils, "is_compiling", None)]
+    dynamo = sys.modules.get("torch._dynamo")  # never imported by us: it is a peer, not a dependency
+    if dynamo is not None:
+        found.append(getattr(dynamo, "is_compiling", None))
+        found.append(getattr(getattr(dynamo, "external_utils", None), "is_compiling", None))
+    return [f for f in found if f is not None]
+
+
+def _has_native_constructor(cls):
+    """True when making a cls runs no Python code: neither __init__ nor __new__ is a function."""
+    import inspect
+
+    for name in ("__init__", "__new__"):
+        found = inspect.getattr_static(cls, name, None)
+        if isinstance(found, (types.FunctionType, staticmethod, classmethod)):
+            return False
+    return True
+
+
+def _inspection_functions():
+    """Library functions that only inspect what they are given (a signature, a dataclass's
+    fields): on values the guards fix (functions and classes by identity) they answer now."""
+    import dataclasses
+    import inspect
+
+    return (inspect.signature, dataclasses.fields, dataclasses.is_dataclass, inspect.isclass, inspect.isfunction,
+            inspect.ismethod)
 
 
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', or 'unsupported:<reason>'."""
-    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super):
+    'user_function', 'true' (a constant True), or 'unsupported:<reason>'."""
+    if any(fn is f for f in _is_compiling_functions()):
+        return "true"
+    if any(fn is f for f in _inspection_functions()):
+        return "inspect"
+    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super,
+              iter, next, set, frozenset, setattr):
+        return "builtin"
+    if fn in (all, any):
         return "builtin"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
@@ -104,6 +146,8 @@ def classify_callable(fn):
     if module in ("operator", "_operator"):
         return "graph"
     if isinstance(fn, type):
+        if issubclass(fn, BaseException) and _has_native_constructor(fn):
+            return "fold"  # an exception object: made now, raised (or not) by the trace
         if issubclass(fn, torch.nn.Module):
             return "unsupported:constructing an nn.Module inside a compiled function"
         if issubclass(fn, torch.Tensor):
@@ -149,6 +193,19 @@ def binary_operators():
     return tuple(plain + inplace)
 
 
+def inplace_to_plain():
+    """operator.iadd -> operator.add, ...: what an in-place operator computes on an immutable left side."""
+    ops = binary_operators()
+    return dict(zip(ops[13:], ops[:13]))
+
+
+def is_nn_layer_forward(fn):
+    """forward() of one of torch.nn's own layers, reached through super() from a subclass (a
+    layer's forward is otherwise one call_module node): traced like the user's code."""
+    module = getattr(fn, "__module__", "") or ""
+    return module.startswith("torch.nn.modules.") and getattr(fn, "__name__", "") == "forward"
+
+
 def compare_operators():
     """COMPARE_OP's argument order (Py_LT ... Py_GE)."""
     return (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge)
@@ -169,3 +226,49 @@ def module_has_hooks(module):
         module_impl, "_global_forward_pre_hooks", None
     )
     return bool(own or global_hooks)
+
+
+def new_objects(*classes):
+    """The objects a trace made, as the transformed code rebuilds them: instances first (so that
+    references between them keep their identity), filled in by fill_object."""
+    return tuple(cls.__new__(cls) for cls in classes)
+
+
+def fill_object(obj, attributes, items):
+    """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
+    subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
+    if isinstance(obj, list):  # a shared list, dict or set the trace made: its contents
+        obj.extend(attributes)
+        return
+    if type(obj) in (dict, set):
+        obj.update(attributes)
+        return
+    object.__getattribute__(obj, "__dict__").update(attributes)
+    if items:
+        import collections
+
+        base = next(b for b in type(obj).__mro__ if b is dict or b is collections.OrderedDict)
+        for key, value in items.items():
+            base.__setitem__(obj, key, value)
+
+
+def replace_contents(target, contents):
+    """A list or dict the traced code changed in place gets the contents the trace left it with."""
+    if isinstance(target, list):
+        target[:] = contents
+    else:
+        target.clear()
+        target.update(contents)
+
+
+def _grad_mode_restorer(enabled):
+    def restore_grad_mode(*exc_info):
+        torch._C._set_grad_enabled(enabled)  # returns None: an exception leaving the block goes on
+
+    return restore_grad_mode
+
+
+# The __exit__ of a torch.no_grad()/enable_grad() block that a graph break cuts: restores the mode
+# from before the block ([0]: disabled, [1]: enabled). Fixed objects, so that the resume
+# function's trace recognises them (and its guards stay valid).
+RESTORE_GRAD_MODE = (_grad_mode_restorer(False), _grad_mode_restorer(True))

@@ -2,6 +2,7 @@
 // instruction list with its own constants and names, sources loaded, values rebuilt.
 #pragma once
 #include <opcode.h>
+#include <functional>
 #include <string>
 #include <vector>
 #include "common/error.h"
@@ -117,6 +118,9 @@ class CodeBuilder {
   }
 
   size_t size() const { return instructions_.size(); }
+  // The objects made by the trace that this code rebuilds (emit_object_table); their tuple lies
+  // on the stack right above the graph's output tuple.
+  std::vector<const interp::Value*> new_objects;
   Instruction& at(size_t index) { return instructions_[index]; }
   void emit_instruction(Instruction inst) {
     inst.position = {line_, line_, -1, -1};
@@ -163,6 +167,16 @@ class CodeBuilder {
   int line_;
   bytecode::InstructionList instructions_;
 };
+
+// Makes every object the trace created that is reachable from `roots` (once each, so that
+// identity is kept), fills in their state, and leaves their tuple on the stack above the graph's
+// outputs at `depth` (pushing None for outputs when there is no graph, depth 0). Returns the new
+// depth of the outputs tuple (unchanged when there are no such objects).
+int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, const std::vector<ValuePtr>& outputs,
+                      int depth);
+// Calls fn on every value reachable from value (through containers, bound methods' receivers and
+// objects made by the trace), each object once.
+void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr&)>& fn);
 
 // Replays attribute writes in program order (obj.name = value), the graph's output tuple at
 // `depth`; leaves the stack as it was.

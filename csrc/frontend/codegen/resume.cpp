@@ -131,8 +131,16 @@ std::vector<int> live_slots(PyCodeObject* original, const interp::BreakState& st
 // The call of a resume function continuing at `target` with the `stack_count` values on top of
 // the stack and the locals of `slots`, whose result the frame returns.
 void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
-                 int stack_count, const std::vector<int>& slots) {
-  Ref resume = resume_code(original, instructions, target, stack_count, slots);
+                 int stack_count, const std::vector<int>& slots, const interp::BreakState& state,
+                 int traced_stack = -1) {
+  // Stack entries below traced_stack are the traced frame's (an exception handler adds its own).
+  if (traced_stack < 0) traced_stack = stack_count;
+  std::vector<int> iterator_stack, iterator_slots;
+  for (int i = 0; i < std::min(stack_count, traced_stack) && i < static_cast<int>(state.stack.size()); ++i)
+    if (state.stack[i]->kind == ValueKind::Iterator) iterator_stack.push_back(i);
+  for (int slot : slots)
+    if (state.locals[slot] && state.locals[slot]->kind == ValueKind::Iterator) iterator_slots.push_back(slot);
+  Ref resume = resume_code(original, instructions, target, stack_count, slots, iterator_stack, iterator_slots);
   code.emit(BUILD_TUPLE, stack_count);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));
@@ -152,7 +160,9 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
       if (!null_allowed) throw interp::Unsupported("a partial graph with a NULL left on the stack");
       return;
     case ValueKind::Tensor:
-    case ValueKind::Constant: return;
+    case ValueKind::Constant:
+    case ValueKind::GradModeExit:
+    case ValueKind::Set: return;
     case ValueKind::Tuple:
     case ValueKind::List:
     case ValueKind::Dict:
@@ -173,20 +183,23 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
       [[fallthrough]];
     default:
       throw interp::Unsupported(std::string("a partial graph that would have to rebuild a ") + value->describe());
+    case ValueKind::NewObject:
+      visit_values(value, [&](const ValuePtr& inner) {
+        if (inner.get() != value.get() && inner->kind != ValueKind::NewObject && inner->kind != ValueKind::Dict)
+          check_rebuildable(inner, false);
+      });
+      return;
   }
 }
 
 void collect_tensors(const ValuePtr& value, std::vector<ValuePtr>& out) {
   if (!value) return;
-  if (value->is_tensor()) {
-    if (value->source) return;  // reloaded from its source
+  visit_values(value, [&](const ValuePtr& v) {
+    if (!v->is_tensor() || v->source) return;  // tensors with a source are reloaded from it
     for (const auto& seen : out)
-      if (seen->node.ptr() == value->node.ptr()) return;
-    out.push_back(value);
-  } else if (value->is_sequence() || value->kind == ValueKind::Dict || value->kind == ValueKind::TensorMethod ||
-             value->kind == ValueKind::UserMethod) {
-    for (const auto& item : value->items) collect_tensors(item, out);
-  }
+      if (seen->node.ptr() == v->node.ptr()) return;
+    out.push_back(v);
+  });
 }
 
 }  // namespace
@@ -200,7 +213,8 @@ std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::
 }
 
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target, int stack_count,
-                const std::vector<int>& passed_slots) {
+                const std::vector<int>& passed_slots, const std::vector<int>& iterator_stack,
+                const std::vector<int>& iterator_slots) {
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
   const OpcodeClasses& classes = opcode_classes();
   const int nlocals = original->co_nlocals;
@@ -233,7 +247,16 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   };
   if (nfree) emit(COPY_FREE_VARS, nfree);
   emit(RESUME, 0);
-  for (int i = 0; i < stack_count; ++i) emit(LOAD_FAST, first_stack + i);
+  for (int slot : iterator_slots) {
+    emit(LOAD_FAST, new_slot[slot]);
+    emit(GET_ITER, 0);
+    emit(STORE_FAST, new_slot[slot]);
+  }
+  for (int i = 0; i < stack_count; ++i) {
+    emit(LOAD_FAST, first_stack + i);
+    for (int at : iterator_stack)
+      if (at == i) emit(GET_ITER, 0);
+  }
   emit(JUMP_FORWARD, 0);
   const int prologue = static_cast<int>(out.size());
   out.back().target = prologue + target;
@@ -279,20 +302,21 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
   const int depth_before = static_cast<int>(state.stack.size());
   if (use->pops > depth_before) throw InternalError("break instruction pops more than the stack holds");
   const int survivors = depth_before - use->pops;
-  for (int i = 0; i < depth_before; ++i) check_rebuildable(state.stack[i], i >= survivors);
-  for (const auto& value : state.locals)
-    if (value) check_rebuildable(value, false);
-  // The same mutable container in two places would become two objects when rebuilt.
-  std::vector<const interp::Value*> containers;
-  auto note = [&](const ValuePtr& value) {
-    if (value && (value->kind == ValueKind::List || value->kind == ValueKind::Dict) && !value->source) {
-      for (auto* seen : containers)
-        if (seen == value.get()) throw interp::Unsupported("a partial graph with a list or dict referenced twice");
-      containers.push_back(value.get());
+  // Loop iterators travel as tuples of their remaining items (resume_code's prologue): only as
+  // the frame's own stack entries that survive the break instruction, or its locals.
+  auto check_top = [](const ValuePtr& value, bool null_allowed, bool iterator_allowed) {
+    if (value->kind == ValueKind::Iterator) {
+      if (!iterator_allowed)
+        throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
+      for (size_t i = value->position; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
+      return;
     }
+    check_rebuildable(value, null_allowed);
   };
-  for (const auto& value : state.locals) note(value);
-  for (const auto& value : state.stack) note(value);
+  for (int i = 0; i < depth_before; ++i) check_top(state.stack[i], i >= survivors, i < survivors);
+  for (const auto& value : state.locals)
+    if (value) check_top(value, false, true);
+  // A container referenced from two places is rebuilt once (emit_object_table).
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
 }
 
@@ -317,6 +341,11 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     code.call(static_cast<int>(inputs.size()));
     base = 1;
   }
+  std::vector<ValuePtr> roots(state.stack.begin(), state.stack.end());
+  for (const auto& value : state.locals)
+    if (value) roots.push_back(value);
+  for (const auto& effect : side_effects) roots.push_back(effect.value);
+  base = emit_object_table(code, roots, outputs, base);
   // The break instruction may observe the attributes the trace wrote: apply them first.
   replay_side_effects(code, side_effects, outputs, base);
   // Every value is rebuilt before any local is stored: a value may be reloaded from a slot
@@ -336,21 +365,47 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) code.emit(STORE_FAST, *it);
   std::vector<int> slots = live_slots(original, state);
   if (state.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(state.kw_names));
+  // Inside a try block the instruction run here keeps its handler: an exception it raises
+  // lands in a handler of this code that continues in a resume function at the original
+  // handler, with the stack the handler expects (the traced values under the try block, lasti,
+  // the exception) and the locals stored above.
+  const size_t first_break_inst = code.size();
+  auto cover_with_handler = [&]() {
+    if (!inst.handler) return;
+    for (size_t i = first_break_inst; i < code.size(); ++i)
+      code.at(i).handler = bytecode::ExceptionHandler{-1, base + inst.handler->depth, inst.handler->lasti};
+  };
+  auto emit_handler = [&]() {
+    if (!inst.handler) return;
+    const int handler_start = static_cast<int>(code.size());
+    for (size_t i = first_break_inst; i < code.size(); ++i)
+      if (code.at(i).handler && code.at(i).handler->target < 0) code.at(i).handler->target = handler_start;
+    call_resume(code, original, instructions, inst.handler->target,
+                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, slots, state, inst.handler->depth);
+  };
   if (inst.opcode == CALL) {
     code.call(inst.arg);
+    cover_with_handler();
   } else if (jump) {
     Instruction branch = inst;
     size_t jump_index = code.size();
     code.emit_instruction(branch);
-    call_resume(code, original, instructions, state.instruction + 1, survivors, slots);
+    cover_with_handler();
+    call_resume(code, original, instructions, state.instruction + 1, survivors, slots, state);
     code.at(jump_index).target = static_cast<int>(code.size());
-    call_resume(code, original, instructions, inst.target, survivors, slots);
+    call_resume(code, original, instructions, inst.target, survivors, slots, state);
+    emit_handler();
     return code.finish();
   } else {
     code.emit_instruction(translated(code, original, inst));
+    cover_with_handler();
   }
-  if (use->terminates) return code.finish();
-  call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots);
+  if (use->terminates) {
+    emit_handler();
+    return code.finish();
+  }
+  call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots, state);
+  emit_handler();
   return code.finish();
 }
 

@@ -11,9 +11,12 @@ namespace cdynamo::codegen {
 
 // A code object running `original` from instruction `target` on: its arguments are the locals
 // of `passed_slots` (slots of `original`, ascending), then the `stack_count` values on the
-// stack there (bottom first). Refuses code with cell variables.
+// stack there (bottom first). Loop iterators arrive as tuples of their remaining items: the
+// prologue turns the stack positions `iterator_stack` and the slots `iterator_slots` back into
+// iterators (so a trace of the resume function sees the items). Refuses code with cell variables.
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
-                int stack_count, const std::vector<int>& passed_slots);
+                int stack_count, const std::vector<int>& passed_slots, const std::vector<int>& iterator_stack = {},
+                const std::vector<int>& iterator_slots = {});
 
 // The transformed code of a frame traced up to a graph break: run the graph (if any), rebuild
 // the traced locals and stack, run the break instruction, and return the result of the resume

@@ -14,10 +14,15 @@ Ref transformed_code(PyCodeObject* original, Handle compiled_graph,
   code.load_const(compiled_graph);
   for (const auto& input : inputs) code.load_source(*input.source);
   code.call(static_cast<int>(inputs.size()));
-  replay_side_effects(code, side_effects, outputs, 1);
-  rebuild(code, return_value, outputs, 1);
-  code.emit(SWAP, 2);
-  code.emit(POP_TOP);
+  std::vector<interp::ValuePtr> roots{return_value};
+  for (const auto& effect : side_effects) roots.push_back(effect.value);
+  int depth = emit_object_table(code, roots, outputs, 1);
+  replay_side_effects(code, side_effects, outputs, depth);
+  rebuild(code, return_value, outputs, depth);
+  for (int below = depth; below > 0; --below) {  // drop the outputs (and object) tuples under it
+    code.emit(SWAP, 2);
+    code.emit(POP_TOP);
+  }
   code.emit(RETURN_VALUE);
   return code.finish();
 }

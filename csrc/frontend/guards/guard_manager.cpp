@@ -37,6 +37,7 @@ void GuardManager::add_equals_match(Handle obj) { leaves_.push_back(make_equals_
 void GuardManager::add_length_check(Py_ssize_t length) {
   leaves_.push_back(make_length_check(length));
 }
+void GuardManager::add_no_attr(const std::string& name) { leaves_.push_back(make_no_attr(name)); }
 void GuardManager::add_tensor_match(Handle tensor) {
   leaves_.push_back(make_tensor_match(tensor));
 }

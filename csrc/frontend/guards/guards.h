@@ -56,6 +56,7 @@ class GuardManager {
   void add_id_match(Handle obj);            // value is obj (keeps obj alive)
   void add_equals_match(Handle obj);        // type(value) is type(obj) and value == obj
   void add_length_check(Py_ssize_t length); // len(value) == length (tuple, list, dict)
+  void add_no_attr(const std::string& name); // not hasattr(value, name)
   // The tensor's Python type, dispatch keys, dtype, device, requires_grad, sizes and strides.
   void add_tensor_match(Handle tensor);
 

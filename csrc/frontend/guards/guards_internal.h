@@ -12,6 +12,7 @@ std::unique_ptr<LeafGuard> make_type_match(PyTypeObject* type);
 std::unique_ptr<LeafGuard> make_id_match(Handle obj);
 std::unique_ptr<LeafGuard> make_equals_match(Handle obj);
 std::unique_ptr<LeafGuard> make_length_check(Py_ssize_t length);
+std::unique_ptr<LeafGuard> make_no_attr(const std::string& name);
 // Records everything a compiled graph specialised on; throws UserError if `tensor` is not one.
 std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor);
 

@@ -151,8 +151,38 @@ class LengthCheck final : public LeafGuard {
   Py_ssize_t length_;
 };
 
+// hasattr(value, name) is false: a trace that took getattr's default or an AttributeError
+// handler stays valid only while the attribute stays absent.
+class NoAttr final : public LeafGuard {
+ public:
+  explicit NoAttr(const std::string& name)
+      : name_(name), interned_(Ref::steal(PyUnicode_InternFromString(name.c_str()))) {
+    if (!interned_) throw PythonError();
+  }
+  bool check(PyObject* value) const override {
+    PyObject* found = nullptr;
+    int status;
+    {
+      PythonCallout callout;  // __getattr__/__getattribute__ may be Python code
+      status = _PyObject_LookupAttr(value, interned_.ptr(), &found);
+    }
+    Py_XDECREF(found);
+    if (status < 0) PyErr_Clear();
+    return status == 0;
+  }
+  std::string describe(PyObject* /*value*/, const std::string& source) const override {
+    return source + " now has an attribute '" + name_ + "' (it had none)";
+  }
+  std::string repr() const override { return "NO_ATTR " + name_; }
+
+ private:
+  std::string name_;
+  Ref interned_;
+};
+
 }  // namespace
 
+std::unique_ptr<LeafGuard> make_no_attr(const std::string& name) { return std::make_unique<NoAttr>(name); }
 std::unique_ptr<LeafGuard> make_type_match(PyTypeObject* type) {
   if (!type) throw InternalError("type match on a NULL type");
   return std::make_unique<TypeMatch>(type);

@@ -69,16 +69,41 @@ void Tracer::call(int argc, Handle kw_names) {
 
 ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   switch (callable->kind) {
-    case ValueKind::Constant: return call_constant(callable->obj, std::move(args), std::move(kwargs));
+    case ValueKind::Constant:
+      if (PyType_Check(callable->obj.ptr()))
+        if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
+      if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
+          !args.empty() && args[0]->kind == ValueKind::NewObject) {
+        // object.__setattr__(obj, ...), dict.__setitem__(obj, ...): the builtin base's own method.
+        ValuePtr self = args[0];
+        args.erase(args.begin());
+        return call_native_method(callable->obj, self, std::move(args), std::move(kwargs));
+      }
+      if (Ref method = python_special_method(callable, "__call__")) {  // a callable object (identity-guarded)
+        args.insert(args.begin(), callable);
+        return inline_call(method, std::move(args), std::move(kwargs));
+      }
+      return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
     case ValueKind::GradModeExit:
       set_grad_mode_in_graph(callable->position != 0);
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::UserMethod: {
+      if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
+        return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
     }
+    case ValueKind::Function: return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items);
+    case ValueKind::NewObject:
+    case ValueKind::Object:
+      // A callable object whose class defines __call__ in Python.
+      if (Ref method = python_special_method(callable, "__call__")) {
+        args.insert(args.begin(), callable);
+        return inline_call(method, std::move(args), std::move(kwargs));
+      }
+      unsupported("calling a " + callable->describe());
     default: unsupported("calling a " + callable->describe());
   }
 }
@@ -104,7 +129,7 @@ ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph:
   Ref dict = check(PyDict_New());
   for (const auto& [name, value] : kwargs)
     check_status(PyDict_SetItemString(dict.ptr(), name.c_str(), value->as_python_constant().ptr()));
-  return Value::constant(check(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
+  return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
 }
 
 std::string callable_name(Handle fn) {
@@ -120,6 +145,46 @@ std::string callable_name(Handle fn) {
   return to_std_string(name);
 }
 
+// ContextVar.get(): the value in the current context, guarded to be the same object on later
+// calls (a different context, or a set() since, fails the guard and retraces).
+ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
+  PyObject* found = nullptr;
+  if (PyContextVar_Get(var.ptr(), default_value.ptr(), &found) < 0) raise_python_error();
+  if (!found) raise(PyExc_LookupError, var);
+  Ref value = Ref::steal(found);
+  Ref name = steal(PyObject_GetAttrString(var.ptr(), "name"));
+  if (!name) PyErr_Clear();
+  std::string what = "ContextVar " + (name ? to_std_string(name) : std::string("?")) + ".get()";
+  guards_->add_same_object_guard(
+      [var, default_value](const guards::FrameView&) -> PyObject* {
+        PyObject* current = nullptr;
+        if (PyContextVar_Get(var.ptr(), default_value.ptr(), &current) < 0) return nullptr;
+        return current;
+      },
+      what,
+      [value](const guards::FrameView&) -> PyObject* { return Py_NewRef(value.ptr()); }, "its value when traced");
+  keep_alive_.push_back(value);
+  return Value::constant(std::move(value));
+}
+
+// What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
+// its class or function, never state the trace changes. Null when there is none.
+Ref Tracer::inspected_object(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Constant:
+    case ValueKind::Object:
+    case ValueKind::NNModule:
+    case ValueKind::PyModule:
+    case ValueKind::Function: return value->obj;
+    case ValueKind::NewObject: return value->cls;  // dataclasses.fields()/is_dataclass() read the class only
+    case ValueKind::UserMethod:
+      if (value->items.empty() || !value->obj) return Ref();
+      if (Ref self = inspected_object(value->items[0])) return check(PyMethod_New(value->obj.ptr(), self.ptr()));
+      return Ref();
+    default: return Ref();
+  }
+}
+
 ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
@@ -129,6 +194,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
          PyBytes_Check(self)))
       return fold(fn, args, kwargs);
   }
+  PyObject* bound_self = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
+  if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty() && args.size() <= 1 &&
+      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" &&
+      (args.empty() || args[0]->is_constant()))
+    return context_var_get(Ref::borrow(bound_self), args.empty() ? Ref() : args[0]->obj);
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
@@ -136,6 +206,20 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);
+  if (policy == "true") return Value::constant(Ref::borrow(Py_True));
+  if (policy == "inspect") {
+    // Their answers depend only on the class or function, which the guards fix.
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i]->kind == ValueKind::NewObject && name != "fields" && name != "is_dataclass")
+        unsupported(name + "() of a " + args[i]->describe());
+      Ref object = inspected_object(args[i]);
+      if (!object) unsupported(name + "() of a " + args[i]->describe());
+      PyTuple_SET_ITEM(tuple.ptr(), i, object.release());
+    }
+    if (!kwargs.empty() || !all_constant({}, kwargs)) unsupported(name + "() with keyword arguments");
+    return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
+  }
   if (policy == "fold") {
     if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
     return graph_.call("call_function", fn, args, kwargs, name + "()");
@@ -196,6 +280,14 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
         if (local_name(slot) == "__class__" && frame().closure)
           cls = Ref::borrow(PyCell_GET(PyTuple_GET_ITEM(frame().closure, slot - frame().first_free_slot)));
       if (code->co_argcount > 0) self = load_local(0);
+      if (self && self->kind == ValueKind::Cell) self = self->items[0];  // self captured by a closure
+    }
+    if (cls && self && self->kind == ValueKind::NewObject) {
+      auto value = std::make_shared<Value>();
+      value->kind = ValueKind::Super;
+      value->cls = cls;  // attributes are looked up after it in type(self).__mro__ (objects.cpp)
+      value->items = {self};
+      return value;
     }
     if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
     auto value = std::make_shared<Value>();
@@ -209,9 +301,22 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if (name == "len" && args.size() == 1) {
     const ValuePtr& x = args[0];
     if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+    if (x->kind == ValueKind::NewObject && !python_special_method(x, "__len__")) {
+      if (x->items.size() < 2 || !x->items[1]) raise(PyExc_TypeError, "object has no len()");
+      return Value::constant(check(PyLong_FromSize_t(x->items[1]->items.size())));
+    }
+    if (x->kind == ValueKind::Object)
+      if (ValuePtr contents = dict_contents(x)) return Value::constant(check(PyLong_FromSize_t(contents->items.size())));
+    if (x->kind == ValueKind::Set) return Value::constant(check(PyLong_FromSsize_t(PySet_GET_SIZE(x->obj.ptr()))));
+    if (Ref method = python_special_method(x, "__len__")) {
+      // A Python __len__ reads the object's state, which only inlining guards.
+      ValuePtr n = inline_call(method, {x}, {});
+      if (!n->is_constant() || !PyLong_Check(n->obj.ptr())) unsupported("__len__ returned a " + n->describe());
+      return n;
+    }
     if (x->is_tensor() || x->obj) {
       Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
-      if (n < 0) throw PythonError();
+      if (n < 0) raise_python_error();
       return Value::constant(check(PyLong_FromSsize_t(n)));
     }
   }
@@ -222,6 +327,65 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     return constant(result ? Py_True : Py_False);
   }
   if (name == "type" && args.size() == 1) return Value::constant(type_of(args[0]));
+  if ((name == "set" || name == "frozenset") && args.size() <= 1) {
+    Ref set = check(name == "set" ? PySet_New(nullptr) : PySet_New(nullptr));
+    if (!args.empty())
+      for (const auto& item : iterate(args[0])) {
+        if (!item->is_constant()) unsupported(name + "() of a " + item->describe());
+        if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      }
+    if (name == "frozenset") return Value::constant(check(PyFrozenSet_New(set.ptr())));
+    return new_set(std::move(set));
+  }
+  if (name == "setattr" && args.size() == 3 && args[1]->is_constant() && PyUnicode_Check(args[1]->obj.ptr())) {
+    store_attr(args[0], to_std_string(args[1]->obj), args[2]);
+    return constant(Py_None);
+  }
+  if (name == "iter" && args.size() == 1) {
+    if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
+    return Value::sequence(ValueKind::Iterator, iterate(args[0]));
+  }
+  if (name == "next" && (args.size() == 1 || args.size() == 2)) {
+    ValuePtr item;
+    if (args[0]->kind == ValueKind::Generator) item = resume_generator(args[0]);
+    else if (args[0]->kind == ValueKind::Iterator) {
+      if (args[0]->position < args[0]->items.size()) item = args[0]->items[args[0]->position++];
+    } else {
+      unsupported("next() of a " + args[0]->describe());
+    }
+    if (item) return item;
+    if (args.size() == 2) return args[1];
+    raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
+  }
+  if ((name == "all" || name == "any") && args.size() == 1) {
+    // Short-circuits like the builtin: items after the deciding one are not produced.
+    const bool want = name == "any";
+    ValuePtr iterator = args[0];
+    if (iterator->kind != ValueKind::Generator && iterator->kind != ValueKind::Iterator)
+      iterator = Value::sequence(ValueKind::Iterator, iterate(iterator));
+    while (true) {
+      ValuePtr item;
+      if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
+      else if (iterator->position < iterator->items.size()) item = iterator->items[iterator->position++];
+      if (!item) return constant(want ? Py_False : Py_True);
+      if (truth_value(item) == want) return constant(want ? Py_True : Py_False);
+    }
+  }
+  if (name == "callable" && args.size() == 1 && !args[0]->is_fully_constant()) {
+    // Decided by the value's type, which the trace knows for every kind.
+    const ValuePtr& x = args[0];
+    bool result;
+    switch (x->kind) {
+      case ValueKind::Function:
+      case ValueKind::UserMethod:
+      case ValueKind::TensorMethod:
+      case ValueKind::NNModule: result = true; break;
+      case ValueKind::NewObject: result = reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr; break;
+      case ValueKind::Object: result = PyCallable_Check(x->obj.ptr()); break;
+      default: result = false;
+    }
+    return constant(result ? Py_True : Py_False);
+  }
   if ((name == "issubclass" || name == "callable" || name == "range") && all_constant(args, kwargs))
     return fold(fn, args, kwargs);
   if ((name == "tuple" || name == "list") && args.size() <= 1) {
@@ -254,14 +418,23 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   if ((name == "getattr" || name == "hasattr") && args.size() >= 2 && args[1]->is_constant() &&
       PyUnicode_Check(args[1]->obj.ptr())) {
     std::string attr = to_std_string(args[1]->obj);
-    if (name == "getattr") return load_attr(args[0], attr);
+    if (name == "getattr" && args.size() == 2) return load_attr(args[0], attr);
+    if (name == "getattr" && args.size() != 3) unsupported("getattr() with " + std::to_string(args.size()) + " arguments");
+    // An absent attribute raises AttributeError in the trace (guarded to stay absent):
+    // getattr's default and hasattr's False are taken from that, as CPython does.
     try {
-      load_attr(args[0], attr);
-      return constant(Py_True);
+      ValuePtr found = load_attr(args[0], attr);
+      return name == "getattr" ? found : constant(Py_True);
+    } catch (const TracedException& raised) {
+      if (!is_instance_of(raised, PyExc_AttributeError)) throw;
+      return name == "getattr" ? args[2] : constant(Py_False);
     } catch (const Unsupported&) {
-      if (args[0]->is_tensor() || !args[0]->obj) throw;
-      int has = PyObject_HasAttrString(args[0]->obj.ptr(), attr.c_str());
-      return constant(has ? Py_True : Py_False);
+      // Found, but not traceable (a property of a module): hasattr only needs to know it exists,
+      // which the class (fixed by the guards) decides.
+      if (name != "hasattr" || args[0]->is_tensor() || !args[0]->obj) throw;
+      int has = PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr())), attr.c_str());
+      if (!has) throw;
+      return constant(Py_True);
     }
   }
   unsupported(name + "() with these arguments");
@@ -270,51 +443,9 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   ValuePtr self = method->items.at(0);
   const std::string& name = method->name;
-  if (self->kind == ValueKind::Dict) {
-    if (name == "get" && !args.empty() && args[0]->is_constant()) {
-      int at = self->dict_index(args[0]->obj);
-      if (at >= 0) return self->items[at];
-      return args.size() > 1 ? args[1] : Value::constant(Ref::borrow(Py_None));
-    }
-    if (name == "keys" || name == "values" || name == "items") {
-      std::vector<ValuePtr> result;
-      for (size_t i = 0; i < self->items.size(); ++i) {
-        ValuePtr key = Value::constant(self->keys[i]);
-        if (name == "keys") result.push_back(key);
-        else if (name == "values") result.push_back(self->items[i]);
-        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
-      }
-      return Value::sequence(ValueKind::List, std::move(result));
-    }
-    if (name == "update" && args.size() == 1 && args[0]->kind == ValueKind::Dict && !self->source) {
-      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
-        int at = self->dict_index(args[0]->keys[i]);
-        if (at >= 0) self->items[at] = args[0]->items[i];
-        else {
-          self->keys.push_back(args[0]->keys[i]);
-          self->items.push_back(args[0]->items[i]);
-        }
-      }
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
-  }
-  if (self->kind == ValueKind::List || self->kind == ValueKind::Tuple) {
-    if (self->kind == ValueKind::List && name == "append" && args.size() == 1 && !self->source) {
-      self->items.push_back(args[0]);
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    if (self->kind == ValueKind::List && name == "extend" && args.size() == 1 && !self->source) {
-      for (auto& item : iterate(args[0])) self->items.push_back(item);
-      return Value::constant(Ref::borrow(Py_None));
-    }
-    if (self->is_fully_constant() && all_constant(args, kwargs)) {
-      Ref bound = check(PyObject_GetAttrString(self->as_python_constant().ptr(), name.c_str()));
-      if (name == "index" || name == "count") return fold(bound, args, kwargs);
-    }
-    unsupported(std::string(self->kind == ValueKind::List ? "list" : "tuple") + "." + name + "()" +
-                (self->source ? " on a list passed into the function (a side effect)" : ""));
-  }
+  if (self->kind == ValueKind::Dict || self->kind == ValueKind::List || self->kind == ValueKind::Tuple ||
+      self->kind == ValueKind::Set)
+    return call_container_method(self, name, std::move(args), std::move(kwargs));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/bytecode/bytecode.h"
+#include "frontend/codegen/code_builder.h"
 #include "frontend/codegen/resume.h"
 #include "frontend/codegen/transformed_code.h"
 #include "frontend/interp/tracer.h"
@@ -13,13 +14,12 @@ namespace cdynamo::interp {
 namespace {
 
 void collect_outputs(const ValuePtr& value, std::vector<ValuePtr>& outputs) {
-  if (value->is_tensor()) {
+  codegen::visit_values(value, [&](const ValuePtr& v) {
+    if (!v->is_tensor()) return;
     for (const auto& seen : outputs)
-      if (seen->node.ptr() == value->node.ptr()) return;
-    outputs.push_back(value);
-  } else if (value->is_sequence() || value->kind == ValueKind::Dict) {
-    for (const auto& item : value->items) collect_outputs(item, outputs);
-  }
+      if (seen->node.ptr() == v->node.ptr()) return;
+    outputs.push_back(v);
+  });
 }
 
 bool fullgraph_requested(PyObject* callback) {

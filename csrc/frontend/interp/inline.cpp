@@ -88,34 +88,132 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
   return slots;
 }
 
-ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
+                             const std::vector<ValuePtr>* cells) {
   if (!PyFunction_Check(function.ptr())) unsupported("calling a " + std::string(Py_TYPE(function.ptr())->tp_name));
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(function.ptr()));
   std::string name = function_name(code);
-  if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))
-    unsupported("calling the generator or coroutine function " + name + "()");
+  const bool generator = code->co_flags & CO_GENERATOR;
+  if (code->co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))
+    unsupported("calling the coroutine function " + name + "()");
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
-  if (is_library_file(code))
+  if (is_library_file(code) &&
+      !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_forward", {function}).ptr()))
     unsupported("calling " + name + "() of " + to_std_string(code->co_filename) +
                 " (library code is not traced into; it runs eagerly)");
 
-  auto callee = std::make_unique<InterpFrame>();
+  auto callee = std::make_shared<InterpFrame>();
   callee->code = code;
   callee->code_ref = Ref::borrow(reinterpret_cast<PyObject*>(code));
   callee->function = Ref::borrow(function);
   callee->instructions = bytecode::decode(code);
   callee->globals = PyFunction_GET_GLOBALS(function.ptr());
   callee->builtins = reinterpret_cast<PyFunctionObject*>(function.ptr())->func_builtins;
-  callee->closure = PyFunction_GET_CLOSURE(function.ptr());
+  callee->closure = cells ? nullptr : PyFunction_GET_CLOSURE(function.ptr());
   callee->argument_slots = argument_slot_count(code);
   callee->first_free_slot = code->co_nlocalsplus - code->co_nfreevars;
   callee->locals = bind_arguments(code, function, std::move(args), std::move(kwargs));
   callee->local_initialised.assign(code->co_nlocalsplus, true);
-  for (int slot = callee->first_free_slot; slot < code->co_nlocalsplus; ++slot) callee->local_initialised[slot] = false;
+  for (int slot = callee->first_free_slot; slot < code->co_nlocalsplus; ++slot) {
+    size_t index = static_cast<size_t>(slot - callee->first_free_slot);
+    if (cells && index < cells->size()) callee->locals[slot] = (*cells)[index];  // the trace's own cells
+    else callee->local_initialised[slot] = false;                               // read from the closure
+  }
+  if (generator) {
+    // Nothing runs until the generator is iterated (as in CPython).
+    auto value = std::make_shared<Value>();
+    value->kind = ValueKind::Generator;
+    value->frame = std::move(callee);
+    return value;
+  }
   frames_.push_back(std::move(callee));
-  ValuePtr result = run_frame();
+  ValuePtr result;
+  try {
+    result = run_frame();
+  } catch (const TracedException&) {
+    // Unhandled in the callee: it unwinds to the caller's CALL, whose handler may catch it.
+    // (Other errors keep the frame: they report where the trace stopped.)
+    frames_.pop_back();
+    throw;
+  }
   frames_.pop_back();
   return result;
+}
+
+ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
+  if (generator->position == 1) return nullptr;
+  if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
+  for (const auto& running : frames_)
+    if (running == generator->frame) unsupported("a generator that iterates itself");
+  InterpFrame& suspended = *generator->frame;
+  if (suspended.yielded) suspended.stack.push_back(Value::constant(Ref::borrow(Py_None)));  // what yield returns
+  suspended.yielded = false;
+  frames_.push_back(generator->frame);
+  try {
+    run_frame();
+  } catch (const TracedException&) {
+    frames_.pop_back();
+    generator->position = 1;
+    throw;
+  }
+  frames_.pop_back();
+  if (!suspended.yielded) {
+    generator->position = 1;  // returned: StopIteration
+    return nullptr;
+  }
+  return suspended.return_value;
+}
+
+void Tracer::make_function(int flags) {
+  ValuePtr code = pop();
+  ValuePtr closure = (flags & 0x08) ? pop() : nullptr;
+  ValuePtr annotations = (flags & 0x04) ? pop() : nullptr;
+  ValuePtr kwdefaults = (flags & 0x02) ? pop() : nullptr;
+  ValuePtr defaults = (flags & 0x01) ? pop() : nullptr;
+  if (!code->is_constant() || !PyCode_Check(code->obj.ptr())) throw InternalError("MAKE_FUNCTION without a code object");
+  Ref function = check(PyFunction_New(code->obj.ptr(), frame().globals));
+  // Defaults live on the function object, where bind_arguments reads them.
+  if (defaults) {
+    if (!defaults->is_fully_constant()) unsupported("a default argument that is a " + defaults->describe());
+    check_status(PyFunction_SetDefaults(function.ptr(), defaults->as_python_constant().ptr()));
+  }
+  if (kwdefaults) {
+    if (!kwdefaults->is_fully_constant()) unsupported("a keyword default that is a " + kwdefaults->describe());
+    check_status(PyFunction_SetKwDefaults(function.ptr(), kwdefaults->as_python_constant().ptr()));
+  }
+  if (annotations && annotations->is_fully_constant()) {
+    // 3.11/3.12 push annotations as a flat tuple (name, value, name, value, ...).
+    Ref flat = annotations->as_python_constant();
+    Ref dict = check(PyDict_New());
+    if (PyTuple_Check(flat.ptr()))
+      for (Py_ssize_t i = 0; i + 1 < PyTuple_GET_SIZE(flat.ptr()); i += 2)
+        check_status(PyDict_SetItem(dict.ptr(), PyTuple_GET_ITEM(flat.ptr(), i), PyTuple_GET_ITEM(flat.ptr(), i + 1)));
+    else if (PyDict_Check(flat.ptr()))
+      check_status(PyDict_Update(dict.ptr(), flat.ptr()));
+    check_status(PyFunction_SetAnnotations(function.ptr(), dict.ptr()));
+  }
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Function;
+  value->obj = std::move(function);
+  if (closure) {
+    if (closure->kind != ValueKind::Tuple) throw InternalError("MAKE_FUNCTION closure is not a tuple");
+    value->items = closure->items;
+  }
+  push(value);
+}
+
+void Tracer::make_cell(int slot) {
+  InterpFrame& current = frame();
+  ValuePtr contents = current.locals[slot];
+  // An argument that is also a cell: at the root its value is still in the real frame's slot.
+  if (!contents && in_root_frame() && slot < current.argument_slots && !current.local_initialised[slot])
+    contents = load_local(slot);
+  auto cell = std::make_shared<Value>();
+  cell->kind = ValueKind::Cell;
+  if (contents) cell->items = {contents};
+  else cell->items = {nullptr};
+  current.locals[slot] = cell;
+  current.local_initialised[slot] = true;
 }
 
 }  // namespace cdynamo::interp

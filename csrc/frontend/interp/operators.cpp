@@ -1,5 +1,5 @@
-// Python operators on traced values: arithmetic, comparison, subscripts, iteration, unpacking.
-// Constants fold at trace time; anything touching a tensor becomes a graph node.
+// Python operators on traced values: truth, arithmetic, comparison, subscripts, iteration,
+// unpacking. Constants fold at trace time; anything touching a tensor becomes a graph node.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -24,18 +24,166 @@ std::string operator_name(Handle op) {
   return "operator." + to_std_string(name);
 }
 
+// The special methods behind an operator: (forward, reflected); an in-place form tries its own
+// first, then falls back to the plain operator's pair.
+struct OperatorMethods {
+  const char* inplace;
+  const char* forward;
+  const char* reflected;
+};
+
+const OperatorMethods* operator_methods(const std::string& what) {
+  static const std::pair<const char*, OperatorMethods> table[] = {
+      {"add", {nullptr, "__add__", "__radd__"}},       {"sub", {nullptr, "__sub__", "__rsub__"}},
+      {"mul", {nullptr, "__mul__", "__rmul__"}},       {"matmul", {nullptr, "__matmul__", "__rmatmul__"}},
+      {"truediv", {nullptr, "__truediv__", "__rtruediv__"}}, {"floordiv", {nullptr, "__floordiv__", "__rfloordiv__"}},
+      {"mod", {nullptr, "__mod__", "__rmod__"}},       {"pow", {nullptr, "__pow__", "__rpow__"}},
+      {"and_", {nullptr, "__and__", "__rand__"}},      {"or_", {nullptr, "__or__", "__ror__"}},
+      {"xor", {nullptr, "__xor__", "__rxor__"}},       {"lshift", {nullptr, "__lshift__", "__rlshift__"}},
+      {"rshift", {nullptr, "__rshift__", "__rrshift__"}}, {"iadd", {"__iadd__", "__add__", "__radd__"}},
+      {"isub", {"__isub__", "__sub__", "__rsub__"}},   {"imul", {"__imul__", "__mul__", "__rmul__"}},
+      {"ior", {"__ior__", "__or__", "__ror__"}},       {"iand", {"__iand__", "__and__", "__rand__"}},
+      {"lt", {nullptr, "__lt__", "__gt__"}},           {"le", {nullptr, "__le__", "__ge__"}},
+      {"gt", {nullptr, "__gt__", "__lt__"}},           {"ge", {nullptr, "__ge__", "__le__"}},
+      {"eq", {nullptr, "__eq__", "__eq__"}},           {"ne", {nullptr, "__ne__", "__ne__"}},
+  };
+  if (!what.starts_with("operator.")) return nullptr;
+  std::string name = what.substr(9);
+  for (const auto& [op, methods] : table)
+    if (name == op) return &methods;
+  return nullptr;
+}
+
+bool is_object(const ValuePtr& value) {
+  return value->kind == ValueKind::NewObject || value->kind == ValueKind::Object;
+}
+
 }  // namespace
+
+ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs) {
+  if (!is_object(lhs) && !is_object(rhs)) return nullptr;
+  const OperatorMethods* methods = operator_methods(what);
+  if (!methods) return nullptr;
+  auto not_implemented = [](const ValuePtr& result) {
+    return result->is_constant() && result->obj.ptr() == Py_NotImplemented;
+  };
+  // Python's order: the in-place method, then lhs.__op__, then rhs.__rop__ (first when rhs's
+  // type is a proper subclass of lhs's that overrides it). Only methods written in Python run.
+  Ref lhs_type = type_of(lhs), rhs_type = type_of(rhs);
+  bool rhs_first = lhs_type.ptr() != rhs_type.ptr() && PyType_Check(rhs_type.ptr()) && PyType_Check(lhs_type.ptr()) &&
+                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(rhs_type.ptr()), reinterpret_cast<PyTypeObject*>(lhs_type.ptr()));
+  std::vector<std::pair<ValuePtr, const char*>> attempts;
+  if (methods->inplace) attempts.emplace_back(lhs, methods->inplace);
+  if (rhs_first) attempts.emplace_back(rhs, methods->reflected);
+  attempts.emplace_back(lhs, methods->forward);
+  if (!rhs_first) attempts.emplace_back(rhs, methods->reflected);
+  bool any_python = false;
+  for (const auto& [self, name] : attempts) {
+    Ref method = python_special_method(self, name);
+    if (!method) {
+      Ref key = check(PyUnicode_FromString(name));
+      Ref type = type_of(self);
+      // A C method (other than object's defaults) would read state the trace does not know.
+      if (is_object(self) && PyType_Check(type.ptr())) {
+        PyObject* found = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(type.ptr()), key.ptr());
+        PyObject* object_default = _PyType_Lookup(&PyBaseObject_Type, key.ptr());
+        if (found && found != object_default) unsupported(what + " on a " + self->describe() + " (a builtin " + name + ")");
+      }
+      continue;
+    }
+    any_python = true;
+    ValuePtr other = self == lhs ? rhs : lhs;
+    ValuePtr result = inline_call(method, {self, other}, {});
+    if (!not_implemented(result)) return result;
+  }
+  // == and != fall back to identity, as object's own methods do (the other side being an
+  // object too, or a builtin constant whose __eq__ declines a foreign object).
+  if (what == "operator.eq" || what == "operator.ne") {
+    auto declines = [](const ValuePtr& v) {
+      if (is_object(v)) return true;
+      if (!v->is_constant()) return false;
+      PyObject* o = v->obj.ptr();
+      return o == Py_None || PyBool_Check(o) || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+             PyUnicode_CheckExact(o) || PyBytes_CheckExact(o);
+    };
+    if (!declines(lhs) || !declines(rhs)) return nullptr;
+    bool same = lhs == rhs || (lhs->obj && rhs->obj && lhs->obj.ptr() == rhs->obj.ptr());
+    return Value::constant(Ref::borrow((same == (what == "operator.eq")) ? Py_True : Py_False));
+  }
+  if (any_python) raise(PyExc_TypeError, "unsupported operand type(s) for " + what);
+  return nullptr;
+}
+
+bool Tracer::truth_value(const ValuePtr& value) {
+  switch (value->kind) {
+    case ValueKind::Constant: {
+      int truth = PyObject_IsTrue(value->obj.ptr());
+      check_status(truth);
+      return truth;
+    }
+    case ValueKind::Tuple:
+    case ValueKind::List:
+    case ValueKind::Dict: return !value->items.empty();
+    case ValueKind::Set: return PySet_GET_SIZE(value->obj.ptr()) > 0;
+    case ValueKind::Tensor:
+      unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
+                  "use torch.where, or move the branch out of the compiled function");
+    case ValueKind::PyModule:
+    case ValueKind::NNModule:
+    case ValueKind::TensorMethod:
+    case ValueKind::UserMethod:
+    case ValueKind::Function:
+    case ValueKind::Generator: return true;
+    case ValueKind::NewObject:
+    case ValueKind::Object: {
+      // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
+      // state the guards do not cover.
+      for (const char* name : {"__bool__", "__len__"}) {
+        if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
+        Ref key = check(PyUnicode_FromString(name));
+        if (value->kind == ValueKind::NewObject) {
+          if (value->items.size() > 1 && value->items[1]) return !value->items[1]->items.empty();
+          continue;
+        }
+        if (_PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr())) unsupported("truth value of a " + value->describe());
+      }
+      return true;
+    }
+    default: unsupported("truth value of a " + value->describe());
+  }
+}
 
 void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
   std::string what = operator_name(op);
   if (involves_tensor(lhs) || involves_tensor(rhs)) {
+    if (!lhs->is_tensor() && what.starts_with("operator.i") && what != "operator.is_") {
+      // `n += t` with n a number: n has no in-place form, so Python computes n + t (and the
+      // graph must not hold an augmented assignment to a literal).
+      static Ref& plain_ops = *new Ref(call_helper("cdynamo._trace_support", "inplace_to_plain", {}));  // never freed: outlives the interpreter
+      if (PyObject* plain = PyDict_GetItem(plain_ops.ptr(), op.ptr())) {
+        push(graph_.call("call_function", Ref::borrow(plain), {lhs, rhs}, {}, operator_name(Ref::borrow(plain))));
+        return;
+      }
+    }
     push(graph_.call("call_function", op, {lhs, rhs}, {}, what));
     return;
   }
+  if (lhs->kind == ValueKind::Set && rhs->is_fully_constant() && what.starts_with("operator.i")) {
+    // s |= t changes s itself: every reference to it sees the change.
+    Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->obj.ptr(), rhs->as_python_constant().ptr(), nullptr));
+    if (result.ptr() != lhs->obj.ptr()) unsupported(what + " on a set");
+    push(lhs);
+    return;
+  }
   if (lhs->is_fully_constant() && rhs->is_fully_constant() && !(lhs->kind == ValueKind::List)) {
-    Ref result = check(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
-                                                    rhs->as_python_constant().ptr(), nullptr));
-    push(Value::constant(std::move(result)));
+    Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
+                                                      rhs->as_python_constant().ptr(), nullptr));
+    if (PySet_CheckExact(result.ptr())) push(new_set(std::move(result)));
+    else push(Value::constant(std::move(result)));
+    return;
+  }
+  if (ValuePtr result = object_operator(what, lhs, rhs)) {
+    push(result);
     return;
   }
   // Sequence arithmetic on traced sequences: concatenation and repetition.
@@ -43,7 +191,7 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
   bool is_mul = what == "operator.mul" || what == "operator.imul";
   if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
     if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
-      if (lhs->source) unsupported("extending a list passed into the function (a side effect)");
+      if (!trace_owned(lhs)) unsupported("extending a list passed into the function (a side effect)");
       lhs->items.insert(lhs->items.end(), rhs->items.begin(), rhs->items.end());
       push(lhs);
       return;
@@ -92,7 +240,8 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     if (PyLong_Check(key->obj.ptr())) {
       Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
       if (index < 0) index += size;
-      if (index < 0 || index >= size) unsupported("index out of range on a " + container->describe());
+      if (index < 0 || index >= size)
+        raise(PyExc_IndexError, std::string(container->kind == ValueKind::List ? "list" : "tuple") + " index out of range");
       push(container->items[index]);
       return;
     }
@@ -108,8 +257,20 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
   }
   if (container->kind == ValueKind::Dict && key->is_constant()) {
     int at = container->dict_index(key->obj);
-    if (at < 0) unsupported("KeyError: " + key->describe() + " is not in the dict");
+    if (at < 0) raise(PyExc_KeyError, key->obj);  // the key set is guarded: it raises at run time too
     push(container->items[at]);
+    return;
+  }
+  if (container->kind == ValueKind::NNModule && key->is_constant() && PySlice_Check(key->obj.ptr())) {
+    // A slice of a ModuleList/Sequential makes a new container of the same children: the trace
+    // keeps the children (with their sources) in a list, which iterates and indexes the same.
+    std::vector<ValuePtr> children = iterate(container);
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(key->obj.ptr(), &start, &stop, &step) < 0) throw PythonError();
+    Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(children.size()), &start, &stop, step);
+    std::vector<ValuePtr> picked;
+    for (Py_ssize_t i = 0, at = start; i < length; ++i, at += step) picked.push_back(children[at]);
+    push(Value::sequence(ValueKind::List, std::move(picked)));
     return;
   }
   if (container->kind == ValueKind::NNModule && key->is_constant()) {
@@ -125,8 +286,25 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       }
     unsupported("indexing an nn.Module container produced a new module");
   }
+  if (Ref method = python_special_method(container, "__getitem__")) {
+    push(inline_call(method, {container, key}, {}));
+    return;
+  }
+  if (container->kind == ValueKind::Object && key->is_constant())
+    if (ValuePtr contents = dict_contents(container)) container = contents;  // a dict subclass: dict's own lookup
+  if (container->kind == ValueKind::Dict && key->is_constant()) {
+    int at = container->dict_index(key->obj);
+    if (at < 0) raise(PyExc_KeyError, key->obj);
+    push(container->items[at]);
+    return;
+  }
+  if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1]) {
+    Ref getitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__"));
+    push(call_native_method(getitem, container, {key}, {}));
+    return;
+  }
   if (container->is_fully_constant() && key->is_fully_constant()) {
-    push(Value::constant(check(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
+    push(Value::constant(checked(PyObject_GetItem(container->as_python_constant().ptr(), key->as_python_constant().ptr()))));
     return;
   }
   unsupported("indexing a " + container->describe() + " with a " + key->describe());
@@ -138,7 +316,18 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
   }
-  if (container->kind == ValueKind::List && !container->source && key->is_constant() &&
+  if (container->kind == ValueKind::NewObject) {
+    if (Ref method = python_special_method(container, "__setitem__")) {
+      inline_call(method, {container, key, value}, {});
+      return;
+    }
+    if (container->items.size() > 1 && container->items[1]) {
+      Ref setitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__setitem__"));
+      call_native_method(setitem, container, {key, value}, {});
+      return;
+    }
+  }
+  if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() &&
       PyLong_Check(key->obj.ptr())) {
     Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
     Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
@@ -147,7 +336,7 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     container->items[index] = value;
     return;
   }
-  if (container->kind == ValueKind::Dict && !container->source && key->is_constant()) {
+  if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
     int at = container->dict_index(key->obj);
     if (at >= 0) container->items[at] = value;
     else {
@@ -163,12 +352,40 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
   switch (iterable->kind) {
     case ValueKind::Tuple:
     case ValueKind::List: return iterable->items;
-    case ValueKind::Iterator:
-      return std::vector<ValuePtr>(iterable->items.begin() + iterable->position, iterable->items.end());
+    case ValueKind::Iterator: {
+      // Consumes the iterator, as iterating a real one does.
+      std::vector<ValuePtr> rest(iterable->items.begin() + iterable->position, iterable->items.end());
+      iterable->position = iterable->items.size();
+      return rest;
+    }
+    case ValueKind::Generator: {
+      std::vector<ValuePtr> items;
+      while (ValuePtr item = resume_generator(iterable)) {
+        items.push_back(std::move(item));
+        if (items.size() > 100000) unsupported("a generator of more than 100000 items");
+      }
+      return items;
+    }
     case ValueKind::Dict: {
       std::vector<ValuePtr> keys;
       for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
       return keys;
+    }
+    case ValueKind::Object:
+      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (ValuePtr contents = dict_contents(iterable)) return iterate(contents);
+      unsupported("iterating over a " + iterable->describe());
+    case ValueKind::NewObject: {
+      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
+      unsupported("iterating over a " + iterable->describe());
+    }
+    case ValueKind::Set: {
+      Ref items = check(PySequence_List(iterable->obj.ptr()));
+      std::vector<ValuePtr> values;
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i)
+        values.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(items.ptr(), i))));
+      return values;
     }
     case ValueKind::Constant: {
       if (PyDict_Check(iterable->obj.ptr()) || PyAnySet_Check(iterable->obj.ptr()))
@@ -213,9 +430,20 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
 }
 
 void Tracer::get_iter(ValuePtr iterable) {
-  if (iterable->kind == ValueKind::Iterator) {
+  if (iterable->kind == ValueKind::Iterator || iterable->kind == ValueKind::Generator) {
     push(iterable);
     return;
+  }
+  if (iterable->kind == ValueKind::NewObject || iterable->kind == ValueKind::Object) {
+    if (Ref method = python_special_method(iterable, "__iter__")) {
+      ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
+      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator) {
+        push(result);
+        return;
+      }
+      push(Value::sequence(ValueKind::Iterator, iterate(result)));
+      return;
+    }
   }
   auto iterator = Value::sequence(ValueKind::Iterator, iterate(iterable));
   push(iterator);

@@ -60,9 +60,24 @@ void Tracer::before_with(ValuePtr manager) {
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
+  Ref enter = python_special_method(manager, "__enter__");
+  Ref exit_method = python_special_method(manager, "__exit__");
+  if (enter && exit_method && (manager->kind == ValueKind::NewObject || manager->kind == ValueKind::Object)) {
+    // A context manager written in Python: its __enter__ runs now, its bound __exit__ waits on
+    // the stack (called at the block's end, or by WITH_EXCEPT_START when an exception leaves it).
+    auto exit = std::make_shared<Value>();
+    exit->kind = ValueKind::UserMethod;
+    exit->obj = exit_method;
+    exit->name = "__exit__";
+    exit->items = {manager};
+    ValuePtr entered = inline_call(enter, {manager}, {});
+    push(exit);
+    push(entered);
+    return;
+  }
   if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
     unsupported("a with-block on a " + manager->describe() +
-                " (only torch.no_grad() and torch.enable_grad() blocks are supported yet)");
+                " (torch.no_grad(), torch.enable_grad() and context managers written in Python are supported)");
   bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();
@@ -146,7 +161,11 @@ ValuePtr Tracer::run_frame() {
     const bytecode::Instruction& inst = current.instructions[current.pc++];
     if (inst.position.line >= 0) current.line = inst.position.line;
     if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
-    if (!step(inst)) return current.return_value;
+    try {
+      if (!step(inst)) return current.return_value;
+    } catch (const TracedException& raised) {
+      if (!enter_handler(inst, raised)) throw;
+    }
   }
 }
 
@@ -154,7 +173,8 @@ TraceResult Tracer::run() {
   TraceResult result;
   try {
     result.return_value = run_frame();
-    result.side_effects = side_effects_;
+    for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
+    result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {
       InterpFrame& root = *frames_.front();
       BreakState state;
@@ -165,6 +185,18 @@ TraceResult Tracer::run() {
       state.kw_names = root.kw_names;
       result.break_state = std::move(state);
     }
+  } catch (const TracedException& raised) {
+    // Raised and not handled in the traced frame: the graph ends before the instruction, which
+    // then runs eagerly and raises for real.
+    Ref repr = steal(PyObject_Repr(raised.exception.ptr()));
+    if (!repr) PyErr_Clear();
+    Unsupported error("the traced code raises " + (repr ? to_std_string(repr) : std::string("an exception")) +
+                      " (raised at " + raised.where + ")");
+    const InterpFrame& root = *frames_.front();
+    error.filename = to_std_string(root.code->co_filename);
+    error.line = root.line >= 0 ? root.line : root.code->co_firstlineno;
+    error.function = to_std_string(root.code->co_qualname);
+    throw error;
   } catch (Unsupported& error) {
     // Errors raised below the interpreter (graph building) learn where they happened here:
     // the innermost inlined frame, and the chain of calls that led there.
@@ -182,67 +214,16 @@ TraceResult Tracer::run() {
 bool Tracer::can_break_at(int instruction) const {
   const InterpFrame& root = *frames_.front();
   if (instruction < 0 || static_cast<size_t>(instruction) >= root.instructions.size()) return false;
-  // Inside try/with blocks the handler would have to be re-entered in the resume function;
-  // cell variables would need their cells rebuilt. Neither is supported yet.
-  if (root.instructions[instruction].handler) return false;
+  // Inside a try block the transformed code keeps the instruction's handler (resume.cpp); a
+  // with-block's context manager cannot be rebuilt (check_break_state refuses it). Cell
+  // variables would need their cells rebuilt: not supported yet.
   if (root.code->co_ncellvars > 0) return false;
   return true;
-}
-
-ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
-  if (!base->obj) return nullptr;
-  for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
-    if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
-  return nullptr;
-}
-
-void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
-  // Only objects the transformed code can reach again, holding values it can rebuild.
-  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
-  if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
-  // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
-  // where eager has one. Values reachable by their source keep their identity.
-  switch (value->kind) {
-    case ValueKind::Tensor:
-    case ValueKind::Constant:
-    case ValueKind::Tuple:
-      break;
-    case ValueKind::List:
-    case ValueKind::Dict:
-    case ValueKind::NNModule:
-    case ValueKind::Object:
-      if (value->source) break;
-      [[fallthrough]];
-    default: unsupported("assigning a " + value->describe() + " to an attribute");
-  }
-  if (object->kind == ValueKind::NNModule && value->is_tensor())
-    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
-  side_effects_.push_back({std::move(object), name, std::move(value)});
 }
 
 std::unique_ptr<guards::RootGuardManager> Tracer::take_guards() {
   if (local_tensor_inputs_.size() > 1) guards_->add_no_aliasing_guard(local_tensor_inputs_);
   return std::move(guards_);
-}
-
-bool Tracer::truth_value(const ValuePtr& value) {
-  switch (value->kind) {
-    case ValueKind::Constant: {
-      int truth = PyObject_IsTrue(value->obj.ptr());
-      check_status(truth);
-      return truth;
-    }
-    case ValueKind::Tuple:
-    case ValueKind::List:
-    case ValueKind::Dict: return !value->items.empty();
-    case ValueKind::Tensor:
-      unsupported("branching on a tensor's value (if/while/and/or on a tensor) depends on its data; "
-                  "use torch.where, or move the branch out of the compiled function");
-    case ValueKind::PyModule:
-    case ValueKind::NNModule:
-    case ValueKind::TensorMethod: return true;
-    default: unsupported("truth value of a " + value->describe());
-  }
 }
 
 void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test) {
@@ -264,7 +245,6 @@ bool Tracer::step(const bytecode::Instruction& inst) {
   switch (inst.opcode) {
     case NOP:
     case RESUME:
-    case MAKE_CELL:        // cells are modelled as plain values: no closure is created here
     case COPY_FREE_VARS:   // free variables are read from the function's closure on first use
 #if !CD_PY312
     case PRECALL:
@@ -283,7 +263,44 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #if CD_PY312
     case LOAD_FAST_CHECK:
 #endif
-    case LOAD_DEREF: push(load_local(arg)); return true;
+      push(load_local(arg));
+      return true;
+    case MAKE_CELL: make_cell(arg); return true;
+    case LOAD_DEREF: {
+      ValuePtr value = load_local(arg);
+      if (value->kind == ValueKind::Cell) {
+        if (!value->items[0]) unsupported("free variable " + local_name(arg) + " is read before it is assigned");
+        value = value->items[0];
+      }
+      push(value);
+      return true;
+    }
+    case LOAD_CLOSURE: {
+      ValuePtr value = load_local(arg);
+      if (value->kind != ValueKind::Cell) {
+        // A free variable read from a real closure: the new function sees its current value
+        // (position 1: a copy, so writes through it are refused).
+        auto cell = std::make_shared<Value>();
+        cell->kind = ValueKind::Cell;
+        cell->items = {value};
+        cell->position = 1;
+        value = cell;
+      }
+      push(value);
+      return true;
+    }
+    case DELETE_DEREF: {
+      ValuePtr value = load_local(arg);
+      if (value->kind != ValueKind::Cell || value->position == 1) unsupported("deleting the enclosing function's variable " + local_name(arg));
+      value->items[0] = nullptr;
+      return true;
+    }
+    case MAKE_FUNCTION: make_function(arg); return true;
+    case RETURN_GENERATOR: push(Value::constant(Ref::borrow(Py_None))); return true;  // popped right after
+    case YIELD_VALUE:
+      frame().return_value = pop();
+      frame().yielded = true;
+      return false;
 #if CD_PY312
     case LOAD_FAST_AND_CLEAR: {
       ValuePtr value = frame().locals[arg];
@@ -295,10 +312,17 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
 #endif
     case STORE_FAST: store_local(arg, pop()); return true;
-    case STORE_DEREF:
+    case STORE_DEREF: {
+      ValuePtr value = pop();
+      ValuePtr cell = frame().locals[arg];
+      if (cell && cell->kind == ValueKind::Cell && cell->position != 1) {
+        cell->items[0] = value;  // seen by every function sharing the cell
+        return true;
+      }
       if (arg >= frame().first_free_slot) unsupported("assigning to the enclosing function's variable " + local_name(arg));
-      store_local(arg, pop());
+      store_local(arg, value);
       return true;
+    }
     case DELETE_FAST: frame().locals[arg] = nullptr; frame().local_initialised[arg] = true; return true;
 
     case LOAD_GLOBAL: {
@@ -336,6 +360,12 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       ValuePtr args = pop();
       ValuePtr callable = pop();
       pop();  // the NULL below the callable
+      if (args->is_constant() && PyTuple_Check(args->obj.ptr())) {
+        std::vector<ValuePtr> items;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args->obj.ptr()); ++i)
+          items.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(args->obj.ptr(), i))));
+        args = Value::sequence(ValueKind::Tuple, std::move(items));
+      }
       if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
       graph::KwArgs keywords;
       if (kwargs && kwargs->kind == ValueKind::Dict) {
@@ -394,6 +424,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CALL_INTRINSIC_1: {
       if (arg == 5) {  // INTRINSIC_UNARY_POSITIVE
         unary_op("pos", pop());
+      } else if (arg == 3) {  // INTRINSIC_STOPITERATION_ERROR: a generator's StopIteration becomes RuntimeError
+        ValuePtr exception = pop();
+        if (exception->obj && PyObject_TypeCheck(exception->obj.ptr(), reinterpret_cast<PyTypeObject*>(PyExc_StopIteration)))
+          exception = Value::constant(check(PyObject_CallFunction(PyExc_RuntimeError, "s", "generator raised StopIteration")));
+        push(exception);
       } else if (arg == 6) {  // INTRINSIC_LIST_TO_TUPLE
         ValuePtr list = pop();
         if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
@@ -418,7 +453,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       bool same;
       if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
       else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+      else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
       else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
+      else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&
+               (lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict || lhs->kind == ValueKind::Set))
+        same = lhs == rhs;  // containers made by the trace: one Value per object
       else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
       else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
       push(Value::constant(Ref::borrow((same != (arg == 1)) ? Py_True : Py_False)));
@@ -427,15 +466,32 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case CONTAINS_OP: {
       ValuePtr container = pop();
       ValuePtr item = pop();
+      if (container->kind == ValueKind::Set && item->is_fully_constant()) {
+        int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
+        if (found < 0) raise_python_error();
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
+      if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
+          !python_special_method(container, "__contains__")) {
+        container = container->items[1];  // a dict subclass's own items
+      } else if (container->kind == ValueKind::Object && !python_special_method(container, "__contains__")) {
+        if (ValuePtr contents = dict_contents(container)) container = contents;
+      }
       if (container->kind == ValueKind::Dict && item->is_constant()) {
         bool found = container->dict_index(item->obj) >= 0;
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
+      if (Ref method = python_special_method(container, "__contains__")) {
+        bool found = truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
         push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
         return true;
       }
       if (!container->is_fully_constant() || !item->is_fully_constant())
         unsupported("'in' on a " + container->describe());
       int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
-      check_status(found);
+      if (found < 0) raise_python_error();
       push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
       return true;
     }
@@ -482,18 +538,39 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case BUILD_TUPLE: push(Value::sequence(ValueKind::Tuple, pop_n(arg))); return true;
+    case BUILD_SET: {
+      Ref set = check(PySet_New(nullptr));
+      for (const auto& item : pop_n(arg)) {
+        if (!item->is_constant()) unsupported("a set holding a " + item->describe());
+        if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      }
+      push(new_set(std::move(set)));
+      return true;
+    }
+    case SET_ADD:
+    case SET_UPDATE: {
+      ValuePtr item = pop();
+      ValuePtr& set = top(arg);
+      if (set->kind != ValueKind::Set) throw InternalError("SET_ADD without a set");
+      std::vector<ValuePtr> items = inst.opcode == SET_ADD ? std::vector<ValuePtr>{item} : iterate(item);
+      for (const auto& element : items) {
+        if (!element->is_constant()) unsupported("a set holding a " + element->describe());
+        if (PySet_Add(set->obj.ptr(), element->obj.ptr()) < 0) raise_python_error();
+      }
+      return true;
+    }
     case BUILD_LIST: push(Value::sequence(ValueKind::List, pop_n(arg))); return true;
     case LIST_APPEND: {
       ValuePtr item = pop();
       ValuePtr& list = top(arg);
-      if (list->kind != ValueKind::List || list->source) unsupported("appending to a list from outside the function");
+      if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("appending to a list from outside the function");
       list->items.push_back(item);
       return true;
     }
     case LIST_EXTEND: {
       ValuePtr iterable = pop();
       ValuePtr& list = top(arg);
-      if (list->kind != ValueKind::List || list->source) unsupported("extending a list from outside the function");
+      if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("extending a list from outside the function");
       if (iterable->is_sequence()) {
         list->items.insert(list->items.end(), iterable->items.begin(), iterable->items.end());
       } else if (iterable->is_constant()) {
@@ -540,7 +617,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case DICT_UPDATE: {
       ValuePtr update = pop();
       ValuePtr& target = top(arg);
-      if (target->kind != ValueKind::Dict || target->source) unsupported("updating a dict from outside the function");
+      if (target->kind != ValueKind::Dict || !trace_owned(target)) unsupported("updating a dict from outside the function");
       if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
         PyObject *key, *item;
         Py_ssize_t pos = 0;
@@ -606,8 +683,15 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     case GET_ITER: get_iter(pop()); return true;
     case FOR_ITER: {
       ValuePtr& iterator = top();
-      if (iterator->kind != ValueKind::Iterator) throw InternalError("FOR_ITER without an iterator");
-      if (iterator->position < iterator->items.size()) {
+      if (iterator->kind == ValueKind::Generator) {
+        ValuePtr generator = iterator;
+        if (ValuePtr item = resume_generator(generator)) {
+          push(item);
+          return true;
+        }
+      } else if (iterator->kind != ValueKind::Iterator) {
+        throw InternalError("FOR_ITER without an iterator");
+      } else if (iterator->position < iterator->items.size()) {
         push(iterator->items[iterator->position++]);
         return true;
       }
@@ -644,8 +728,6 @@ bool Tracer::step(const bytecode::Instruction& inst) {
 #if CD_PY312
     case RETURN_CONST: frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, arg))); return false;
 #endif
-    case RAISE_VARARGS: unsupported("raise statement");
-    case MAKE_FUNCTION: unsupported("defining a function (def, lambda or comprehension) inside the compiled function");
     case BEFORE_WITH: before_with(pop()); return true;
     case STORE_ATTR: {
       ValuePtr object = pop();
@@ -671,7 +753,9 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       return true;
     }
     case IMPORT_FROM: push(load_attr(top(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)))); return true;
-    default: unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
+    default:
+      if (exception_step(inst)) return true;
+      unsupported(std::string("the bytecode instruction ") + bytecode::opcode_name(inst.opcode));
   }
 }
 

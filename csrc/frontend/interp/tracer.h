@@ -27,7 +27,9 @@ struct BreakState {
 };
 
 // An attribute write on an object reachable from the frame (obj.attr = value), replayed by the
-// transformed code after the graph runs, in program order.
+// transformed code after the graph runs, in program order. An empty name: a list or dict read
+// from the frame that the trace changed in place (object == value); its new contents replace
+// the old ones, before any attribute write (which could redirect the path to it).
 struct SideEffect {
   ValuePtr object;  // has a source
   std::string name;
@@ -39,6 +41,15 @@ struct TraceResult {
   ValuePtr return_value;                // null at a graph break
   std::optional<BreakState> break_state;
   std::vector<SideEffect> side_effects;
+};
+
+// A Python exception raised by the traced code on values the trace knows (a missing dict key,
+// an absent attribute, a raise statement): it unwinds interpreter frames to the innermost
+// handler of CPython's exception table. Reaching the root frame unhandled ends the graph there,
+// and the instruction runs eagerly, raising it for real.
+struct TracedException {
+  Ref exception;      // the exception instance
+  std::string where;  // "file:line" of the raise, for the graph-break message
 };
 
 // One Python frame being interpreted: the traced frame itself, or a function inlined into it.
@@ -60,6 +71,7 @@ struct InterpFrame {
   int argument_slots = 0;
   int first_free_slot = 0;
   ValuePtr return_value;
+  bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
 };
 
 class Tracer {
@@ -92,11 +104,32 @@ class Tracer {
   std::string local_name(int slot) const;
   [[noreturn]] void unsupported(const std::string& reason) const;
 
+  // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
+  [[noreturn]] void raise(Ref exception) const;
+  [[noreturn]] void raise(PyObject* type, Handle argument) const;  // type(argument)
+  [[noreturn]] void raise(PyObject* type, const std::string& message) const;
+  // A failed CPython call on trace-time values: its Exception becomes a traced raise (the same
+  // call raises the same at run time); BaseExceptions such as KeyboardInterrupt stay errors.
+  [[noreturn]] void raise_python_error() const;
+  Ref checked(PyObject* result) const {  // check() for calls whose failure is the program's
+    if (!result) raise_python_error();
+    return Ref::steal(result);
+  }
+  // Unwinds to `inst`'s handler in the current frame; false when it has none.
+  bool enter_handler(const bytecode::Instruction& inst, const TracedException& raised);
+  bool exception_step(const bytecode::Instruction& inst);  // the exception opcodes; false: not one
+  static bool is_instance_of(const TracedException& raised, PyObject* type);
+  // The Python-level special method `name` of the value's type (__contains__, __getitem__,
+  // __len__), or null when the type has none or implements it in C.
+  Ref python_special_method(const ValuePtr& value, const char* name);
+
   // --- chapter: instructions --------------------------------------------------------------
   bool step(const bytecode::Instruction& inst);  // false once the frame returned
   void jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test);
   bool truth_value(const ValuePtr& value);
   void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);
+  // lhs <op> rhs through special methods written in Python (objects); null if neither has one.
+  ValuePtr object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs);
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);
@@ -118,26 +151,62 @@ class Tracer {
   ValuePtr call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
+  ValuePtr call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
+                                 graph::KwArgs kwargs);
+  // True when the trace may change the container in place: made by the trace, or the root
+  // frame's own **kwargs dict (a new dict per call that only the frame sees; it is detached from
+  // its source, so a graph break rebuilds it as changed).
+  bool trace_owned(const ValuePtr& container);
+  ValuePtr new_set(Ref set);
+  // The items of a dict subclass instance read from the frame, as a read-only Dict guarded key
+  // by key (what dict's own methods see, whatever the subclass overrides); null for others.
+  ValuePtr dict_contents(const ValuePtr& object);
+  // A builtin dict method bound to such an object, as a method of its contents; null otherwise.
+  ValuePtr dict_method_of(const ValuePtr& object, Handle attr, const std::string& name);  // a Set value owning `set` (a real set of constants)
+  // --- chapter: objects made by the trace (objects.cpp) -------------------------------------
+  // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
+  ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
+  void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
+  // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.
+  ValuePtr bind_class_attribute(const ValuePtr& self, Handle found, const std::string& name, const SourcePtr& cls_source);
+  ValuePtr super_attr(const ValuePtr& super, const std::string& name);
+  // A method of a builtin base (object, dict, OrderedDict) called on a NewObject.
+  ValuePtr call_native_method(Handle descriptor, const ValuePtr& self, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  Ref special_method_of_class(PyTypeObject* type, const char* name);
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
-  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // `cells`: the closure of a function made by the trace (else the function's own closure is read).
+  // A generator function returns a Generator value, run lazily as it is iterated.
+  ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
+                       const std::vector<ValuePtr>* cells = nullptr);
+  // The generator's next item, or null once it is exhausted.
+  ValuePtr resume_generator(const ValuePtr& generator);
+  void make_function(int flags);  // MAKE_FUNCTION
+  void make_cell(int slot);       // MAKE_CELL
   std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
                                        graph::KwArgs kwargs);
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
+  Ref inspected_object(const ValuePtr& value);
+  ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
 
-  std::vector<std::unique_ptr<InterpFrame>> frames_;
+  std::vector<std::shared_ptr<InterpFrame>> frames_;  // shared: generators keep theirs
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
   std::vector<SideEffect> side_effects_;
+  std::vector<ValuePtr> mutated_containers_;  // lists and dicts from the frame changed in place
+  std::unordered_map<PyObject*, ValuePtr> container_inputs_;  // list/dict object -> its one Value
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;
+  ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void before_with(ValuePtr manager);

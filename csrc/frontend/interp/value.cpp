@@ -154,7 +154,7 @@ int Value::dict_index(Handle key) const {
 }
 
 bool Value::is_fully_constant() const {
-  if (kind == ValueKind::Constant) return true;
+  if (kind == ValueKind::Constant || kind == ValueKind::Set) return true;
   if (!is_sequence() && kind != ValueKind::Dict) return false;
   for (const auto& item : items)
     if (!item->is_fully_constant()) return false;
@@ -163,6 +163,7 @@ bool Value::is_fully_constant() const {
 
 Ref Value::as_python_constant() const {
   if (kind == ValueKind::Constant) return obj;
+  if (kind == ValueKind::Set) return check(PySet_New(obj.ptr()));  // a copy: the trace's set may change later
   if (kind == ValueKind::Dict) {
     Ref dict = check(PyDict_New());
     for (size_t i = 0; i < items.size(); ++i)
@@ -189,6 +190,8 @@ std::string Value::describe() const {
     case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());
     case ValueKind::List: return "list of " + std::to_string(items.size());
     case ValueKind::Dict: return "dict of " + std::to_string(items.size());
+    case ValueKind::NewObject: return std::string(reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name) + " object";
+    case ValueKind::Set: return "set of " + std::to_string(PySet_GET_SIZE(obj.ptr()));
     case ValueKind::TensorMethod: return "tensor method " + name;
     case ValueKind::NNModule:
     case ValueKind::PyModule:

@@ -43,7 +43,8 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
-  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]) */                 \
+  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]); position 1: a     */ \
+                  /* read-only view of a dict subclass instance from the frame          */ \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
@@ -52,6 +53,14 @@ struct Source {
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
+  X(NewObject)    /* an instance of a Python class made by the trace: cls; items[0] = */ \
+                  /* its __dict__ (a Dict), items[1] = its mapping (dict subclasses)   */ \
+  X(Set)          /* a set of constants made by the trace: obj = a set only it holds */  \
+  X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null */ \
+  X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \
+                  /* (trace's globals, constant defaults), items = its closure cells   */ \
+  X(Generator)    /* a generator made by the trace: frame = its suspended frame;       */ \
+                  /* position 1 once exhausted                                          */ \
   X(Null)         /* the NULL that CPython pushes before a callable */
 
 enum class ValueKind {
@@ -63,6 +72,7 @@ const char* value_kind_name(ValueKind kind);
 
 struct Value;
 using ValuePtr = std::shared_ptr<Value>;
+struct InterpFrame;  // tracer.h
 
 struct Value {
   ValueKind kind;
@@ -75,6 +85,9 @@ struct Value {
   size_t position = 0;          // Iterator: next item
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module
+  std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame
+  Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after
+  SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);

@@ -71,6 +71,16 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
   }
+  static Ref& restorers = *new Ref(import_attr("cdynamo._trace_support", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
+  for (int enabled = 0; enabled < 2; ++enabled)
+    if (o == PyTuple_GET_ITEM(restorers.ptr(), enabled)) {
+      // A no_grad/enable_grad block cut by a graph break continues here (codegen rebuilt its __exit__).
+      manager.add_id_match(obj);
+      auto exit = std::make_shared<Value>();
+      exit->kind = ValueKind::GradModeExit;
+      exit->position = enabled;
+      return exit;
+    }
   if (is_plain_constant(o)) {
     manager.add_equals_match(obj);
     return Value::constant(Ref::borrow(obj), source);
@@ -102,6 +112,17 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     if (source->kind == Source::Kind::Local) local_tensor_inputs_.emplace_back(source->index, source->name);
     return value;
   }
+  if (PyList_CheckExact(o) || PyDict_CheckExact(o)) {
+    // One Value per list or dict object, however it is reached: the trace may change it in place.
+    auto seen = container_inputs_.find(o);
+    if (seen != container_inputs_.end() && seen->second->source) {
+      SourcePtr first = seen->second->source;
+      if (first->str() == source->str()) return seen->second;  // read again the same way
+      guards_->add_same_object_guard([first](const guards::FrameView& f) { return first->fetch(f); }, first->str(),
+                                     [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
+      return seen->second;
+    }
+  }
   if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
     manager.add_type_match(Py_TYPE(o));
     Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
@@ -109,7 +130,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     std::vector<ValuePtr> items;
     for (Py_ssize_t i = 0; i < size; ++i)
       items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
-    return Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+    ValuePtr value = Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
+    if (PyList_CheckExact(o)) {
+      container_inputs_[o] = value;
+      keep_alive_.push_back(Ref::borrow(obj));
+    }
+    return value;
   }
   if (PyDict_CheckExact(o)) {
     // Guarded key by key: same length and every key present means the same key set.
@@ -120,11 +146,15 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     PyObject *key, *item;
     Py_ssize_t pos = 0;
     while (PyDict_Next(o, &pos, &key, &item)) {
-      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyBytes_CheckExact(key))
+        unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
       keys.push_back(Ref::borrow(key));
       items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
     }
-    return Value::dict(std::move(keys), std::move(items), source);
+    ValuePtr value = Value::dict(std::move(keys), std::move(items), source);
+    container_inputs_[o] = value;
+    keep_alive_.push_back(Ref::borrow(obj));
+    return value;
   }
   if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
     // Sets of plain constants (membership tests against option names): specialised by equality.
@@ -179,7 +209,11 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
     return Value::constant(Ref::borrow(obj), source);
   }
-  if (PyCallable_Check(o) || PyType_Check(o)) {
+  // An instance of a class with a Python __call__ is an object with state the call reads: it is
+  // guarded like other objects (its type, then each attribute the trace reads).
+  PyObject* call_entry = PyType_Check(o) ? nullptr : _PyType_Lookup(Py_TYPE(o), Ref(check(PyUnicode_FromString("__call__"))).ptr());
+  bool python_callable_object = call_entry && PyFunction_Check(call_entry);
+  if ((PyCallable_Check(o) || PyType_Check(o)) && !python_callable_object) {
     // Functions, builtins and classes: the trace depends on which one it is.
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
@@ -223,6 +257,10 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
     case ValueKind::Dict: return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
+    case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
+    case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
+    case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
+    case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:
     case ValueKind::PyModule:
     case ValueKind::NNModule:
@@ -232,6 +270,8 @@ Ref Tracer::type_of(const ValuePtr& value) {
 }
 
 ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
+  if (base->kind == ValueKind::NewObject) return new_object_attr(base, name);
+  if (base->kind == ValueKind::Super && base->cls) return super_attr(base, name);
   if (ValuePtr written = pending_attribute(base, name)) return written;
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
   switch (base->kind) {
@@ -255,8 +295,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
       if (!fake_attr) {
+        // Tensor attributes come from the tensor's type, which the tensor guards fix.
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+          PyErr_Clear();
+          unsupported("reading Tensor." + name);
+        }
         PyErr_Clear();
-        unsupported("Tensor has no attribute " + name);
+        raise(PyExc_AttributeError, "'Tensor' object has no attribute '" + name + "'");
       }
       if (is_tensor(fake_attr)) {
         static Ref& getattr_fn = *new Ref(import_attr("builtins", "getattr"));  // never freed: outlives the interpreter
@@ -270,6 +315,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         return method;
       }
       return Value::constant(std::move(fake_attr));
+    }
+    case ValueKind::Set: {
+      auto method = std::make_shared<Value>();
+      method->kind = ValueKind::TensorMethod;  // a method of a traced value: set.add etc.
+      method->items = {base};
+      method->name = name;
+      return method;
     }
     case ValueKind::Dict:
     case ValueKind::List:
@@ -291,6 +343,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         PyErr_Clear();
         unsupported("super() has no attribute " + name);
       }
+      if (ValuePtr method = dict_method_of(base->items[0], attr, name)) return method;
       if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
@@ -306,9 +359,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::Object: {
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
-        PyErr_Clear();
-        unsupported(base->describe() + " has no attribute " + name);
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
+        // Absent now; the trace relies on it staying absent.
+        if (base->source) base->source->manager(*guards_).add_no_attr(name);
+        raise_python_error();
       }
+      if (base->kind == ValueKind::Object)
+        if (ValuePtr method = dict_method_of(base, attr, name)) return method;
       if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
         // A method of the object's class (its type is guarded): bind it to the traced value.
         auto method = std::make_shared<Value>();
@@ -357,11 +414,31 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     value->module_path = path;
     return value;
   }
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  // The class's own entry (not what getattr makes of it): a property runs in the trace, a
+  // staticmethod takes no self. All fixed by the module's identity, which is guarded.
+  PyObject* raw = _PyType_Lookup(Py_TYPE(obj), key.ptr());
+  Ref raw_ref = Ref::borrow(raw);
+  if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
+    Ref getter = check(PyObject_GetAttrString(raw, "fget"));
+    if (PyFunction_Check(getter.ptr())) return inline_call(getter, {module}, {});
+  }
+  if (raw && PyObject_TypeCheck(raw, &PyStaticMethod_Type))
+    return Value::constant(check(PyObject_GetAttrString(raw, "__func__")));
+  if (raw && PyObject_TypeCheck(raw, &PyClassMethod_Type)) {
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = check(PyObject_GetAttrString(raw, "__func__"));
+    method->name = name;
+    method->items = {Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(obj))))};
+    return method;
+  }
   if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) return wrap(instance_value, source);
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
   if (!attr) {
-    PyErr_Clear();
-    unsupported(std::string(Py_TYPE(obj)->tp_name) + " has no attribute " + name);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
+    module->source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
+    raise_python_error();
   }
   Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));
   PyErr_Clear();

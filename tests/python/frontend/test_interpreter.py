@@ -272,7 +272,7 @@ def test_break_inside_an_inlined_function_breaks_at_its_call_site():
     assert counter.frame_count >= 3  # before the call, inside noisy after its print, after the call
 
 
-def test_break_inside_a_loop_over_python_values_falls_back_whole():
+def test_break_inside_a_loop_over_python_values_resumes_inside_the_loop():
     def fn(x):
         for i in range(2):
             print(i)
@@ -282,6 +282,10 @@ def test_break_inside_a_loop_over_python_values_falls_back_whole():
     counter = CompileCounter()
     out = cdynamo.optimize(counter)(fn)(torch.zeros(2))
     torch.testing.assert_close(out, torch.ones(2))
+    # The loop's iterator is carried into each resume function: one break per print.
+    explained = cdynamo.explain(fn)(torch.zeros(2))
+    assert explained.graph_break_count == 2
+    torch.testing.assert_close(explained.out, torch.ones(2))
 
 
 def helper_with_defaults(x, scale=2.0, *, shift=1):

@@ -1,0 +1,216 @@
+// Methods of the containers a trace holds: dicts, lists, tuples and sets. They change in place
+// (one Value per object); lists and dicts from the frame get their new contents after the graph.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+ValuePtr none() { return Value::constant(Ref::borrow(Py_None)); }
+
+bool is_plain_key(const ValuePtr& value) { return value->is_constant(); }
+
+}  // namespace
+
+bool Tracer::trace_owned(const ValuePtr& container) {
+  if (!container->source) return true;
+  const InterpFrame& root = *frames_.front();
+  const Source& source = *container->source;
+  if (container->kind == ValueKind::Dict && (root.code->co_flags & CO_VARKEYWORDS) && source.kind == Source::Kind::Local) {
+    int varkw = root.code->co_argcount + root.code->co_kwonlyargcount + ((root.code->co_flags & CO_VARARGS) ? 1 : 0);
+    if (source.index == varkw) {
+      container->source = nullptr;  // its items keep their sources: they are unchanged objects
+      return true;
+    }
+  }
+  if (container->kind == ValueKind::List || (container->kind == ValueKind::Dict && container->position != 1)) {
+    // A list or dict the program can see: changed here, and given its new contents after the
+    // graph (it keeps its source, so every reference still reaches the one object).
+    for (const auto& seen : mutated_containers_)
+      if (seen == container) return true;
+    mutated_containers_.push_back(container);
+    return true;
+  }
+  return false;
+}
+
+ValuePtr Tracer::dict_contents(const ValuePtr& object) {
+  if (object->kind != ValueKind::Object || !object->source || !PyDict_Check(object->obj.ptr())) return nullptr;
+  PyObject* dict = object->obj.ptr();
+  auto seen = container_inputs_.find(dict);  // guarded once per trace
+  if (seen != container_inputs_.end() && seen->second->source && seen->second->source->str() == object->source->str())
+    return seen->second;
+  guards::GuardManager& manager = object->source->manager(*guards_);
+  manager.add_length_check(PyDict_GET_SIZE(dict));
+  std::vector<Ref> keys;
+  std::vector<ValuePtr> items;
+  PyObject *key, *item;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dict, &pos, &key, &item)) {
+    if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+    keys.push_back(Ref::borrow(key));
+    items.push_back(wrap(item, Source::dict_item(object->source, Ref::borrow(key))));
+  }
+  // Its source stays set: the trace may read it but never change it in place.
+  ValuePtr contents = Value::dict(std::move(keys), std::move(items), object->source);
+  contents->position = 1;  // a read-only view: trace_owned refuses to change it
+  container_inputs_[dict] = contents;
+  keep_alive_.push_back(Ref::borrow(dict));
+  return contents;
+}
+
+ValuePtr Tracer::dict_method_of(const ValuePtr& object, Handle attr, const std::string& name) {
+  if (!PyCFunction_Check(attr.ptr()) || PyCFunction_GET_SELF(attr.ptr()) != object->obj.ptr()) return nullptr;
+  static const char* const readers[] = {"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"};
+  bool reader = false;
+  for (const char* r : readers) reader |= name == r;
+  if (!reader) return nullptr;
+  ValuePtr contents = dict_contents(object);
+  if (!contents) return nullptr;
+  auto method = std::make_shared<Value>();
+  method->kind = ValueKind::TensorMethod;  // a method of a traced value (containers.cpp)
+  method->items = {contents};
+  method->name = name;
+  return method;
+}
+
+ValuePtr Tracer::new_set(Ref set) {
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Set;
+  value->obj = std::move(set);
+  return value;
+}
+
+ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
+                                       graph::KwArgs kwargs) {
+  if (!kwargs.empty()) unsupported(std::string(value_kind_name(self->kind)) + "." + name + "() with keyword arguments");
+  const size_t argc = args.size();
+  if (self->kind == ValueKind::Dict) {
+    if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2 && is_plain_key(args[0])) {
+      int at = self->dict_index(args[0]->obj);
+      if (name == "get") return at >= 0 ? self->items[at] : (argc > 1 ? args[1] : none());
+      if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
+      if (name == "setdefault") {
+        if (at >= 0) return self->items[at];
+        self->keys.push_back(args[0]->obj);
+        self->items.push_back(argc > 1 ? args[1] : none());
+        return self->items.back();
+      }
+      if (at < 0) {
+        if (argc > 1) return args[1];
+        raise(PyExc_KeyError, args[0]->obj);
+      }
+      ValuePtr found = self->items[at];
+      self->keys.erase(self->keys.begin() + at);
+      self->items.erase(self->items.begin() + at);
+      return found;
+    }
+    if ((name == "keys" || name == "values" || name == "items") && argc == 0) {
+      std::vector<ValuePtr> result;
+      for (size_t i = 0; i < self->items.size(); ++i) {
+        ValuePtr key = Value::constant(self->keys[i]);
+        if (name == "keys") result.push_back(key);
+        else if (name == "values") result.push_back(self->items[i]);
+        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
+      }
+      return Value::sequence(ValueKind::List, std::move(result));
+    }
+    if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);
+    if (name == "__getitem__" && argc == 1 && is_plain_key(args[0])) {
+      int at = self->dict_index(args[0]->obj);
+      if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+      return self->items[at];
+    }
+    if (name == "__contains__" && argc == 1 && is_plain_key(args[0]))
+      return Value::constant(Ref::borrow(self->dict_index(args[0]->obj) >= 0 ? Py_True : Py_False));
+    if (name == "__len__" && argc == 0) return Value::constant(check(PyLong_FromSize_t(self->items.size())));
+    if ((name == "update" && argc == 1 && args[0]->kind == ValueKind::Dict) || (name == "clear" && argc == 0)) {
+      if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
+      if (name == "clear") {
+        self->keys.clear();
+        self->items.clear();
+        return none();
+      }
+      for (size_t i = 0; i < args[0]->keys.size(); ++i) {
+        int at = self->dict_index(args[0]->keys[i]);
+        if (at >= 0) self->items[at] = args[0]->items[i];
+        else {
+          self->keys.push_back(args[0]->keys[i]);
+          self->items.push_back(args[0]->items[i]);
+        }
+      }
+      return none();
+    }
+    unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
+  }
+  if (self->kind == ValueKind::Set) {
+    // A set of constants: the real set answers, then stays the trace's own.
+    static const char* const mutating[] = {"add", "discard", "remove", "update", "clear", "pop",
+                                           "difference_update", "intersection_update"};
+    bool mutates = false;
+    for (const char* m : mutating) mutates |= name == m;
+    std::vector<Ref> python_args;
+    for (const auto& arg : args) {
+      if (!arg->is_fully_constant() && arg->kind != ValueKind::Set) unsupported("set." + name + "() of a " + arg->describe());
+      python_args.push_back(arg->as_python_constant());
+    }
+    Ref bound = check(PyObject_GetAttrString(self->obj.ptr(), name.c_str()));
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(argc)));
+    for (size_t i = 0; i < argc; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, python_args[i].release());
+    Ref result = checked(PyObject_Call(bound.ptr(), tuple.ptr(), nullptr));
+    (void)mutates;
+    if (PySet_CheckExact(result.ptr())) return new_set(std::move(result));
+    return Value::constant(std::move(result));
+  }
+  if (self->kind == ValueKind::List && trace_owned(self)) {
+    if (name == "append" && argc == 1) {
+      self->items.push_back(args[0]);
+      return none();
+    }
+    if (name == "extend" && argc == 1) {
+      for (auto& item : iterate(args[0])) self->items.push_back(item);
+      return none();
+    }
+    if (name == "insert" && argc == 2 && args[0]->is_constant() && PyLong_Check(args[0]->obj.ptr())) {
+      Py_ssize_t size = static_cast<Py_ssize_t>(self->items.size());
+      Py_ssize_t at = PyLong_AsSsize_t(args[0]->obj.ptr());
+      if (at < 0) at = std::max<Py_ssize_t>(0, at + size);
+      at = std::min(at, size);
+      self->items.insert(self->items.begin() + at, args[1]);
+      return none();
+    }
+    if (name == "pop" && argc <= 1) {
+      Py_ssize_t size = static_cast<Py_ssize_t>(self->items.size());
+      Py_ssize_t at = size - 1;
+      if (argc == 1) {
+        if (!args[0]->is_constant() || !PyLong_Check(args[0]->obj.ptr())) unsupported("list.pop() of a " + args[0]->describe());
+        at = PyLong_AsSsize_t(args[0]->obj.ptr());
+        if (at < 0) at += size;
+      }
+      if (size == 0 || at < 0 || at >= size) raise(PyExc_IndexError, size == 0 ? "pop from empty list" : "pop index out of range");
+      ValuePtr found = self->items[at];
+      self->items.erase(self->items.begin() + at);
+      return found;
+    }
+    if (name == "clear" && argc == 0) {
+      self->items.clear();
+      return none();
+    }
+    if (name == "reverse" && argc == 0) {
+      std::reverse(self->items.begin(), self->items.end());
+      return none();
+    }
+  }
+  if (self->kind == ValueKind::List && name == "copy" && argc == 0) return Value::sequence(ValueKind::List, self->items);
+  if ((name == "index" || name == "count") && self->is_fully_constant()) {
+    for (const auto& arg : args)
+      if (!arg->is_fully_constant()) unsupported(name + "() of a " + arg->describe());
+    Ref bound = check(PyObject_GetAttrString(self->as_python_constant().ptr(), name.c_str()));
+    return fold(bound, args, kwargs);
+  }
+  unsupported(std::string(self->kind == ValueKind::List ? "list" : "tuple") + "." + name + "()" +
+              (self->source ? " on a list passed into the function (a side effect)" : ""));
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,146 @@
+// Exceptions inside the trace: raising on trace-time values, the exception table's handlers,
+// and the opcodes of try/except blocks (CPython 3.11/3.12). Assumes decoded handler entries.
+#include <opcode.h>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define CD_PY312 1
+#else
+#define CD_PY312 0
+#endif
+
+namespace cdynamo::interp {
+namespace {
+
+// An exception class whose construction runs no Python code (no __init__/__new__ of its own).
+bool has_native_constructor(PyObject* type) {
+  if (!PyType_Check(type) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type),
+                                               reinterpret_cast<PyTypeObject*>(PyExc_BaseException)))
+    return false;
+  auto* t = reinterpret_cast<PyTypeObject*>(type);
+  for (const char* name : {"__init__", "__new__"}) {
+    PyObject* found = _PyType_Lookup(t, Ref(check(PyUnicode_FromString(name))).ptr());
+    if (found && (PyFunction_Check(found) || PyObject_TypeCheck(found, &PyStaticMethod_Type))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Tracer::raise(Ref exception) const {
+  const InterpFrame& current = *frames_.back();
+  int line = current.line >= 0 ? current.line : current.code->co_firstlineno;
+  throw TracedException{std::move(exception), to_std_string(current.code->co_filename) + ":" + std::to_string(line)};
+}
+
+void Tracer::raise(PyObject* type, Handle argument) const {
+  raise(check(PyObject_CallOneArg(type, argument.ptr())));
+}
+
+void Tracer::raise(PyObject* type, const std::string& message) const {
+  Ref text = check(PyUnicode_FromString(message.c_str()));
+  raise(type, text);
+}
+
+void Tracer::raise_python_error() const {
+  if (!PyErr_Occurred()) throw InternalError("a failed call without a Python error");
+  if (!PyErr_ExceptionMatches(PyExc_Exception)) throw PythonError();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  Ref owned_type = Ref::steal(type), owned_traceback = Ref::steal(traceback);
+  if (!value) throw InternalError("an exception without a value");
+  raise(Ref::steal(value));
+}
+
+bool Tracer::is_instance_of(const TracedException& raised, PyObject* type) {
+  int match = PyObject_IsInstance(raised.exception.ptr(), type);
+  check_status(match);
+  return match;
+}
+
+bool Tracer::enter_handler(const bytecode::Instruction& inst, const TracedException& raised) {
+  if (!inst.handler) return false;
+  const bytecode::ExceptionHandler& handler = *inst.handler;
+  InterpFrame& current = frame();
+  if (static_cast<size_t>(handler.depth) > current.stack.size()) throw InternalError("handler deeper than the stack");
+  current.stack.resize(handler.depth);
+  // lasti is only read back by RERAISE to set the frame's f_lasti, which a trace has no use for.
+  if (handler.lasti) push(Value::constant(check(PyLong_FromLong(inst.offset >= 0 ? inst.offset : 0))));
+  push(Value::constant(raised.exception));
+  current.pc = handler.target;
+  return true;
+}
+
+bool Tracer::exception_step(const bytecode::Instruction& inst) {
+  const int arg = inst.arg;
+  switch (inst.opcode) {
+    case PUSH_EXC_INFO: {
+      ValuePtr exception = pop();
+      push(handled_exception_ ? handled_exception_ : Value::constant(Ref::borrow(Py_None)));
+      handled_exception_ = exception;
+      push(exception);
+      return true;
+    }
+    case POP_EXCEPT: {
+      ValuePtr previous = pop();
+      handled_exception_ = previous->is_constant() && previous->obj.ptr() == Py_None ? nullptr : previous;
+      return true;
+    }
+    case CHECK_EXC_MATCH: {
+      ValuePtr type = pop();
+      ValuePtr exception = top();
+      // An exception from the frame (a resume function's handler) is an object whose type is guarded.
+      if (!type->is_fully_constant() || !exception->obj ||
+          (!exception->is_constant() && exception->kind != ValueKind::Object))
+        unsupported("an except clause on a " + type->describe());
+      TracedException raised{exception->obj, ""};
+      bool match = is_instance_of(raised, type->as_python_constant().ptr());
+      push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
+      return true;
+    }
+    case WITH_EXCEPT_START: {
+      // [exit, lasti, previous exception, exception]: exit(type, exception, traceback).
+      ValuePtr exception = top(1);
+      ValuePtr exit = top(4);
+      if (!exception->obj) unsupported("an exception leaving a with-block");
+      ValuePtr type = Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(exception->obj.ptr()))));
+      ValuePtr traceback = Value::constant(Ref::borrow(Py_None));  // the trace keeps no traceback
+      push(call_value(exit, {type, exception, traceback}, {}));
+      return true;
+    }
+    case RERAISE: {
+      ValuePtr exception = pop();  // (a non-zero arg only peeks at lasti below it, for f_lasti)
+      if (!exception->obj || (!exception->is_constant() && exception->kind != ValueKind::Object))
+        unsupported("re-raising a " + exception->describe());
+      raise(exception->obj);
+    }
+    case RAISE_VARARGS: {
+      if (arg == 0) {
+        if (!handled_exception_) unsupported("a bare raise outside an except block");
+        raise(handled_exception_->obj);
+      }
+      ValuePtr cause = arg == 2 ? pop() : nullptr;
+      ValuePtr raised = pop();
+      if (!raised->is_constant()) unsupported("raising a " + raised->describe());
+      PyObject* obj = raised->obj.ptr();
+      Ref exception;
+      if (has_native_constructor(obj)) exception = check(PyObject_CallNoArgs(obj));
+      else if (PyExceptionInstance_Check(obj) && !raised->source) exception = raised->obj;  // made by the trace
+      else unsupported("raising a " + raised->describe());
+      if (cause) {
+        if (!cause->is_constant()) unsupported("raise ... from a " + cause->describe());
+        PyObject* c = cause->obj.ptr();
+        if (c == Py_None) PyException_SetCause(exception.ptr(), nullptr), reinterpret_cast<PyBaseExceptionObject*>(exception.ptr())->suppress_context = 1;
+        else if (PyExceptionInstance_Check(c)) PyException_SetCause(exception.ptr(), Py_NewRef(c));
+        else unsupported("raise ... from a " + cause->describe());
+      }
+      raise(std::move(exception));
+    }
+    default: return false;
+  }
+}
+
+}  // namespace cdynamo::interp

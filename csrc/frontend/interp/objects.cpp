@@ -1,0 +1,350 @@
+// Objects and attributes: instances of Python classes made by the trace (state held as Values,
+// methods inlined, rebuilt after the graph), and attribute writes on objects from the frame.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+ValuePtr none() { return Value::constant(Ref::borrow(Py_None)); }
+
+Ref interned(const std::string& name) { return check(PyUnicode_InternFromString(name.c_str())); }
+
+PyTypeObject* as_type(Handle obj) { return reinterpret_cast<PyTypeObject*>(obj.ptr()); }
+
+// The builtin base whose instance layout the class extends: object, dict or OrderedDict; null
+// for any other (list, tuple, int, C extension types), which the trace does not model.
+PyTypeObject* builtin_base(PyTypeObject* type) {
+  static Ref& ordered_dict = *new Ref(import_attr("collections", "OrderedDict"));  // never freed: outlives the interpreter
+  PyObject* mro = type->tp_mro;
+  PyTypeObject* base = nullptr;
+  for (Py_ssize_t i = 0; mro && i < PyTuple_GET_SIZE(mro); ++i) {
+    auto* entry = as_type(PyTuple_GET_ITEM(mro, i));
+    if (entry->tp_flags & Py_TPFLAGS_HEAPTYPE) continue;
+    if (entry == &PyBaseObject_Type) return base ? base : entry;
+    if (entry == &PyDict_Type || entry == as_type(ordered_dict)) {
+      if (!base) base = entry;
+      continue;
+    }
+    return nullptr;
+  }
+  return base;
+}
+
+bool is_function(PyObject* found) { return found && PyFunction_Check(found); }
+
+// A class's own namespace (new reference). 3.12 keeps static builtin types' dicts outside the
+// type object (tp_dict is NULL there), behind PyType_GetDict.
+Ref own_dict(PyTypeObject* type) {
+#if PY_VERSION_HEX >= 0x030C0000
+  return check(PyType_GetDict(type));
+#else
+  return Ref::borrow(type->tp_dict);
+#endif
+}
+
+}  // namespace
+
+Ref Tracer::special_method_of_class(PyTypeObject* type, const char* name) {
+  PyObject* found = _PyType_Lookup(type, interned(name).ptr());
+  return is_function(found) ? Ref::borrow(found) : Ref();
+}
+
+Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
+  if (value->kind == ValueKind::NewObject) return special_method_of_class(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), name);
+  if (value->kind != ValueKind::Object && value->kind != ValueKind::Constant) return Ref();
+  if (!value->obj || PyType_Check(value->obj.ptr())) return Ref();
+  Ref key = check(PyUnicode_FromString(name));
+  // The type is fixed by the value's guard (type match for objects, identity or equality for constants).
+  PyObject* found = _PyType_Lookup(Py_TYPE(value->obj.ptr()), key.ptr());
+  if (!found || !PyFunction_Check(found)) return Ref();
+  return Ref::borrow(found);
+}
+
+ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  PyObject* obj = cls->obj.ptr();
+  if (!PyType_Check(obj)) return nullptr;
+  PyTypeObject* type = as_type(obj);
+  if (PyType_IsSubtype(type, &PyTuple_Type) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+    // A namedtuple: its generated __new__ binds the fields; the value is a tuple that knows its
+    // class (fields by name, isinstance, rebuilt through cls._make).
+    Ref fields = steal(PyObject_GetAttrString(obj, "_fields"));
+    Ref make = steal(PyObject_GetAttrString(obj, "_make"));
+    PyErr_Clear();
+    PyObject* new_entry = _PyType_Lookup(type, interned("__new__").ptr());  // a staticmethod in the class
+    Ref new_function = new_entry && PyObject_TypeCheck(new_entry, &PyStaticMethod_Type)
+                           ? check(PyObject_GetAttrString(new_entry, "__func__"))
+                           : Ref::borrow(new_entry);
+    PyObject* new_method = new_function.ptr();
+    if (!fields || !make || !PyTuple_Check(fields.ptr()) || !is_function(new_method) ||
+        special_method_of_class(type, "__init__"))
+      return nullptr;
+    auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(new_method));
+    std::vector<ValuePtr> bound_args{cls};
+    bound_args.insert(bound_args.end(), args.begin(), args.end());
+    std::vector<ValuePtr> slots = bind_arguments(code, Ref::borrow(new_method), std::move(bound_args), std::move(kwargs));
+    Py_ssize_t count = PyTuple_GET_SIZE(fields.ptr());
+    if (code->co_argcount != count + 1) unsupported("a namedtuple whose __new__ is not the generated one");
+    std::vector<ValuePtr> items(slots.begin() + 1, slots.begin() + 1 + count);
+    ValuePtr tuple = Value::sequence(ValueKind::Tuple, std::move(items));
+    tuple->obj = cls->obj;
+    return tuple;
+  }
+  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_dictoffset == 0) return nullptr;
+  // type(cls).__call__ must be type's own: a metaclass __call__ could return anything.
+  if (Py_TYPE(obj)->tp_call != PyType_Type.tp_call) return nullptr;
+  PyTypeObject* base = builtin_base(type);
+  if (!base) return nullptr;
+  for (const char* module_class : {"torch.nn:Module", "torch:Tensor"}) {
+    std::string spec = module_class;
+    Ref excluded = import_attr(spec.substr(0, spec.find(':')).c_str(), spec.substr(spec.find(':') + 1).c_str());
+    if (PyType_IsSubtype(type, as_type(excluded))) return nullptr;
+  }
+  if (PyType_IsSubtype(type, as_type(PyExc_BaseException))) return nullptr;
+  // __new__ must be the builtin base's: a Python __new__ may return another object.
+  PyObject* new_method = _PyType_Lookup(type, interned("__new__").ptr());
+  PyObject* base_new = _PyType_Lookup(base, interned("__new__").ptr());
+  if (new_method != base_new) return nullptr;
+
+  auto object = std::make_shared<Value>();
+  object->kind = ValueKind::NewObject;
+  object->cls = cls->obj;
+  object->cls_source = cls->source;
+  object->items = {Value::dict({}, {}), base == &PyBaseObject_Type ? nullptr : Value::dict({}, {})};
+  if (Ref init = special_method_of_class(type, "__init__")) {
+    std::vector<ValuePtr> init_args{object};
+    init_args.insert(init_args.end(), args.begin(), args.end());
+    ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
+    if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
+    return object;
+  }
+  PyObject* init = _PyType_Lookup(type, interned("__init__").ptr());
+  if (!init || (Py_TYPE(init) != &PyWrapperDescr_Type && Py_TYPE(init) != &PyMethodDescr_Type)) return nullptr;
+  call_native_method(Ref::borrow(init), object, std::move(args), std::move(kwargs));
+  return object;
+}
+
+ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const std::string& name,
+                                      const SourcePtr& cls_source) {
+  PyObject* attr = found.ptr();
+  auto method = [&](Handle function, ValuePtr receiver) {
+    auto value = std::make_shared<Value>();
+    value->kind = ValueKind::UserMethod;
+    value->obj = Ref::borrow(function);
+    value->name = name;
+    value->items = {std::move(receiver)};
+    return value;
+  };
+  if (PyFunction_Check(attr)) return method(found, self);
+  if (PyObject_TypeCheck(attr, &PyClassMethod_Type)) {
+    Ref function = check(PyObject_GetAttrString(attr, "__func__"));
+    return method(function, Value::constant(self->cls, cls_source));
+  }
+  if (PyObject_TypeCheck(attr, &PyStaticMethod_Type))
+    return Value::constant(check(PyObject_GetAttrString(attr, "__func__")));
+  if (Py_TYPE(attr) == &PyMethodDescr_Type || Py_TYPE(attr) == &PyWrapperDescr_Type)
+    return method(found, self);  // a builtin base's method: call_native_method runs it
+  if (Py_TYPE(attr)->tp_descr_get) unsupported("the class attribute " + name + " (a " + Py_TYPE(attr)->tp_name + ")");
+  // Class-level data: read through the class's source when it has one, so it is guarded.
+  if (cls_source) return wrap(found, Source::attr(cls_source, name));
+  return Value::constant(Ref::borrow(found));
+}
+
+ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name) {
+  PyTypeObject* type = as_type(object->cls);
+  if (name == "__dict__") return object->items[0];
+  if (name == "__class__") return Value::constant(object->cls, object->cls_source);
+  PyObject* found = _PyType_Lookup(type, interned(name).ptr());
+  Ref keep = Ref::borrow(found);
+  // Data descriptors win over the instance dict (properties).
+  if (found && Py_TYPE(found)->tp_descr_set) {
+    if (PyObject_TypeCheck(found, &PyProperty_Type)) {
+      Ref getter = check(PyObject_GetAttrString(found, "fget"));
+      if (getter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' has no getter");
+      if (!PyFunction_Check(getter.ptr())) unsupported("the property " + name + " with a builtin getter");
+      return inline_call(getter, {object}, {});
+    }
+    unsupported("the attribute " + name + " (a " + std::string(Py_TYPE(found)->tp_name) + " of the class)");
+  }
+  const ValuePtr& dict = object->items[0];
+  int at = dict->dict_index(interned(name));
+  if (at >= 0) return dict->items[at];
+  if (found) return bind_class_attribute(object, found, name, object->cls_source);
+  if (Ref getattr_hook = special_method_of_class(type, "__getattr__"))
+    return inline_call(getattr_hook, {object, Value::constant(interned(name))}, {});
+  raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
+}
+
+void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw) {
+  PyTypeObject* type = as_type(object->cls);
+  if (!raw) {
+    if (Ref hook = special_method_of_class(type, "__setattr__")) {
+      inline_call(hook, {object, Value::constant(interned(name)), std::move(value)}, {});
+      return;
+    }
+    PyObject* found = _PyType_Lookup(type, interned(name).ptr());
+    if (found && Py_TYPE(found)->tp_descr_set) {
+      if (!PyObject_TypeCheck(found, &PyProperty_Type)) unsupported("assigning the attribute " + name + " (a descriptor)");
+      Ref setter = check(PyObject_GetAttrString(found, "fset"));
+      if (setter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' has no setter");
+      if (!PyFunction_Check(setter.ptr())) unsupported("the property " + name + " with a builtin setter");
+      inline_call(setter, {object, std::move(value)}, {});
+      return;
+    }
+  }
+  if (name == "__dict__" || name == "__class__") unsupported("assigning " + name + " of an object");
+  const ValuePtr& dict = object->items[0];
+  Ref key = interned(name);
+  int at = dict->dict_index(key);
+  if (at >= 0) dict->items[at] = std::move(value);
+  else {
+    dict->keys.push_back(std::move(key));
+    dict->items.push_back(std::move(value));
+  }
+}
+
+ValuePtr Tracer::super_attr(const ValuePtr& super, const std::string& name) {
+  const ValuePtr& self = super->items.at(0);
+  PyObject* mro = as_type(self->cls)->tp_mro;
+  Py_ssize_t start = 0;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i)
+    if (PyTuple_GET_ITEM(mro, i) == super->cls.ptr()) start = i + 1;
+  if (start == 0) unsupported("super() with a class that is not a base of the object");
+  Ref key = interned(name);
+  for (Py_ssize_t i = start; i < PyTuple_GET_SIZE(mro); ++i) {
+    Ref dict = own_dict(as_type(PyTuple_GET_ITEM(mro, i)));
+    if (PyObject* found = PyDict_GetItemWithError(dict.ptr(), key.ptr())) {
+      ValuePtr bound = bind_class_attribute(self, Ref::borrow(found), name, nullptr);
+      // No name: rebuilding it as self.<name> would find the subclass's method, not super's.
+      if (bound->kind == ValueKind::UserMethod) bound->name.clear();
+      return bound;
+    }
+    if (PyErr_Occurred()) throw PythonError();
+  }
+  raise(PyExc_AttributeError, "'super' object has no attribute '" + name + "'");
+}
+
+ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std::vector<ValuePtr> args,
+                                    graph::KwArgs kwargs) {
+  if (Py_TYPE(descriptor.ptr()) != &PyMethodDescr_Type && Py_TYPE(descriptor.ptr()) != &PyWrapperDescr_Type)
+    unsupported("calling a " + std::string(Py_TYPE(descriptor.ptr())->tp_name) + " on a " +
+                std::string(as_type(self->cls)->tp_name) + " object");
+  std::string name = to_std_string(Ref(check(PyObject_GetAttrString(descriptor.ptr(), "__name__"))));
+  auto* owner = reinterpret_cast<PyDescrObject*>(descriptor.ptr())->d_type;
+  const size_t argc = args.size();
+  if (owner == &PyBaseObject_Type) {
+    if (name == "__init__") {
+      if (argc || !kwargs.empty()) raise(PyExc_TypeError, std::string(as_type(self->cls)->tp_name) + "() takes no arguments");
+      return none();
+    }
+    if (name == "__setattr__" && argc == 2 && args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr())) {
+      new_object_store_attr(self, to_std_string(args[0]->obj), args[1], true);
+      return none();
+    }
+    if (name == "__getattribute__" && argc == 1 && args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr()))
+      return new_object_attr(self, to_std_string(args[0]->obj));
+    unsupported("object." + name + "() on a " + std::string(as_type(self->cls)->tp_name) + " object");
+  }
+  const ValuePtr& mapping = self->items.size() > 1 ? self->items[1] : nullptr;
+  if (!mapping) unsupported(name + "() of a " + std::string(as_type(self->cls)->tp_name) + " object");
+  if (!kwargs.empty() && name != "__init__" && name != "update") unsupported("dict." + name + "() with keyword arguments");
+  auto key_of = [&](const ValuePtr& key) {
+    if (!key->is_constant()) unsupported("a dict key that is a " + key->describe());
+    return key->obj;
+  };
+  if (name == "__init__" || name == "update") {
+    if (argc > 1) raise(PyExc_TypeError, name + " expected at most 1 argument");
+    if (argc == 1) {
+      ValuePtr source = args[0];
+      if (source->kind != ValueKind::Dict) {
+        graph::KwArgs none_kwargs;
+        std::vector<ValuePtr> one{source};
+        static Ref& dict_type = *new Ref(Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type)));  // never freed
+        source = call_builtin(dict_type, one, none_kwargs);
+      }
+      call_container_method(mapping, "update", {source}, {});
+    }
+    if (!kwargs.empty()) {
+      std::vector<Ref> keys;
+      std::vector<ValuePtr> items;
+      for (auto& [k, v] : kwargs) {
+        keys.push_back(interned(k));
+        items.push_back(v);
+      }
+      call_container_method(mapping, "update", {Value::dict(std::move(keys), std::move(items))}, {});
+    }
+    return none();
+  }
+  if (name == "__setitem__" && argc == 2) {
+    Ref key = key_of(args[0]);
+    int at = mapping->dict_index(key);
+    if (at >= 0) mapping->items[at] = args[1];
+    else {
+      mapping->keys.push_back(key);
+      mapping->items.push_back(args[1]);
+    }
+    return none();
+  }
+  if ((name == "__getitem__" || name == "__delitem__") && argc == 1) {
+    int at = mapping->dict_index(key_of(args[0]));
+    if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+    ValuePtr found = mapping->items[at];
+    if (name == "__delitem__") {
+      mapping->keys.erase(mapping->keys.begin() + at);
+      mapping->items.erase(mapping->items.begin() + at);
+      return none();
+    }
+    return found;
+  }
+  if (name == "__contains__" && argc == 1)
+    return Value::constant(Ref::borrow(mapping->dict_index(key_of(args[0])) >= 0 ? Py_True : Py_False));
+  if (name == "__len__" && argc == 0) return Value::constant(check(PyLong_FromSize_t(mapping->items.size())));
+  if (name == "__iter__" && argc == 0) return Value::sequence(ValueKind::Iterator, iterate(mapping));
+  if (name == "keys" || name == "values" || name == "items" || name == "get" || name == "copy" || name == "pop" ||
+      name == "setdefault")
+    return call_container_method(mapping, name, std::move(args), std::move(kwargs));
+  unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
+}
+
+// --- attribute writes on objects from the frame: replayed after the graph -------------------
+
+ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
+  if (!base->obj) return nullptr;
+  for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
+    if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
+  return nullptr;
+}
+
+void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
+  if (object->kind == ValueKind::NewObject) {
+    new_object_store_attr(object, name, std::move(value), false);
+    return;
+  }
+  // Only objects the transformed code can reach again, holding values it can rebuild.
+  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
+  if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
+  // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
+  // where eager has one. Values reachable by their source keep their identity.
+  switch (value->kind) {
+    case ValueKind::Tensor:
+    case ValueKind::Constant:
+    case ValueKind::Tuple:
+      break;
+    case ValueKind::NewObject:  // rebuilt once, wherever it is referenced (the object table)
+    case ValueKind::List:
+    case ValueKind::Dict:
+    case ValueKind::Set:
+      break;
+    case ValueKind::NNModule:
+    case ValueKind::Object:
+      if (value->source) break;
+      [[fallthrough]];
+    default: unsupported("assigning a " + value->describe() + " to an attribute");
+  }
+  if (object->kind == ValueKind::NNModule && value->is_tensor())
+    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
+  side_effects_.push_back({std::move(object), name, std::move(value)});
+}
+
+}  // namespace cdynamo::interp
