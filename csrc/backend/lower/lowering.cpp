@@ -195,6 +195,33 @@ Expr fresh_indirect_placeholder() {
   return Expr::var("indirect_" + std::to_string(counter++));
 }
 
+namespace {
+
+// The value of an index expression as Int64 scalar arithmetic, `name` standing for `value`
+// (a gathered position): the parts free of `name` stay index values.
+Scalar expr_with(const Expr& e, const std::string& name, const Scalar& value) {
+  auto free = e.free_vars();
+  if (std::find(free.begin(), free.end(), name) == free.end()) return index_scalar(e);
+  const std::vector<Expr>& ops = e.operands();
+  auto fold = [&](ScalarOp op) {
+    Scalar acc = expr_with(ops.at(0), name, value);
+    for (size_t k = 1; k < ops.size(); ++k) acc = ir::binary(op, acc, expr_with(ops[k], name, value), DType::Int64);
+    return acc;
+  };
+  switch (e.kind()) {
+    case ir::ExprKind::Var: return value;
+    case ir::ExprKind::Add: return fold(ScalarOp::Add);
+    case ir::ExprKind::Mul: return fold(ScalarOp::Mul);
+    case ir::ExprKind::FloorDiv: return fold(ScalarOp::FloorDiv);
+    case ir::ExprKind::Mod: return fold(ScalarOp::Remainder);
+    case ir::ExprKind::Min: return fold(ScalarOp::Minimum);
+    case ir::ExprKind::Max: return fold(ScalarOp::Maximum);
+    default: throw InternalError("index expression " + e.str() + " has no scalar form");
+  }
+}
+
+}  // namespace
+
 Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& position, const Expr& size) {
   const std::string& name = placeholder.var_name();
   Scalar position64 = ir::cast(position, DType::Int64);
@@ -203,6 +230,13 @@ Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& 
     node->args = std::move(args);
     node->indirect = std::move(indirect);
     bool is_load = s->op == ScalarOp::Load || s->op == ScalarOp::MaskedLoad;
+    if (s->op == ScalarOp::Index) {
+      // The gathered tensor's own value depends on the position (a gathered arange): arithmetic
+      // on the position itself.
+      auto free = s->index.free_vars();
+      if (std::find(free.begin(), free.end(), name) != free.end())
+        return ir::cast(expr_with(s->index, name, position64), s->dtype);
+    }
     if (is_load) {
       auto free = s->index.free_vars();
       if (std::find(free.begin(), free.end(), name) != free.end()) {

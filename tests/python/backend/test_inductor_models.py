@@ -90,6 +90,23 @@ def test_views_stay_views_in_the_aten_graph():
     assert any("view" in t or "transpose" in t for t in targets)
 
 
+def test_advanced_indexing_of_a_computed_arange():
+    # transformers' vmapped mask functions: positions gathered from an arange built in the graph.
+    def mask(cumulative):
+        batch = torch.arange(1).view(1, 1, 1, 1)
+        q = (torch.arange(16) + 0).view(1, 1, 16, 1)
+        k = (torch.arange(16) + 0).view(1, 1, 1, 16)
+        positions = (torch.arange(16) + 0).unsqueeze(0).expand(1, -1)
+        causal = positions[batch, k] <= positions[batch, q]
+        same = cumulative[batch, q] == cumulative[batch, k]
+        return torch.where(causal & same, 0.0, float("-inf"))
+
+    cumulative = torch.tensor([[1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4]])
+    expected = mask(cumulative)
+    actual = cdynamo.optimize("inductor")(mask)(cumulative)
+    torch.testing.assert_close(actual, expected)
+
+
 def test_torchvision_resnet18():
     torchvision = pytest.importorskip("torchvision")
     run_both(torchvision.models.resnet18(), torch.randn(1, 3, 64, 64), atol=1e-4)
