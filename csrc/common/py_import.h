@@ -21,16 +21,19 @@ std::string to_std_string(Handle obj);
 // Throws PythonError.
 void record_time(const char* phase, double seconds);
 
-// Seconds since construction, for record_time.
+// Seconds since construction, for record_time: wall time, and the calling thread's CPU time
+// (what a loaded machine distorts least).
 class Stopwatch {
  public:
   Stopwatch();
   double seconds() const;
+  double cpu_seconds() const;
   // Records the time since construction (or the last lap) under phase and restarts.
   void lap(const char* phase);
 
  private:
   long long start_ns_;
+  long long start_cpu_ns_;
 };  // str(obj) as UTF-8; "" on failure (error cleared)
 
 }  // namespace cdynamo

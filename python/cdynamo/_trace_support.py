@@ -3,6 +3,7 @@ GraphModule assembly. Called at compile time only, never on the per-call path.""
 import builtins
 import math
 import operator
+import threading
 import types
 
 import torch
@@ -15,15 +16,91 @@ class TraceUnsupported(Exception):
     """Raised to the C++ interpreter: this operation cannot be captured; the message says why."""
 
 
-def new_fake_mode():
+# One FakeTensorMode per thread, shared by its traces: converting a real tensor to a fake one is
+# the costliest step of tracing (about 0.2 ms), and the same parameters and inputs are met again
+# and again (every layer's frames, the retrace after a graph break). The mode's memo maps a real
+# tensor to its fake; to_fake checks a remembered fake against the tensor's metadata now, so a
+# tensor changed in place since (resize_, .data =, requires_grad_) or a fake changed by an
+# in-place op of an earlier trace is converted afresh. Bumped by cdynamo.reset().
+_shared = threading.local()
+_generation = 0
+
+
+def reset_fake_mode():
+    global _generation
+    _generation += 1
+
+
+def _make_fake_mode():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     # Parameters of nn.Modules called inside the trace are real tensors: let the mode convert them.
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
+def _memo_tables(mode):
+    """(describer, tensor memo) of the mode's converter, or None where torch lays them out otherwise
+    (then every trace gets a mode of its own, as sharing would be unsafe without eviction)."""
+    meta = getattr(getattr(mode, "fake_tensor_converter", None), "meta_converter", None)
+    lookup = getattr(getattr(meta, "describer", None), "lookup_tensor", None)
+    memo = getattr(meta, "tensor_memo", None)
+    return (lookup, memo) if lookup is not None and memo is not None else None
+
+
+def new_fake_mode():
+    state = getattr(_shared, "state", None)
+    if state is not None and state[0] == _generation:
+        return state[1]
+    mode = _make_fake_mode()
+    if _memo_tables(mode) is None:
+        return mode
+    _shared.state = (_generation, mode)
+    return mode
+
+
+def _matches(fake, tensor):
+    return (
+        fake.shape == tensor.shape
+        and fake.stride() == tensor.stride()
+        and fake.storage_offset() == tensor.storage_offset()
+        and fake.dtype == tensor.dtype
+        and fake.device == tensor.device
+        and fake.requires_grad == tensor.requires_grad
+        and fake.is_conj() == tensor.is_conj()
+        and fake.is_neg() == tensor.is_neg()
+    )
+
+
 def to_fake(mode, tensor):
-    return mode.from_tensor(tensor, static_shapes=True)
+    fake = mode.from_tensor(tensor, static_shapes=True)
+    if not _matches(fake, tensor):
+        tables = _memo_tables(mode)
+        tid = tables[0].get(tensor) if tables else None
+        if tid is None:
+            raise AssertionError("cdynamo: a fake tensor disagrees with its tensor but is not remembered")
+        tables[1].pop(tid, None)  # stale: forget it, convert again
+        fake = mode.from_tensor(tensor, static_shapes=True)
+    return fake
+
+
+def fake_module(mode, module):
+    """A shallow twin of a torch.nn layer whose parameters and buffers are the mode's fakes, for
+    running its forward on fake tensors. With the real parameters every op would take
+    FakeTensorMode's slow path (real inputs bypass its dispatch cache: layer_norm costs 6x); the
+    layer itself is never touched, as another thread may be running it. Attributes the forward
+    sets land on the twin."""
+    twin = object.__new__(type(module))
+    state = dict(module.__dict__)
+    params, buffers, children = (type(module.__dict__[k])() for k in ("_parameters", "_buffers", "_modules"))
+    for name, t in module._parameters.items():
+        params[name] = None if t is None else to_fake(mode, t)
+    for name, t in module._buffers.items():
+        buffers[name] = None if t is None else to_fake(mode, t)
+    for name, child in module._modules.items():
+        children[name] = None if child is None else fake_module(mode, child)
+    state.update(_parameters=params, _buffers=buffers, _modules=children)
+    twin.__dict__.update(state)
+    return twin
 
 
 def _data_dependent_exceptions():

@@ -23,6 +23,7 @@ interp::CompiledFrame timed_compile_frame(CdFrame* frame, PyObject* callback) {
       PyErr_Fetch(&type, &value, &traceback);  // a pending error must survive the report
       try {
         record_time("compile_frame", watch.seconds());
+        record_time("compile_frame_cpu", watch.cpu_seconds());
       } catch (...) {
         PyErr_Clear();
       }

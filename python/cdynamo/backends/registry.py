@@ -92,7 +92,7 @@ def call_backend(backend, gm, example_inputs):
     the backend; cdynamo's own errors (e.g. a nested backend's) pass through unchanged.
     """
     compiler_fn = lookup_backend(backend)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.thread_time()
     try:
         compiled = compiler_fn(gm, example_inputs)
     except CdynamoError:
@@ -101,6 +101,7 @@ def call_backend(backend, gm, example_inputs):
         raise BackendCompilerFailed(backend_name(backend), error) from error
     finally:
         utils.add_time("backend", time.perf_counter() - start)
+        utils.add_time("backend_cpu", time.thread_time() - start_cpu)
     if not callable(compiled):
         raise BackendCompilerFailed(
             backend_name(backend),
