@@ -1,8 +1,9 @@
 """Warm start: time to the first result of a compiled model in a new process whose caches an
 earlier process filled, split by phase; cdynamo and torch.compile side by side.
 
-Each system runs in child processes: one cold (empty cache folder), then --repeats warm ones
-with the same folder. See bench/README.md for the method and figures."""
+Each system runs in child processes with its own cache folder: one cold (empty folder), then
+--repeats rounds of one warm process per system (interleaved, so a loaded machine slows all
+alike). See bench/README.md for the method and figures."""
 import argparse
 import json
 import os
@@ -71,22 +72,22 @@ def child(args):
 
             profile = cProfile.Profile()
             profile.enable()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         out = compiled(ids)
-        first = time.perf_counter() - start
+        first, first_cpu = time.perf_counter() - start, time.thread_time() - start_cpu
         if profile:
             profile.disable()
         start = time.perf_counter()
         compiled(ids)
         second = time.perf_counter() - start
-    result = {"import_s": t_import, "first_call_s": first, "second_call_s": second}
+    result = {"import_s": t_import, "first_call_s": first, "first_call_cpu_s": first_cpu, "second_call_s": second}
     result["max_abs_error"] = float((first_tensor(out) - expected).abs().max())
     if args.system == "cdynamo":
         from cdynamo import utils
 
-        t = dict(utils.timings)
+        t = dict(getattr(utils, "timings", {}))  # absent in versions before it (--cdynamo-path)
         frame, backend = t.get("compile_frame", 0.0), t.get("backend", 0.0)
-        result["phases"] = {
+        result["phases"] = None if not t else {
             "frontend": frame - backend,
             "graph cache": t.get("graph_cache_key", 0.0) + t.get("graph_cache_load", 0.0),
             "aten trace": t.get("aten_graph", 0.0),
@@ -94,6 +95,8 @@ def child(args):
             "kernels": t.get("kernels", 0.0) + t.get("executor", 0.0),
             "run": first - frame,
         }
+        if "compile_frame_cpu" in t:  # the compile phases in this thread's CPU time: least distorted by load
+            result["frontend_cpu_s"] = t["compile_frame_cpu"] - t.get("backend_cpu", 0.0)
         result["counters"] = {k: dict(v) for k, v in utils.counters.items() if k in ("inductor", "stats")}
     else:
         try:
@@ -118,7 +121,7 @@ def child(args):
 
 def run_child(system, cache, args):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.join(args.cdynamo_path or REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
     env["CDYNAMO_CACHE_DIR"] = os.path.join(cache, "cdynamo")
     # torch.compile's caches (FX graph cache, AOTAutograd cache, kernels) in the same temp folder.
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "torchinductor")
@@ -151,7 +154,9 @@ def median_of(results, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="gpt2", choices=["gpt2", "tiny"])
-    parser.add_argument("--systems", default="cdynamo,torch", help="comma-separated: cdynamo, torch")
+    parser.add_argument("--systems", default="cdynamo,torch",
+                        help="comma-separated: cdynamo, torch, and baseline (needs --baseline)")
+    parser.add_argument("--baseline", help="another checkout of cdynamo, built in place, measured as 'baseline'")
     parser.add_argument("--repeats", type=int, default=3, help="warm processes per system (median)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
@@ -159,31 +164,49 @@ def main():
     parser.add_argument("--json", help="write all results to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--system", help=argparse.SUPPRESS)
+    parser.add_argument("--cdynamo-path", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args)
 
+    systems = args.systems.split(",")
+    if "baseline" in systems and not args.baseline:
+        sys.exit("--systems baseline needs --baseline PATH")
     report = {"model": args.model, "threads": args.threads, "python": sys.version.split()[0]}
-    profile_wanted, args.profile = args.profile, False
-    for system in args.systems.split(","):
-        with tempfile.TemporaryDirectory(prefix=f"warm-{system}-") as cache:
-            cold = run_child(system, cache, args)
-            warm = []
-            for k in range(args.repeats):
-                args.profile = profile_wanted and k == args.repeats - 1
-                warm.append(run_child(system, cache, args))
-            args.profile = False
-        report[system] = {"cold": cold, "warm": warm}
-        print(f"\n== {system}: {args.model}, first call (s); warm = median of {args.repeats} processes")
-        print(f"  cold first call {cold['first_call_s']:8.3f}   warm first call {median_of(warm, ['first_call_s']):8.3f}"
-              f"   steady call {median_of(warm, ['second_call_s']):.4f}   import {median_of(warm, ['import_s']):.2f}"
-              f"   max |err| {max(r['max_abs_error'] for r in warm):.2e}")
-        if system == "cdynamo":
-            print(f"  {'phase':14s} {'cold':>8s} {'warm':>8s}")
+    profile_wanted = args.profile
+    with tempfile.TemporaryDirectory(prefix="warm-start-") as root:
+        caches = {system: os.path.join(root, system) for system in systems}
+
+        def run(system, profile=False):
+            args.profile = profile
+            args.cdynamo_path = args.baseline if system == "baseline" else None
+            return run_child("torch" if system == "torch" else "cdynamo", caches[system], args)
+
+        cold = {system: run(system) for system in systems}
+        warm = {system: [] for system in systems}
+        # Rounds of one warm process per system, so that a loaded machine slows all alike.
+        for k in range(args.repeats):
+            for system in systems:
+                warm[system].append(run(system, profile_wanted and k == args.repeats - 1))
+    for system in systems:
+        report[system] = {"cold": cold[system], "warm": warm[system]}
+        c, w = cold[system], warm[system]
+        firsts = [r["first_call_s"] for r in w]
+        print(f"\n== {system}: {args.model}, first call (s); warm = median (min) of {args.repeats} processes;"
+              " fastest = the warm process with the shortest first call")
+        print(f"  cold first call {c['first_call_s']:8.3f}   warm first call {statistics.median(firsts):8.3f} ({min(firsts):.3f})"
+              f"   steady call {median_of(w, ['second_call_s']):.4f}   import {median_of(w, ['import_s']):.2f}"
+              f"   max |err| {max(r['max_abs_error'] for r in w):.2e}")
+        if c.get("phases"):
+            best = min(w, key=lambda r: r["first_call_s"])
+            print(f"  {'phase':14s} {'cold':>8s} {'warm':>8s} {'fastest':>8s}")
             for phase, meaning in PHASES:
-                print(f"  {phase:14s} {cold['phases'][phase]:8.3f} {median_of(warm, ['phases', phase]):8.3f}   {meaning}")
-            print(f"  warm counters: {warm[-1].get('counters')}")
-        for r in warm:
+                print(f"  {phase:14s} {c['phases'][phase]:8.3f} {median_of(w, ['phases', phase]):8.3f}"
+                      f" {best['phases'][phase]:8.3f}   {meaning}")
+            if "frontend_cpu_s" in best:
+                print(f"  frontend CPU time (main thread): median {median_of(w, ['frontend_cpu_s']):.3f}")
+        print(f"  warm counters: {w[-1].get('counters')}")
+        for r in w:
             if "profile" in r:
                 print(r["profile"])
     if args.json:
