@@ -4,8 +4,8 @@ later process rebuilds it without aten tracing, lowering or code generation.
 Key: SHA-256 over the graph (node by node: ops, call targets by importable name, constant
 arguments), the metadata of every tensor it reads (example inputs, parameters, buffers: type,
 dtype, shape, strides, offset, device, requires_grad, and which of them are the same tensor or
-share storage), the plain attributes of the nn.Modules it calls, grad mode and default dtype, the
-backend's own version (the extension and these Python files), torch and Python versions, and the
+share storage), the plain attributes of the nn.Modules it calls, grad/inference/autocast modes,
+default dtype and deterministic algorithms, the backend's own version (the extension and these Python files), torch and Python versions, and the
 C++ toolchain. Anything it cannot describe exactly makes the graph uncacheable, never a guess.
 
 Value: one file <cache_dir>/graphs/<key[:2]>/<key>: a magic line, a SHA-256 of the rest, a JSON
@@ -135,7 +135,7 @@ class _Describer:
         shares = self._storages.setdefault(storage, index) if storage else -1
         return (
             f"T{index}/{shares}:{type(t).__name__}:{t.dtype}:{tuple(t.shape)}:{t.stride()}:{t.storage_offset()}:"
-            f"{t.device}:{int(t.requires_grad)}:{int(t.is_conj())}:{int(t.is_neg())}"
+            f"{t.device}:{int(t.requires_grad)}:{int(t.is_conj())}:{int(t.is_neg())}:{int(t.is_inference())}"
         )
 
     def value(self, v):
@@ -202,6 +202,20 @@ def _global_hooks_present():
     return any(getattr(module_impl, name, None) for name in names)
 
 
+def _global_state():
+    """Process state that tracing reads: grad and inference mode, autocast, default dtype,
+    deterministic algorithms, and the backend's config options."""
+    try:
+        autocast = (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda"))
+    except TypeError:  # older signature without a device
+        autocast = (torch.is_autocast_enabled(),)
+    return (
+        f"grad={torch.is_grad_enabled()} inference={torch.is_inference_mode_enabled()} autocast={autocast} "
+        f"dtype={torch.get_default_dtype()} deterministic={torch.are_deterministic_algorithms_enabled()} "
+        f"verify_ir={config.verify_ir}"
+    )
+
+
 def graph_key(gm, example_inputs):
     """The cache key of compiling gm for these inputs, or None when the cache is off or the graph
     cannot be described exactly (counted in counters["inductor"]["graph_cache_uncacheable"])."""
@@ -212,7 +226,7 @@ def graph_key(gm, example_inputs):
         d = _Describer()
         if _global_hooks_present():
             raise Uncacheable("global nn.Module hooks are installed")
-        d.parts.append(f"grad={torch.is_grad_enabled()} dtype={torch.get_default_dtype()} verify={config.verify_ir}")
+        d.parts.append(_global_state())
         for t in example_inputs:
             if not isinstance(t, torch.Tensor):
                 raise Uncacheable(f"a non-tensor input ({type(t).__name__})")

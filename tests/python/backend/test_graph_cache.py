@@ -178,7 +178,7 @@ def test_off_switch(fresh):
 # The key itself.
 
 
-def key_of(model, *inputs):
+def key_of(model, *inputs, mode=torch.no_grad):
     captured = []
 
     def backend(gm, example_inputs):
@@ -186,7 +186,7 @@ def key_of(model, *inputs):
         return gm.forward
 
     cdynamo.reset()
-    with torch.no_grad():
+    with mode():
         cdynamo.optimize(backend)(model)(*inputs)
     cdynamo.reset()
     (key,) = captured
@@ -210,6 +210,7 @@ def test_key_sees_aliasing_and_grad_mode():
     untied, tied = key_of(Tied(False), x), key_of(Tied(True), x)
     assert untied and tied and untied != tied  # one tensor read twice is not two tensors
     assert key_of(Tied(False), x) == untied
+    assert key_of(Tied(False), x, mode=torch.inference_mode) != untied
     captured = []
 
     def backend(gm, example_inputs):
