@@ -82,15 +82,18 @@ def to_fake(mode, tensor):
         if fake is not None and _matches(fake, tensor):
             return fake
     fake = mode.from_tensor(tensor, static_shapes=True)
-    if not _matches(fake, tensor):
-        tables = _memo_tables(mode)
-        tid = tables[0].get(tensor) if tables else None
-        if tid is None:
-            raise AssertionError("cdynamo: a fake tensor disagrees with its tensor but is not remembered")
-        tables[1].pop(tid, None)  # stale: forget it, convert again
+    if _matches(fake, tensor):
+        if kept is not None:
+            kept[tensor] = fake
+        return fake
+    tables = _memo_tables(mode)
+    tid = tables[0].get(tensor) if tables else None
+    if tid is not None and tables[1].get(tid) is fake:
+        tables[1].pop(tid, None)  # a remembered fake gone stale: forget it, convert again
         fake = mode.from_tensor(tensor, static_shapes=True)
-    if kept is not None:
-        kept[tensor] = fake
+        if kept is not None and _matches(fake, tensor):
+            kept[tensor] = fake
+    # (a fresh fake that still differs, for some exotic tensor, is used as is and not kept)
     return fake
 
 
