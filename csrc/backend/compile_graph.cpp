@@ -1,6 +1,7 @@
 // The inductor pipeline as one C++ call: lower an aten graph to loop IR, schedule (fuse, plan
 // memory), generate and compile C++ kernels, and wrap them in the runtime's callable.
 // Assumes the aten graph comes from cdynamo.inductor.compile_fx.aten_graph.
+#include "backend/cache/kernel_cache.h"
 #include "backend/lower/lower.h"
 #include "backend/runtime/compiled_program.h"
 #include "backend/sched/schedule.h"
@@ -11,12 +12,16 @@
 namespace cdynamo {
 namespace {
 
-// Ownership contract: borrows (aten_graph_module, eager_fallback); returns a new reference to
-// a callable that runs the compiled program, or NULL with an error set.
+// _inductor_compile(aten_gm, eager_fallback, want_blob=False): the compiled callable, or with
+// want_blob the pair (callable, blob) where blob is the program as bytes for the compiled-graph
+// cache (python/cdynamo/inductor/graph_cache.py), or None when it cannot be stored.
+// Ownership contract: borrows the arguments; returns a new reference, or NULL with an error set.
 PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   PyObject *aten_graph_module, *eager_fallback;
-  if (!PyArg_ParseTuple(args, "OO", &aten_graph_module, &eager_fallback)) return nullptr;
+  int want_blob = 0;
+  if (!PyArg_ParseTuple(args, "OO|p", &aten_graph_module, &eager_fallback, &want_blob)) return nullptr;
   CDYNAMO_BOUNDARY_BEGIN
+  Stopwatch watch;
   lower::LowerOptions lower_options;
   lower_options.indirect_loads = runtime::supports_indirect_loads();
   sched::ScheduleOptions schedule_options;
@@ -24,20 +29,65 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   schedule_options.cache_constant_kernels = config_bool("freeze_constants");
   lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module, lower_options);
   std::vector<std::pair<std::string, Ref>> constants = lowered.constants;
+  watch.lap("lower");
   ir::Program program = sched::schedule(std::move(lowered), nullptr, schedule_options);
   if (config_bool("verify_ir")) ir::verify(program);
+  watch.lap("schedule");
   Ref text;
   if (PyObject_IsTrue(call_helper("cdynamo.utils", "is_debug_enabled", {Ref(check(PyUnicode_FromString("ir")))}).ptr()) == 1) {
     text = check(PyUnicode_FromString(ir::to_string(program).c_str()));
     call_helper("cdynamo.utils", "log", {Ref(check(PyUnicode_FromString("ir"))), text});
   }
-  return runtime::compile_program(std::move(program), std::move(constants), eager_fallback).release();
+  if (!want_blob) return runtime::compile_program(std::move(program), std::move(constants), eager_fallback).release();
+  std::string blob;
+  Ref compiled = runtime::compile_program(std::move(program), std::move(constants), eager_fallback, &blob);
+  Ref bytes = blob.empty() ? Ref::borrow(Py_None) : check(PyBytes_FromStringAndSize(blob.data(), static_cast<Py_ssize_t>(blob.size())));
+  return check(PyTuple_Pack(2, compiled.ptr(), bytes.ptr())).release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// _inductor_load(blob, constants) -> callable or None: the program stored by _inductor_compile,
+// constants = [(buffer name, tensor), ...]; None when a kernel library is missing from the cache.
+// Raises ValueError for a malformed blob.
+// Ownership contract: borrows the arguments; returns a new reference, or NULL with an error set.
+PyObject* py_inductor_load(PyObject*, PyObject* args) {
+  Py_buffer blob;
+  PyObject* constant_list;
+  if (!PyArg_ParseTuple(args, "y*O", &blob, &constant_list)) return nullptr;
+  CDYNAMO_BOUNDARY_BEGIN
+  struct Release {
+    Py_buffer* b;
+    ~Release() { PyBuffer_Release(b); }
+  } release{&blob};
+  Ref items = check(PySequence_Fast(constant_list, "constants must be a sequence of (name, tensor) pairs"));
+  std::vector<std::pair<std::string, Ref>> constants;
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(items.ptr()); ++k) {
+    PyObject* pair = PySequence_Fast_GET_ITEM(items.ptr(), k);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)))
+      throw UserError("constants must be (name, tensor) pairs", PyExc_TypeError);
+    constants.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)), Ref::borrow(PyTuple_GET_ITEM(pair, 1)));
+  }
+  Ref compiled = runtime::load_program(std::string_view(static_cast<const char*>(blob.buf), static_cast<size_t>(blob.len)), constants);
+  if (!compiled) Py_RETURN_NONE;
+  return compiled.release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// _inductor_toolchain_key() -> str: what the kernels' cache keys share (compiler, CPU, flags, prelude).
+// Ownership contract: returns a new reference, or NULL with an error set.
+PyObject* py_inductor_toolchain_key(PyObject*, PyObject*) {
+  CDYNAMO_BOUNDARY_BEGIN
+  return check(PyUnicode_FromString(cache::toolchain_key().c_str())).release();
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
 PyMethodDef inductor_methods[] = {
     {"_inductor_compile", py_inductor_compile, METH_VARARGS,
-     "_inductor_compile(aten_gm, eager_fallback) -> callable running the compiled program"},
+     "_inductor_compile(aten_gm, eager_fallback, want_blob=False) -> callable, or (callable, blob or None)"},
+    {"_inductor_load", py_inductor_load, METH_VARARGS,
+     "_inductor_load(blob, [(name, tensor), ...]) -> callable, or None if a kernel is missing"},
+    {"_inductor_toolchain_key", py_inductor_toolchain_key, METH_NOARGS,
+     "_inductor_toolchain_key() -> str: the compiler/CPU/flags/prelude hash in every kernel key"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

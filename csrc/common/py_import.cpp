@@ -1,6 +1,8 @@
 // Imports and attribute lookups of cdynamo's Python helpers from C++.
 // Assumes the GIL is held; modules are cached for the life of the process.
 #include "common/py_import.h"
+#include <time.h>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -61,6 +63,33 @@ std::string to_std_string(Handle obj) {
     return "";
   }
   return utf8;
+}
+
+void record_time(const char* phase, double seconds) {
+  Ref name = check(PyUnicode_FromString(phase));
+  Ref value = check(PyFloat_FromDouble(seconds));
+  call_helper("cdynamo.utils", "add_time", {name, value});
+}
+
+namespace {
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+long long thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+}  // namespace
+
+Stopwatch::Stopwatch() : start_ns_(now_ns()), start_cpu_ns_(thread_cpu_ns()) {}
+double Stopwatch::seconds() const { return static_cast<double>(now_ns() - start_ns_) * 1e-9; }
+double Stopwatch::cpu_seconds() const { return static_cast<double>(thread_cpu_ns() - start_cpu_ns_) * 1e-9; }
+void Stopwatch::lap(const char* phase) {
+  long long now = now_ns();
+  record_time(phase, static_cast<double>(now - start_ns_) * 1e-9);
+  start_ns_ = now;
+  start_cpu_ns_ = thread_cpu_ns();
 }
 
 }  // namespace cdynamo

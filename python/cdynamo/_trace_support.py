@@ -3,6 +3,7 @@ GraphModule assembly. Called at compile time only, never on the per-call path.""
 import builtins
 import math
 import operator
+import threading
 import types
 
 import torch
@@ -15,15 +16,105 @@ class TraceUnsupported(Exception):
     """Raised to the C++ interpreter: this operation cannot be captured; the message says why."""
 
 
-def new_fake_mode():
+# One FakeTensorMode per thread, shared by its traces: converting a real tensor to a fake one is
+# the costliest step of tracing (0.07 to 0.25 ms), and the same parameters and inputs are met
+# again and again (every layer's frames, the retrace after a graph break). The mode's own memo
+# forgets a fake once nobody holds it, so the thread also keeps the fake of each live tensor
+# (weakly keyed by the tensor). to_fake checks a remembered fake against the tensor's metadata
+# now, so a tensor changed in place since (resize_, .data =, requires_grad_) or a fake changed by
+# an in-place op of an earlier trace is converted afresh. _generation is bumped by cdynamo.reset().
+_shared = threading.local()
+_generation = 0
+
+
+def reset_fake_mode():
+    global _generation
+    _generation += 1
+
+
+def _make_fake_mode():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     # Parameters of nn.Modules called inside the trace are real tensors: let the mode convert them.
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
+def _memo_tables(mode):
+    """(describer, tensor memo) of the mode's converter, or None where torch lays them out otherwise
+    (then every trace gets a mode of its own, as sharing would be unsafe without eviction)."""
+    meta = getattr(getattr(mode, "fake_tensor_converter", None), "meta_converter", None)
+    lookup = getattr(getattr(meta, "describer", None), "lookup_tensor", None)
+    memo = getattr(meta, "tensor_memo", None)
+    return (lookup, memo) if lookup is not None and memo is not None else None
+
+
+def new_fake_mode():
+    state = getattr(_shared, "state", None)
+    if state is not None and state[0] == _generation:
+        return state[1]
+    from torch.utils.weak import WeakIdKeyDictionary
+
+    mode = _make_fake_mode()
+    if _memo_tables(mode) is None:
+        return mode
+    _shared.state = (_generation, mode, WeakIdKeyDictionary())
+    return mode
+
+
+def _matches(fake, tensor):
+    return (
+        fake.shape == tensor.shape
+        and fake.stride() == tensor.stride()
+        and fake.storage_offset() == tensor.storage_offset()
+        and fake.dtype == tensor.dtype
+        and fake.device == tensor.device
+        and fake.requires_grad == tensor.requires_grad
+        and fake.is_conj() == tensor.is_conj()
+        and fake.is_neg() == tensor.is_neg()
+    )
+
+
 def to_fake(mode, tensor):
-    return mode.from_tensor(tensor, static_shapes=True)
+    state = getattr(_shared, "state", None)
+    kept = state[2] if state is not None and state[1] is mode else None
+    if kept is not None:
+        fake = kept.get(tensor)
+        if fake is not None and _matches(fake, tensor):
+            return fake
+    fake = mode.from_tensor(tensor, static_shapes=True)
+    if _matches(fake, tensor):
+        if kept is not None:
+            kept[tensor] = fake
+        return fake
+    tables = _memo_tables(mode)
+    tid = tables[0].get(tensor) if tables else None
+    if tid is not None and tables[1].get(tid) is fake:
+        tables[1].pop(tid, None)  # a remembered fake gone stale: forget it, convert again
+        fake = mode.from_tensor(tensor, static_shapes=True)
+        if kept is not None and _matches(fake, tensor):
+            kept[tensor] = fake
+    # (a fresh fake that still differs, for some exotic tensor, is used as is and not kept)
+    return fake
+
+
+def fake_module(mode, module):
+    """A shallow twin of a torch.nn layer whose parameters and buffers are the mode's fakes, for
+    running its forward on fake tensors. With the real parameters every op would take
+    FakeTensorMode's slow path (real inputs bypass its dispatch cache: layer_norm costs 6x); the
+    layer itself is never touched, as another thread may be running it. Attributes the forward
+    sets land on the twin."""
+    twin = object.__new__(type(module))
+    state = dict(module.__dict__)
+    params, buffers, children = (type(module.__dict__[k])() for k in ("_parameters", "_buffers", "_modules"))
+    for name, t in module._parameters.items():
+        params[name] = None if t is None else to_fake(mode, t)
+    for name, t in module._buffers.items():
+        buffers[name] = None if t is None else to_fake(mode, t)
+    for name, child in module._modules.items():
+        children[name] = None if child is None else fake_module(mode, child)
+    state.update(_parameters=params, _buffers=buffers, _modules=children)
+    twin.__dict__.update(state)
+    return twin
 
 
 def _data_dependent_exceptions():
@@ -176,8 +267,20 @@ def is_leaf_module(module):
     return cls.__module__.startswith(("torch.nn.", "torch.ao.nn."))
 
 
+def _graph_module_class():
+    # torch.fx's lazy GraphModule generates and compiles its Python code only when forward or
+    # code is first used (a GraphModule in every other respect): the inductor backend, when its
+    # compiled-graph cache answers, never does, and the codegen cost a tenth of warm tracing.
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+
+        return _LazyGraphModule
+    except ImportError:
+        return torch.fx.GraphModule
+
+
 def make_graph_module(root, graph, code_name):
-    gm = torch.fx.GraphModule(root, graph, class_name="GraphModule")
+    gm = _graph_module_class()(root, graph, class_name="GraphModule")
     utils.record_graph(code_name, gm)
     return gm
 

@@ -117,6 +117,14 @@ channels_last_convolutions = True
 # assumes such weights stay fixed.
 freeze_constants = False
 
+# True: the inductor backend keeps each compiled graph under cache_dir/graphs/, keyed by a hash of
+# the fx graph, its example inputs' metadata, the module attributes it reads, and the versions
+# of cdynamo, torch and the compiler. A later process that traces the same graph then rebuilds
+# the compiled program from that entry (kernels from the kernel cache) without aten tracing,
+# lowering or code generation. Parameters are never stored: they are bound by attribute path.
+# Initialised from CDYNAMO_GRAPH_CACHE (0 turns it off).
+graph_cache = os.environ.get("CDYNAMO_GRAPH_CACHE", "1") != "0"
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -131,6 +139,7 @@ _KNOB_NAMES = frozenset(
         "reuse_large_buffers",
         "channels_last_convolutions",
         "freeze_constants",
+        "graph_cache",
     }
 )
 

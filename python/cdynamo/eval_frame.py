@@ -99,7 +99,10 @@ def disable(fn=None, recursive=True):
 
 def reset():
     """Forgets every compiled entry: the next call of each function compiles again."""
+    from . import _trace_support
+
     _C.reset()
+    _trace_support.reset_fake_mode()
 
 
 def graph_break():

@@ -91,5 +91,8 @@ def same(actual, expected, tol=1e-4, equal_nan=True):
 
 
 def reset_counters():
-    """Empty cdynamo.counters in place."""
+    """Empty cdynamo.counters (and the compile timings) in place."""
+    from .utils import timings
+
     counters.clear()
+    timings.clear()

@@ -14,6 +14,17 @@ from . import config
 # Cleared in place, never rebound: `cdynamo.counters` is this same object.
 counters = collections.defaultdict(collections.Counter)
 
+# timings[phase] -> seconds spent compiling, summed over graphs: "compile_frame" (the whole
+# frame compile, backend included), "backend" (both also as thread CPU time: "*_cpu"), and the inductor's "graph_cache_key",
+# "graph_cache_load", "aten_graph", "lower", "schedule", "codegen", "kernels" (cache lookup,
+# g++), "executor". bench/warm_start.py reads them; testing.reset_counters() clears them too.
+timings = collections.Counter()
+
+
+def add_time(phase, seconds):
+    timings[phase] += seconds
+
+
 # fx node kinds that are calls: what a graph's op count counts (as torch.fx.symbolic_trace would).
 CALL_OPS = frozenset({"call_function", "call_method", "call_module"})
 

@@ -77,8 +77,7 @@ const std::string& common_material() {
 }
 
 std::string key_of(const KernelSource& k) {
-  static const std::string common = sha256_hex(common_material());  // the prelude is long: hash it once
-  std::string material = common;
+  std::string material = toolchain_key();
   (material += '\0') += k.symbol;
   (material += '\0') += k.source;
   return sha256_hex(material);
@@ -219,8 +218,7 @@ std::vector<std::string> link_libraries() { return {"-lmvec", "-lm"}; }
 
 std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options) {
   std::vector<KernelFn> result(kernels.size(), nullptr);
-  std::vector<std::string> keys;
-  for (const KernelSource& k : kernels) keys.push_back(key_of(k));
+  std::vector<std::string> keys = kernel_keys(kernels);
 
   // Memory, then disk.
   std::vector<size_t> todo;
@@ -301,6 +299,48 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
     state().loaded[keys[i]] = fn;
     result[i] = fn;
   }
+  return result;
+}
+
+const std::string& toolchain_key() {
+  static const std::string key = sha256_hex(common_material());  // the prelude is long: hash it once
+  return key;
+}
+
+std::vector<std::string> kernel_keys(const std::vector<KernelSource>& kernels) {
+  std::vector<std::string> keys;
+  for (const KernelSource& k : kernels) keys.push_back(key_of(k));
+  return keys;
+}
+
+std::vector<KernelFn> load_kernels(const std::vector<std::string>& keys, const std::vector<std::string>& symbols,
+                                   const CacheOptions& options) {
+  if (keys.size() != symbols.size()) return {};
+  std::vector<KernelFn> result(keys.size(), nullptr);
+  int64_t memory = 0, disk = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      auto it = state().loaded.find(keys[i]);
+      if (it != state().loaded.end()) {
+        result[i] = it->second;
+        ++memory;
+        continue;
+      }
+    }
+    // A key is 64 hex digits: anything else (a corrupt entry) must not become a path.
+    if (keys[i].size() != 64 || keys[i].find_first_not_of("0123456789abcdef") != std::string::npos) return {};
+    Paths p = paths_of(options, keys[i]);
+    KernelFn fn = file_exists(p.library) ? load(p.library, symbols[i], nullptr) : nullptr;
+    if (!fn) return {};
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().loaded[keys[i]] = fn;
+    result[i] = fn;
+    ++disk;
+  }
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().stats.memory_hits += memory;
+  state().stats.disk_hits += disk;
   return result;
 }
 

@@ -33,6 +33,17 @@ struct KernelSource {
 // the compiler's message.
 std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options);
 
+// The cache key of each kernel, in order (what compile_kernels looks up).
+std::vector<std::string> kernel_keys(const std::vector<KernelSource>& kernels);
+// Kernels already in the cache, by key: from memory, else dlopen'ed from disk; never compiles.
+// Returns an empty vector if any is missing or fails to load (the caller then compiles).
+// Blocking and free of Python, like compile_kernels.
+std::vector<KernelFn> load_kernels(const std::vector<std::string>& keys, const std::vector<std::string>& symbols,
+                                   const CacheOptions& options);
+// SHA-256 of what every kernel key includes (compiler version, CPU flags, compile flags,
+// libraries, prelude): a compiled-graph cache entry naming kernel keys is valid only with it.
+const std::string& toolchain_key();
+
 struct CacheStats {
   int64_t compiled = 0;     // g++ runs
   int64_t disk_hits = 0;    // kernels loaded from a .so already on disk

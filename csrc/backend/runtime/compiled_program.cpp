@@ -12,6 +12,7 @@
 #include "backend/codegen/cpp/cpp_codegen.h"
 #include "backend/runtime/executor.h"
 #include "backend/runtime/gil.h"
+#include "backend/runtime/program_blob.h"
 #include "common/error.h"
 #include "common/py_import.h"
 
@@ -188,8 +189,20 @@ std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Prog
   return out;
 }
 
-Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback) {
+Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
+                    std::string* blob) {
+  Stopwatch watch;
   std::vector<cache::KernelSource> sources = kernel_sources(program);
+  if (blob) {
+    std::vector<std::string> symbols;
+    for (const cache::KernelSource& k : sources) symbols.push_back(k.symbol);
+    try {
+      *blob = serialize_program(program, cache::kernel_keys(sources), symbols);
+    } catch (const UserError&) {
+      blob->clear();  // not storable (symbolic sizes): compiled, just not cached
+    }
+  }
+  watch.lap("codegen");
   cache::CacheOptions options = options_from_config();
   bool has_fallback = eager_fallback && eager_fallback.ptr() != Py_None;
   if (has_fallback && !PyCallable_Check(eager_fallback.ptr())) throw UserError("eager_fallback must be callable", PyExc_TypeError);
@@ -199,7 +212,10 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
       GilRelease nogil;
       kernels = cache::compile_kernels(sources, options);
     }
-    return make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
+    watch.lap("kernels");
+    Ref executor = make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
+    watch.lap("executor");
+    return executor;
   }
   auto job = std::make_shared<AsyncJob>();
   std::thread([job, sources = std::move(sources), options] {
@@ -223,6 +239,22 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   self->state = new AsyncState{job, std::move(program), std::move(constants), executor_options_from_config(),
                                Ref::borrow(eager_fallback), Ref(), false};
   return obj;
+}
+
+Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants) {
+  Stopwatch watch;
+  ProgramBlob stored = deserialize_program(blob);
+  cache::CacheOptions options = options_from_config();
+  std::vector<cache::KernelFn> kernels;
+  {
+    GilRelease nogil;
+    kernels = cache::load_kernels(stored.kernel_keys, stored.kernel_symbols, options);
+  }
+  watch.lap("kernels");
+  if (kernels.size() != stored.kernel_keys.size()) return Ref();
+  Ref executor = make_executor(std::move(stored.program), constants, std::move(kernels), executor_options_from_config());
+  watch.lap("executor");
+  return executor;
 }
 
 bool supports_indirect_loads() { return true; }

@@ -2,6 +2,7 @@
 // Assumes the GIL is held; code generation, compilation and the runtime live behind it.
 #pragma once
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 #include "backend/ir/ir.h"
@@ -22,7 +23,18 @@ namespace cdynamo::runtime {
 // Ownership contract: program and constants are taken by value (constants: tensor references);
 // eager_fallback is borrowed and, if used, a new reference to it is kept; returns a new
 // reference. Throws UserError on a compile error (message names the generated source's path).
-Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback);
+//
+// With blob non-null, *blob receives the program as bytes for the compiled-graph cache
+// (program_blob.h, kernels named by their cache keys), or stays empty if it cannot be stored.
+Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
+                    std::string* blob = nullptr);
+
+// The callable of a program stored by compile_program(..., blob), its kernels loaded from the
+// kernel cache (never compiled): a null Ref when a kernel library is missing (the caller
+// compiles instead). Throws UserError (ValueError) for a malformed blob, and whatever
+// make_executor throws (a constant missing or of the wrong kind).
+// Ownership contract: constants are tensor references the executor keeps; returns a new reference.
+Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants);
 
 // IR features of ir.h the C++ code generator implements (the lowering and scheduler produce
 // the others' equivalents when a feature is missing: extern gathers, separate kernels).

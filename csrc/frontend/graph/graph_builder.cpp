@@ -48,8 +48,14 @@ bool is_tensor(Handle obj) {
 
 GraphBuilder::GraphBuilder() {
   graph_ = check(PyObject_CallNoArgs(import_attr("torch.fx", "Graph").ptr()));
-  fake_mode_ = call_helper("cdynamo._trace_support", "new_fake_mode", {});
   root_ = check(PyDict_New());
+}
+
+Handle GraphBuilder::fake_mode() {
+  // Made on first use: many traced frames (helpers, wrappers) never touch a tensor, and a
+  // FakeTensorMode costs a stack walk to build.
+  if (!fake_mode_) fake_mode_ = call_helper("cdynamo._trace_support", "new_fake_mode", {});
+  return fake_mode_;
 }
 
 std::string GraphBuilder::unique_name(const std::string& path) {
@@ -64,7 +70,7 @@ std::string GraphBuilder::unique_name(const std::string& path) {
 ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
   std::string name = unique_name(source->str());
   Ref node = call_method(graph_, "placeholder", {str(name)});
-  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode_, tensor});
+  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode(), tensor});
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
@@ -78,7 +84,7 @@ ValuePtr GraphBuilder::add_attribute(Handle tensor, const std::string& path, Sou
   std::string name = unique_name(path);
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), tensor.ptr()));
   Ref node = call_method(graph_, "get_attr", {str(name)});
-  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode_, tensor});
+  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode(), tensor});
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
@@ -130,7 +136,7 @@ Ref GraphBuilder::fake_call(Handle fn, const std::vector<ValuePtr>& args, const 
   for (const auto& [name, value] : kwargs)
     check_status(PyDict_SetItemString(fake_kwargs.ptr(), name.c_str(), to_fx_arg(value, true, what).ptr()));
   try {
-    return call_helper("cdynamo._trace_support", "fake_run", {fake_mode_, str(what), fn, fake_args, fake_kwargs});
+    return call_helper("cdynamo._trace_support", "fake_run", {fake_mode(), str(what), fn, fake_args, fake_kwargs});
   } catch (const PythonError&) {
     rethrow_trace_error();
   }
@@ -147,7 +153,9 @@ ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<Val
     fake_fn = check(PyObject_GetAttr(self_fake.ptr(), target.ptr()));
     fake_args.erase(fake_args.begin());
   } else if (op_name == "call_module") {
-    fake_fn = check(PyObject_GetItem(root_.ptr(), target.ptr()));
+    // A twin of the layer holding fake parameters: the fake run never sees a real tensor.
+    Ref module = check(PyObject_GetItem(root_.ptr(), target.ptr()));
+    fake_fn = call_helper("cdynamo._trace_support", "fake_module", {fake_mode(), module});
   } else {
     fake_fn = Ref::borrow(target);
   }

@@ -45,7 +45,8 @@ class GraphBuilder {
 
   const std::vector<GraphInput>& inputs() const { return inputs_; }
   int op_count() const { return op_count_; }
-  Handle fake_mode() const { return fake_mode_; }
+  // The trace's FakeTensorMode, created on first use.
+  Handle fake_mode();
 
  private:
   Ref to_fx_arg(const ValuePtr& value, bool fake, const std::string& what);

@@ -13,6 +13,26 @@
 namespace cdynamo::hook {
 namespace {
 
+// compile_frame, its time added to utils.timings["compile_frame"] whether it succeeds or throws
+// (a frame that falls back cost the same tracing).
+interp::CompiledFrame timed_compile_frame(CdFrame* frame, PyObject* callback) {
+  struct Timer {
+    Stopwatch watch;
+    ~Timer() {
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);  // a pending error must survive the report
+      try {
+        record_time("compile_frame", watch.seconds());
+        record_time("compile_frame_cpu", watch.cpu_seconds());
+      } catch (...) {
+        PyErr_Clear();
+      }
+      PyErr_Restore(type, value, traceback);
+    }
+  } timer;
+  return interp::compile_frame(frame, callback);
+}
+
 PyObject* function_closure(CdFrame* frame) {
   PyObject* func = cd_frame_function(frame);
   if (!func || !PyFunction_Check(func)) return nullptr;
@@ -167,7 +187,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   interp::CompiledFrame compiled;
   try {
     BusyScope busy;
-    compiled = interp::compile_frame(frame, callback);
+    compiled = timed_compile_frame(frame, callback);
   } catch (const interp::Unsupported& error) {
     bool nopython = false;
     try {

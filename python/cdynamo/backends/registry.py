@@ -4,7 +4,9 @@ A backend is `backend(gm: torch.fx.GraphModule, example_inputs: list) -> callabl
 runs the graph. The frontend never calls a backend directly, only through call_backend.
 """
 import importlib
+import time
 
+from .. import utils
 from ..exc import BackendCompilerFailed, CdynamoError, InvalidBackend
 
 _BACKENDS = {}  # name -> compiler callable
@@ -90,12 +92,16 @@ def call_backend(backend, gm, example_inputs):
     the backend; cdynamo's own errors (e.g. a nested backend's) pass through unchanged.
     """
     compiler_fn = lookup_backend(backend)
+    start, start_cpu = time.perf_counter(), time.thread_time()
     try:
         compiled = compiler_fn(gm, example_inputs)
     except CdynamoError:
         raise
     except Exception as error:
         raise BackendCompilerFailed(backend_name(backend), error) from error
+    finally:
+        utils.add_time("backend", time.perf_counter() - start)
+        utils.add_time("backend_cpu", time.thread_time() - start_cpu)
     if not callable(compiled):
         raise BackendCompilerFailed(
             backend_name(backend),

@@ -1,5 +1,8 @@
-"""From a torch.fx graph to a compiled callable: aten-level tracing (make_fx with functionalization
-and decompositions), then the C++ pipeline lower -> schedule -> codegen -> runtime."""
+"""From a torch.fx graph to a compiled callable: the compiled-graph cache (graph_cache.py), else
+aten-level tracing (make_fx with functionalization and decompositions), then the C++ pipeline
+lower -> schedule -> codegen -> runtime."""
+import time
+
 import torch
 import torch.fx
 
@@ -62,10 +65,23 @@ def compile_fx(gm, example_inputs):
     if _needs_autograd(gm, example_inputs):
         return _eager_training_path(gm, example_inputs)
     from .. import _C
+    from . import graph_cache
 
+    key = graph_cache.graph_key(gm, example_inputs)
+    if key is not None:
+        compiled = graph_cache.load(key, gm)
+        if compiled is not None:
+            return compiled
+    start = time.perf_counter()
     aten_gm = aten_graph(gm, example_inputs)
     if config.channels_last_convolutions:
         layout.prefer_channels_last(aten_gm)
+    utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
-    return _C._inductor_compile(aten_gm, gm.forward)
+    if key is None:
+        return _C._inductor_compile(aten_gm, gm.forward)
+    compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True)
+    if blob is not None:
+        graph_cache.store(key, gm, aten_gm, blob)
+    return compiled
