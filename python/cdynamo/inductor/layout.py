@@ -7,6 +7,8 @@ eager gives them."""
 import torch
 import torch.fx
 
+from .. import config
+
 aten = torch.ops.aten
 _CHANNELS_LAST = torch.channels_last
 
@@ -74,10 +76,11 @@ def prefer_channels_last(gm):
 
     graph = gm.graph
     inserted = {}  # value -> its channels-last copy, shared by every convolution reading it
-    # Only the activations: oneDNN reorders a weight into its blocked layout on each call from
-    # either plain layout alike, and a channels-last input makes the output channels-last.
+    # Activations always. Weights only when frozen constants keep their channels-last copies
+    # between calls: otherwise aten would make the same copy inside each convolution anyway.
+    positions = (0, 1) if config.freeze_constants else (0,)
     for conv in convs:
-        for position in (0,):
+        for position in positions:
             arg = conv.args[position]
             clone = inserted.get(arg)
             if clone is None:

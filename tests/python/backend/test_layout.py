@@ -59,6 +59,19 @@ def test_conversions_only_where_a_value_is_not_channels_last_yet():
     assert "strides [2304, 1, 192, 16]" in scheduled  # [2, 16, 12, 12] channels-last buffers
 
 
+def test_frozen_constants_also_convert_weights_once():
+    model = ConvBlock().eval()
+    x = torch.randn(2, 3, 12, 12)
+    with torch.no_grad(), cdynamo.config.patch(freeze_constants=True):
+        gm = compile_fx.aten_graph(torch.fx.symbolic_trace(model), [x])
+        assert layout.prefer_channels_last(gm)
+        clones = [n for n in gm.graph.nodes if n.target is torch.ops.aten.clone.default]
+        assert len(clones) == 1 + 3  # the input and the three weights
+        assert sum(line.endswith(" cached") for line in T.schedule(gm, {"cache_constant_kernels": True}).splitlines()) == 3
+        expected = model(x)
+        torch.testing.assert_close(cdynamo.optimize("inductor")(model)(x), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_graphs_without_convolutions_are_left_alone():
     gm = compile_fx.aten_graph(torch.fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU())), [torch.randn(3, 4)])
     before = gm.code

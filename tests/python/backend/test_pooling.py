@@ -60,6 +60,28 @@ def test_fuses_with_its_producer():
     assert program.count("pointwise") == 1  # add, relu and the window maximum in one kernel
 
 
+def test_window_masks_are_one_branch_per_vector():
+    # Channels-last input: the vector loop runs over channels, where a window position is inside
+    # or outside the input for every lane alike, so padded loads are plain vector loads.
+    x = torch.randn(2, 32, 9, 9).contiguous(memory_format=torch.channels_last)
+    gm = aten_graph(torch.fx.symbolic_trace(lambda t: F.max_pool2d(t, 3, 2, 1)), [x])
+    from cdynamo import _C
+
+    compiled = _C._inductor_compile(gm, gm.forward)
+    torch.testing.assert_close(compiled(x)[0], F.max_pool2d(x, 3, 2, 1))
+    source = "".join(open(path).read() for path in _kernel_sources())
+    assert "vectorized along the innermost loop" in source
+    assert "cd_l < CD_VLEN" not in source  # no lane-by-lane loads
+
+
+def _kernel_sources():
+    import glob
+    import os
+
+    return [p for p in glob.glob(os.path.join(cdynamo.config.cache_dir, "kernels", "*", "*", "kernel.cpp"))
+            if "max" in open(p).read() and "// loops: i0<2 i2<5 i3<5 i1<32" in open(p).read()]
+
+
 def test_indices_read_stay_an_aten_call():
     def f(t):
         values, indices = F.max_pool2d(t, 2, return_indices=True)

@@ -411,6 +411,21 @@ Value ValueEmitter::emit_masked_load(const ir::ScalarNode& n) {
     return define("(" + mask.name + " ? " + load + " : " + other.name + ")", n.dtype, Width::Scalar);
   }
   (void)stored;
+  Affine along = affine_in(n.index, vec_var());
+  if (uniform(n.args[0]) && along.ok && along.coef.is_const() &&
+      (along.coef.const_value() == 0 || along.coef.const_value() == 1)) {
+    // One mask for all lanes (padding of a window, a cat branch along an outer dim): an ordinary
+    // vector load under a branch, which reads nothing when the mask is false.
+    std::string all_lanes = mask.width == Width::Vector ? "(" + mask.name + "[0] != 0)" : mask.name;
+    other = widen(other);
+    std::string name = w_.fresh("t");
+    w_.line(vector_type(n.dtype) + " " + name + " = " + other.name + ";");
+    w_.line("if (" + all_lanes + ") {");
+    Value loaded = cast(load_at(n.buffer, n.index), n.dtype);
+    w_.line(name + " = " + loaded.name + ";");
+    w_.line("}");
+    return {name, n.dtype, Width::Vector};
+  }
   mask = widen(mask);
   other = widen(other);
   std::string lv = vec_var() + "_l";
