@@ -170,6 +170,19 @@ c10::IValue parse_constant(const std::string& raw, const c10::TypePtr& type, std
           for (const std::string& item : items) v.push_back(parse_bool(item));
           return c10::IValue(v);
         }
+        case c10::TypeKind::NumberType: {
+          c10::List<at::Scalar> v;
+          for (const std::string& item : items) v.push_back(parse_constant(item, elem, std::nullopt).toScalar());
+          return c10::IValue(v);
+        }
+        case c10::TypeKind::OptionalType: {  // Scalar?[] (oneDNN post-op scalars)
+          const c10::TypePtr& inner = elem->expectRef<c10::OptionalType>().getElementType();
+          if (inner->kind() != c10::TypeKind::NumberType) break;
+          c10::List<std::optional<at::Scalar>> v;
+          for (const std::string& item : items)
+            v.push_back(trim(item) == "None" ? std::optional<at::Scalar>() : parse_constant(item, inner, std::nullopt).toScalar());
+          return c10::IValue(v);
+        }
         default: break;
       }
       break;

@@ -59,6 +59,24 @@ def _same_layout(a, b):
     return a.shape == b.shape and a.stride() == b.stride()
 
 
+def _call_onednn_directly(gm, convs):
+    """float32 convolutions with a plain (not channels-last) weight become oneDNN's own
+    convolution op: aten's would first copy the weight into the input's layout on every call,
+    oneDNN reorders it into its blocked layout from either one."""
+    pointwise = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
+    if pointwise is None:
+        return
+    for conv in convs:
+        x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = conv.args
+        x_val, weight_val = _val(x), _val(weight) if weight.op != "get_attr" else _tensor_of(gm, weight)
+        if x_val.dtype != torch.float32 or weight_val.is_contiguous(memory_format=_CHANNELS_LAST) and not weight_val.is_contiguous():
+            continue
+        if transposed or any(output_padding) or not x_val.is_contiguous(memory_format=_CHANNELS_LAST):
+            continue
+        conv.target = pointwise.default
+        conv.args = (x, weight, bias, list(padding), list(stride), list(dilation), groups, "none", [], "")
+
+
 def prefer_channels_last(gm):
     """Rewrites gm in place when it holds CPU 2-D convolutions; returns whether it changed."""
     convs = [n for n in gm.graph.nodes if _is_cpu_conv2d(n)]
@@ -96,6 +114,9 @@ def prefer_channels_last(gm):
         if _same_layout(_val(clone.args[0]), _val(clone)):
             clone.replace_all_uses_with(clone.args[0])
             graph.erase_node(clone)
+
+    if not config.freeze_constants:
+        _call_onednn_directly(gm, convs)
 
     # Returned values keep eager's strides (a caller may .view() them).
     new_returned = list(returned)

@@ -52,9 +52,10 @@ def test_conversions_only_where_a_value_is_not_channels_last_yet():
     # The graph input, once for both convolutions reading it (conv1 and down); conv2 reads
     # conv1's result, which is channels-last already; weights stay as they are.
     assert len(clones) == 1
-    for n in gm.graph.nodes:
-        if n.target is torch.ops.aten.convolution.default:
-            assert n.meta["val"].is_contiguous(memory_format=torch.channels_last)
+    convolutions = [n for n in gm.graph.nodes if "convolution" in str(n.target)]
+    assert len(convolutions) == 3
+    for n in convolutions:
+        assert n.meta["val"].is_contiguous(memory_format=torch.channels_last)
     scheduled = T.schedule(gm)
     assert "strides [2304, 1, 192, 16]" in scheduled  # [2, 16, 12, 12] channels-last buffers
 
@@ -89,6 +90,30 @@ def test_results_and_strides_equal_eager(returns_feature_map, channels_last_inpu
         x = x.contiguous(memory_format=torch.channels_last)
     with torch.no_grad(), cdynamo.config.patch(channels_last_convolutions=enabled):
         expected = model(x)
+        actual = cdynamo.optimize("inductor")(model)(x)
+    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
+    assert actual.stride() == expected.stride()
+
+
+@pytest.mark.parametrize(
+    "conv",
+    [
+        dict(in_channels=8, out_channels=16, kernel_size=3, stride=2, padding=1),
+        dict(in_channels=8, out_channels=8, kernel_size=3, padding=2, dilation=2, groups=8, bias=False),
+        dict(in_channels=8, out_channels=12, kernel_size=(1, 3), padding=(0, 1), groups=4),
+        dict(in_channels=8, out_channels=4, kernel_size=5, padding=2, padding_mode="zeros"),
+    ],
+    ids=["strided", "depthwise-dilated", "grouped-rect", "5x5"],
+)
+def test_convolution_variants(conv):
+    model = nn.Sequential(nn.Conv2d(**conv), nn.ReLU(), nn.Conv2d(conv["out_channels"], 4, 1)).eval()
+    x = torch.randn(2, 8, 11, 11)
+    with torch.no_grad():
+        expected = model(x)
+        gm = compile_fx.aten_graph(torch.fx.symbolic_trace(model), [x])
+        layout.prefer_channels_last(gm)
+        targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+        assert "mkldnn._convolution_pointwise.default" in targets  # oneDNN's op: no per-call weight copy
         actual = cdynamo.optimize("inductor")(model)(x)
     torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
     assert actual.stride() == expected.stride()
