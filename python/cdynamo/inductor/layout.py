@@ -1,5 +1,6 @@
 """Layout choice on the aten graph: 2-D convolutions on the CPU run channels-last (oneDNN's
-native layout, no reorders inside each call), and everything between them follows.
+native activation layout: no activation reorders inside each call), and everything between them
+follows.
 
 Assumes the functional, decomposed aten graph of compile_fx.aten_graph, with fake tensors in
 node.meta["val"]. Eager semantics are kept: values returned from the graph get the strides
@@ -59,19 +60,16 @@ def _same_layout(a, b):
     return a.shape == b.shape and a.stride() == b.stride()
 
 
-def _call_onednn_directly(gm, convs):
-    """float32 convolutions with a plain (not channels-last) weight become oneDNN's own
-    convolution op: aten's would first copy the weight into the input's layout on every call,
-    oneDNN reorders it into its blocked layout from either one."""
+def _call_onednn_directly(convs):
+    """float32 convolutions call oneDNN's own convolution op (mkldnn._convolution_pointwise with
+    no post-op): on the same channels-last input it runs faster than aten's convolution, which
+    reaches oneDNN through more layers and copies (bench/README.md, convnets)."""
     pointwise = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
     if pointwise is None:
         return
     for conv in convs:
         x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = conv.args
-        x_val, weight_val = _val(x), _val(weight) if weight.op != "get_attr" else _tensor_of(gm, weight)
-        if x_val.dtype != torch.float32 or weight_val.is_contiguous(memory_format=_CHANNELS_LAST) and not weight_val.is_contiguous():
-            continue
-        if transposed or any(output_padding) or not x_val.is_contiguous(memory_format=_CHANNELS_LAST):
+        if _val(x).dtype != torch.float32 or transposed or any(output_padding):
             continue
         conv.target = pointwise.default
         conv.args = (x, weight, bias, list(padding), list(stride), list(dilation), groups, "none", [], "")
@@ -115,8 +113,7 @@ def prefer_channels_last(gm):
             clone.replace_all_uses_with(clone.args[0])
             graph.erase_node(clone)
 
-    if not config.freeze_constants:
-        _call_onednn_directly(gm, convs)
+    _call_onednn_directly(convs)
 
     # Returned values keep eager's strides (a caller may .view() them).
     new_returned = list(returned)
