@@ -7,6 +7,13 @@
 #error "cdynamo supports CPython 3.11 and 3.12: audit cpython_compat.c before adding a version"
 #endif
 
+// Bytecode differences (opcodes, instruction forms) are decided at compile time with this flag.
+#if PY_VERSION_HEX >= 0x030C0000
+#define CD_PY312 1
+#else
+#define CD_PY312 0
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

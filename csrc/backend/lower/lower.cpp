@@ -128,12 +128,18 @@ class Driver {
     ctx_.set_lowered(node.index, std::move(result));
   }
 
+  // The strides eager gives a value when they are a dense permutation other than contiguous
+  // (channels-last); empty otherwise.
+  static std::vector<Expr> permuted_layout(const TensorMeta& meta) {
+    if (!is_dense_layout(meta.sizes, meta.strides) || meta.strides == ir::contiguous_strides(meta.sizes)) return {};
+    return meta.strides;
+  }
+
   void set_layout_hint(const FxNode& node) {
     ctx_.set_layout_hint({}, {});
     if (node.meta.empty() || !node.meta[0]) return;
-    const TensorMeta& meta = *node.meta[0];
-    if (is_dense_layout(meta.sizes, meta.strides) && !(meta.strides == ir::contiguous_strides(meta.sizes)))
-      ctx_.set_layout_hint(meta.sizes, meta.strides);
+    std::vector<Expr> strides = permuted_layout(*node.meta[0]);
+    if (!strides.empty()) ctx_.set_layout_hint(node.meta[0]->sizes, std::move(strides));
   }
 
   // A value this node computes (not a view, not an argument passed through) is stored, if it
@@ -143,15 +149,15 @@ class Driver {
       auto& value = result.values[k];
       if (!value || value->is_view() || value->storage->realized() || !node.meta[k]) continue;
       const TensorMeta& meta = *node.meta[k];
-      if (!(meta.sizes == value->sizes) || !is_dense_layout(meta.sizes, meta.strides)) continue;
-      if (meta.strides == ir::contiguous_strides(meta.sizes)) continue;
+      std::vector<Expr> strides = permuted_layout(meta);
+      if (!(meta.sizes == value->sizes) || strides.empty()) continue;
       bool passed_through = false;
       for (const FxArg& param : node.params) {
         const std::vector<FxArg>& items = param.kind == FxArg::Kind::List ? param.items : std::vector<FxArg>{param};
         for (const FxArg& arg : items)
           passed_through = passed_through || (arg.is_node() && ctx_.has_lowered(arg.node) && shares_storage(ctx_.lowered(arg.node), *value));
       }
-      if (!passed_through) value->storage->layout = meta.strides;
+      if (!passed_through) value->storage->layout = std::move(strides);
     }
   }
 

@@ -5,17 +5,12 @@
 #include <functional>
 #include <string>
 #include <vector>
+#include "common/cpython_compat.h"
 #include "common/error.h"
 #include "frontend/bytecode/bytecode.h"
 #include "frontend/interp/compile_frame.h"
 #include "frontend/interp/tracer.h"
 #include "frontend/interp/value.h"
-
-#if PY_VERSION_HEX >= 0x030C0000
-#define CD_PY312 1
-#else
-#define CD_PY312 0
-#endif
 
 namespace cdynamo::codegen {
 

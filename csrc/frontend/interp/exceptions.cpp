@@ -1,15 +1,10 @@
 // Exceptions inside the trace: raising on trace-time values, the exception table's handlers,
 // and the opcodes of try/except blocks (CPython 3.11/3.12). Assumes decoded handler entries.
 #include <opcode.h>
+#include "common/cpython_compat.h"
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
-
-#if PY_VERSION_HEX >= 0x030C0000
-#define CD_PY312 1
-#else
-#define CD_PY312 0
-#endif
 
 namespace cdynamo::interp {
 namespace {

@@ -2,15 +2,10 @@
 // for CPython 3.11 and 3.12 bytecode. Assumes instructions decoded by frontend/bytecode.
 #include "frontend/interp/tracer.h"
 #include <opcode.h>
+#include "common/cpython_compat.h"
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/bytecode/bytecode.h"
-
-#if PY_VERSION_HEX >= 0x030C0000
-#define CD_PY312 1
-#else
-#define CD_PY312 0
-#endif
 
 namespace cdynamo::interp {
 
