@@ -216,3 +216,34 @@ def test_backends_returning_forward_of_a_lazy_graph_module_get_the_generated_cod
     compiled = registry.call_backend(lambda g, inputs: g.forward, gm, [torch.ones(2)])
     assert getattr(compiled, "__func__", None) is not getattr(type(gm), "_lazy_forward", object())
     assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def _defining_file(library_path, symbol):
+    """The file that defines `symbol` as library_path's own lookup scope resolves it."""
+    import ctypes
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                    ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+
+    libdl = ctypes.CDLL(None)
+    libdl.dlsym.restype = ctypes.c_void_p
+    libdl.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    libdl.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+    handle = ctypes.CDLL(library_path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    address = libdl.dlsym(handle._handle, symbol)
+    assert address, symbol
+    info = DlInfo()
+    assert libdl.dladdr(address, ctypes.byref(info))
+    return os.path.realpath(info.fname.decode())
+
+
+def test_extension_shares_torchs_cpp_runtime():
+    # A second, static libstdc++ inside the extension crashed the first `stream << number`.
+    from cdynamo import _C
+
+    torch_cpu = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    for symbol in (b"_ZNSt6locale7classicEv", b"_ZNSo9_M_insertIlEERSoT_"):
+        ours = _defining_file(_C.__file__, symbol)
+        assert ours != os.path.realpath(_C.__file__)
+        assert ours == _defining_file(torch_cpu, symbol)

@@ -299,15 +299,16 @@ template <class V, class T> CD_INLINE V cd_vbcast(T x) {
   return static_cast<E>(x) - V{};
 }
 // The low half of a vector, each lane converted to H's element type (float lanes into double).
+// E is the lane type without const: x[0] of a const vector is a const lvalue under g++ 13+.
 template <class H, class V> CD_INLINE H cd_vlo_as(const V& x) {
-  typedef __typeof__(x[0]) E;
+  typedef std::remove_cv_t<std::remove_reference_t<decltype(x[0])>> E;
   typedef E VH __attribute__((vector_size(sizeof(V) / 2)));
   VH h;
   std::memcpy(&h, &x, sizeof h);
   return __builtin_convertvector(h, H);
 }
 template <class H, class V> CD_INLINE H cd_vhi_as(const V& x) {
-  typedef __typeof__(x[0]) E;
+  typedef std::remove_cv_t<std::remove_reference_t<decltype(x[0])>> E;
   typedef E VH __attribute__((vector_size(sizeof(V) / 2)));
   VH h;
   std::memcpy(&h, reinterpret_cast<const char*>(&x) + sizeof h, sizeof h);
