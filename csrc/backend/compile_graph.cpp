@@ -81,7 +81,22 @@ PyObject* py_inductor_toolchain_key(PyObject*, PyObject*) {
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
+// _inductor_dtypes() -> tuple of str: the torch dtypes the loop IR computes in ("torch.float32", ...).
+// Ownership contract: returns a new reference, or NULL with an error set.
+PyObject* py_inductor_dtypes(PyObject*, PyObject*) {
+  CDYNAMO_BOUNDARY_BEGIN
+  std::vector<const char*> names;
+#define CDYNAMO_DTYPE_NAME(name, ctype, torch_name) names.push_back(torch_name);
+  CDYNAMO_DTYPES(CDYNAMO_DTYPE_NAME)
+#undef CDYNAMO_DTYPE_NAME
+  Ref out = check(PyTuple_New(static_cast<Py_ssize_t>(names.size())));
+  for (size_t k = 0; k < names.size(); ++k) PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(k), check(PyUnicode_FromString(names[k])).release());
+  return out.release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
 PyMethodDef inductor_methods[] = {
+    {"_inductor_dtypes", py_inductor_dtypes, METH_NOARGS, "_inductor_dtypes() -> tuple of the torch dtype names the loop IR supports"},
     {"_inductor_compile", py_inductor_compile, METH_VARARGS,
      "_inductor_compile(aten_gm, eager_fallback, want_blob=False) -> callable, or (callable, blob or None)"},
     {"_inductor_load", py_inductor_load, METH_VARARGS,

@@ -191,6 +191,48 @@ TensorMeta tensor_meta_of(PyObject* tensor) {
   return meta;
 }
 
+std::vector<int64_t> ints_of(Handle sequence) {
+  Ref items = check(PySequence_Tuple(sequence.ptr()));
+  std::vector<int64_t> out;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items.ptr()); ++k) {
+    out.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(items.ptr(), k)));
+    if (out.back() == -1 && PyErr_Occurred()) throw PythonError();
+  }
+  return out;
+}
+
+// Entries: None, ("same", k), ("view", k, sizes, strides, offset), ("keep",).
+std::vector<EagerAlias> read_output_aliases(Handle output_node) {
+  Ref meta = getattr(output_node, "meta");
+  PyObject* entries = PyDict_GetItemString(meta.ptr(), "cdynamo_eager_aliases");  // borrowed
+  std::vector<EagerAlias> out;
+  if (!entries) return out;
+  Ref items = check(PySequence_Tuple(entries));
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items.ptr()); ++k) {
+    PyObject* entry = PyTuple_GET_ITEM(items.ptr(), k);
+    EagerAlias alias;
+    if (entry == Py_None) {
+      alias.kind = EagerAlias::Kind::Fresh;
+    } else {
+      if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 1) throw InternalError("malformed eager alias entry");
+      std::string kind = str_of(PyTuple_GET_ITEM(entry, 0));
+      if (kind == "same" || kind == "view") {
+        alias.kind = kind == "same" ? EagerAlias::Kind::Same : EagerAlias::Kind::View;
+        alias.input = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(entry, 1)));
+      }
+      if (kind == "view") {
+        if (PyTuple_GET_SIZE(entry) != 5) throw InternalError("malformed eager view entry");
+        alias.sizes = ints_of(PyTuple_GET_ITEM(entry, 2));
+        alias.strides = ints_of(PyTuple_GET_ITEM(entry, 3));
+        alias.offset = PyLong_AsLongLong(PyTuple_GET_ITEM(entry, 4));
+      }
+      if (PyErr_Occurred()) throw PythonError();
+    }
+    out.push_back(std::move(alias));
+  }
+  return out;
+}
+
 FxGraph read_fx_graph(PyObject* graph_module) {
   FxGraph graph;
   graph.module = Ref::borrow(graph_module);
@@ -231,6 +273,7 @@ FxGraph read_fx_graph(PyObject* graph_module) {
       node.users.push_back(conv.node_index.at(PyTuple_GET_ITEM(users.ptr(), u)));
     std::sort(node.users.begin(), node.users.end());
     read_meta(node, fx_node, conv);
+    if (node.op == "output") graph.output_aliases = read_output_aliases(fx_node);
     graph.nodes.push_back(std::move(node));
   }
   return graph;

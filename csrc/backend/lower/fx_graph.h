@@ -62,9 +62,20 @@ struct FxNode {
   const TensorMeta& tensor_meta(size_t k = 0) const;  // throws when missing
 };
 
+// How eager PyTorch's result aliases the graph's inputs, for one flat output (read from the
+// output node's meta["cdynamo_eager_aliases"], set by cdynamo.inductor.output_aliases).
+struct EagerAlias {
+  enum class Kind { Unknown, Fresh, Same, View };
+  Kind kind = Kind::Unknown;
+  int input = -1;  // placeholder position, for Same and View
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;  // elements from the input's first element
+};
+
 struct FxGraph {
   Ref module;  // the GraphModule (get_attr targets are read from it)
   std::vector<FxNode> nodes;
+  std::vector<EagerAlias> output_aliases;  // one per flat output, or empty when unknown
 };
 
 FxGraph read_fx_graph(PyObject* graph_module);

@@ -34,6 +34,7 @@ class Driver {
   LoweredGraph run() {
     const FxGraph& graph = ctx_.graph();
     for (const FxNode& node : graph.nodes) {
+      require_cpu(node);
       if (node.op == "placeholder") lower_placeholder(node);
       else if (node.op == "get_attr") lower_constant(node);
       else if (node.op == "call_function") lower_call(node);
@@ -44,6 +45,15 @@ class Driver {
   }
 
  private:
+  // The C++ target's kernels dereference raw host pointers: a tensor elsewhere (CUDA, meta)
+  // would be a crash, not an error. cdynamo.inductor.targets routes such graphs to aten first.
+  static void require_cpu(const FxNode& node) {
+    for (const std::optional<TensorMeta>& meta : node.meta)
+      if (meta && meta->device != "cpu")
+        throw UserError("the inductor backend's C++ target compiles CPU tensors only; " + node.name + " is on " +
+                        meta->device);
+  }
+
   void lower_placeholder(const FxNode& node) {
     if (node.meta.size() != 1 || !node.meta[0] || node.meta_is_sequence)
       throw UserError("graph input " + node.name + " is not a tensor; the inductor backend needs tensor inputs");
@@ -79,6 +89,8 @@ class Driver {
     if (PyObject_IsInstance(tensor.ptr(), tensor_type.ptr()) != 1)
       throw UserError("get_attr " + node.target + " is not a tensor");
     TensorMeta meta = tensor_meta_of(tensor.ptr());
+    if (meta.device != "cpu")
+      throw UserError("the inductor backend's C++ target compiles CPU tensors only; " + node.target + " is on " + meta.device);
     Buffer b;
     b.name = node.name;
     b.kind = Buffer::Kind::Constant;
@@ -240,16 +252,56 @@ class Driver {
   void lower_output(const FxNode& node) {
     const FxArg& returned = node.param(0);
     std::vector<FxArg> items = returned.kind == FxArg::Kind::List ? returned.items : std::vector<FxArg>{returned};
-    for (const FxArg& item : items) {
+    const std::vector<EagerAlias>& aliases = ctx_.graph().output_aliases;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const FxArg& item = items[k];
       if (!item.is_node()) throw UserError("the inductor backend only returns tensors; the graph returns " + item.text);
       const FxNode& producer = ctx_.graph().nodes.at(item.node);
-      ctx_.out().outputs.push_back(output_buffer(ctx_.tensor(item), producer));
+      const Value v = ctx_.tensor(item);
+      const EagerAlias* eager = aliases.size() == items.size() ? &aliases[k] : nullptr;
+      std::string aliased = eager ? eager_alias_buffer(v, *eager) : "";
+      ctx_.out().outputs.push_back(aliased.empty() ? output_buffer(v, producer, eager) : aliased);
     }
+  }
+
+  // The output as eager aliases it: input k itself, or a view of input k's storage (made after
+  // the graph's trailing copy_ into k, so it sees what the graph wrote). "" when eager's result
+  // is not an input's alias, or when the view cannot be expressed (another dtype or shape).
+  std::string eager_alias_buffer(const Value& v, const EagerAlias& eager) {
+    const std::vector<std::string>& inputs = ctx_.out().inputs;
+    if (eager.input < 0 || eager.input >= static_cast<int>(inputs.size())) return "";
+    const Buffer& base = ctx_.buffer(inputs[eager.input]);
+    if (eager.kind == EagerAlias::Kind::Same) return base.name;
+    if (eager.kind != EagerAlias::Kind::View || base.dtype != v.dtype || eager.sizes.size() != v.sizes.size()) return "";
+    Buffer alias;
+    alias.name = ctx_.fresh_name();
+    alias.kind = Buffer::Kind::Output;
+    alias.dtype = base.dtype;
+    for (size_t d = 0; d < eager.sizes.size(); ++d) {
+      alias.sizes.push_back(ir::Expr(eager.sizes[d]));
+      alias.strides.push_back(ir::Expr(eager.strides[d]));
+    }
+    alias.offset = ir::Expr(eager.offset);
+    alias.reuses = base.name;
+    alias.device = base.device;
+    return ctx_.add_buffer(alias).name;
+  }
+
+  // Whether v's storage is a graph input's or a constant's (directly or as a view of one).
+  bool reads_given_storage(const Value& v) {
+    if (!v.storage->realized()) return false;
+    const Buffer* b = &ctx_.buffer(v.storage->buffer);
+    if (!b->reuses.empty()) b = &ctx_.buffer(b->reuses);
+    return b->kind == Buffer::Kind::Input || b->kind == Buffer::Kind::Constant;
   }
 
   // A buffer holding a returned value: the value's own buffer, an alias of it (views keep
   // their strides, like eager), or a new Output buffer laid out like the eager result.
-  std::string output_buffer(const Value& v, const FxNode& producer) {
+  // A tensor eager makes anew (clone, contiguous of a contiguous input) is stored anew, never
+  // handed back as the input it equals: the caller may write into either.
+  std::string output_buffer(const Value& v, const FxNode& producer, const EagerAlias* eager) {
+    const bool fresh = eager && eager->kind == EagerAlias::Kind::Fresh;
+    if (fresh && reads_given_storage(v)) return ctx_.store(v, eager_strides(v, producer), Buffer::Kind::Output);
     if (v.storage->realized()) {
       Buffer& base = ctx_.buffer(v.storage->buffer);
       if (!v.is_view() && v.storage->strides == base.strides && v.storage->offset == base.offset) {
@@ -258,16 +310,21 @@ class Driver {
       }
       if (strided_layout(v)) return ctx_.buffer_for(v, true, Buffer::Kind::Output);
     }
-    std::vector<ir::Expr> strides = ir::contiguous_strides(v.sizes);
-    if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
-        is_dense_layout(v.sizes, producer.meta[0]->strides))
-      strides = producer.meta[0]->strides;
+    std::vector<ir::Expr> strides = eager_strides(v, producer);
     if (!v.is_view()) {
       // Realize the storage itself, so a value returned twice is stored once.
       ctx_.realize(*v.storage, strides, Buffer::Kind::Output);
       return v.storage->buffer;
     }
     return ctx_.store(v, strides, Buffer::Kind::Output);
+  }
+
+  // The strides eager gives the producer's result when they are dense, else contiguous ones.
+  static std::vector<ir::Expr> eager_strides(const Value& v, const FxNode& producer) {
+    if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
+        is_dense_layout(v.sizes, producer.meta[0]->strides))
+      return producer.meta[0]->strides;
+    return ir::contiguous_strides(v.sizes);
   }
 
   LoweringContext ctx_;

@@ -7,7 +7,7 @@ import torch
 import torch.fx
 
 from .. import config, utils
-from . import layout
+from . import layout, output_aliases, targets
 
 _TRAINING_NOTE_SHOWN = False
 
@@ -62,6 +62,9 @@ def aten_graph(gm, example_inputs):
 
 
 def compile_fx(gm, example_inputs):
+    reason = targets.unsupported_reason(gm, example_inputs)
+    if reason is not None:
+        return targets.run_as_captured(gm, reason)
     if _needs_autograd(gm, example_inputs):
         return _eager_training_path(gm, example_inputs)
     from .. import _C
@@ -74,6 +77,10 @@ def compile_fx(gm, example_inputs):
             return compiled
     start = time.perf_counter()
     aten_gm = aten_graph(gm, example_inputs)
+    reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
+    if reason is not None:
+        return targets.run_as_captured(gm, reason)
+    output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))
     if config.channels_last_convolutions:
         layout.prefer_channels_last(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)

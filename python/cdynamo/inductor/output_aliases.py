@@ -1,0 +1,81 @@
+"""Which graph outputs alias which inputs in eager PyTorch, read before functionalization (which
+loses it): the lowering returns those outputs as views of the inputs and copies the others.
+Assumes fake example values on the graph's nodes (cdynamo's and torch.compile's frontends set
+them), else runs the graph once on fresh fake tensors."""
+import torch
+import torch.fx
+import torch.utils._pytree as pytree
+
+META_KEY = "cdynamo_eager_aliases"
+
+
+def _storage(t):
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    return StorageWeakRef(t.untyped_storage())
+
+
+def _example_values(gm):
+    """(input fakes, output fakes) from the nodes' example values, or None where one is missing."""
+    nodes = list(gm.graph.nodes)
+    inputs = [n.meta.get("example_value") for n in nodes if n.op == "placeholder"]
+    output = next(n for n in reversed(nodes) if n.op == "output")
+    returned = pytree.tree_leaves(output.args[0])
+    outputs = [n.meta.get("example_value") if isinstance(n, torch.fx.Node) else None for n in returned]
+    held = [n.meta.get("example_value") for n in nodes if n.op == "get_attr"]
+    if not all(isinstance(v, torch.Tensor) for v in inputs + outputs):
+        return None
+    return inputs, outputs, [t for t in held if isinstance(t, torch.Tensor)]
+
+
+def _fake_run(gm, example_inputs):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    inputs = [mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs]
+    before = list(inputs)
+    with mode, torch.no_grad():
+        outputs = pytree.tree_leaves(gm(*inputs))
+    held = list(gm.parameters()) + list(gm.buffers())
+    return before, outputs, [mode.from_tensor(t) for t in held]
+
+
+def _static(t):
+    return all(isinstance(v, int) for v in (*t.shape, *t.stride(), t.storage_offset()))
+
+
+def eager_aliases(gm, example_inputs):
+    """One entry per flat output: None (a tensor of its own), ("same", k) (input k itself),
+    ("view", k, sizes, strides, offset) (a view of input k, offset in elements from input k's
+    first element), or ("keep",) (aliases a parameter, a buffer or something unknown)."""
+    values = _example_values(gm)
+    if values is None:
+        values = _fake_run(gm, example_inputs)
+    inputs, outputs, held = values
+    input_storages = [_storage(t) if isinstance(t, torch.Tensor) else None for t in inputs]
+    held_storages = {_storage(t) for t in held}
+    entries = []
+    for out in outputs:
+        if not isinstance(out, torch.Tensor):
+            entries.append(("keep",))
+            continue
+        storage = _storage(out)
+        same = next((k for k, t in enumerate(inputs) if t is out), None)
+        view = next((k for k, s in enumerate(input_storages) if s == storage), None)
+        if same is not None:
+            entries.append(("same", same))
+        elif view is not None and out.dtype == inputs[view].dtype and _static(out):
+            offset = out.storage_offset() - inputs[view].storage_offset()
+            entries.append(("view", view, tuple(out.shape), tuple(out.stride()), offset))
+        elif view is not None or storage in held_storages:
+            entries.append(("keep",))
+        else:
+            entries.append(None)
+    return entries
+
+
+def annotate(aten_gm, entries):
+    """Stores the entries on the aten graph's output node for the C++ lowering to read."""
+    output = next(n for n in reversed(aten_gm.graph.nodes) if n.op == "output")
+    if len(pytree.tree_leaves(output.args[0])) == len(entries):
+        output.meta[META_KEY] = entries

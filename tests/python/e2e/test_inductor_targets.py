@@ -1,0 +1,164 @@
+"""The inductor backend picks a code generator per graph: tensors it cannot compile (other devices,
+dtypes, layouts, subclasses) run as captured with one warning and a counter, never a crash; and
+returned tensors alias the inputs exactly as eager's do."""
+import warnings
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.inductor import targets
+from cdynamo.utils import counters
+
+
+def compiled(fn):
+    return cdynamo.optimize("inductor")(fn)
+
+
+def run_both(fn, *inputs):
+    """(eager result, compiled result) on separate clones of the inputs."""
+    expected = fn(*[t.clone() for t in inputs])
+    got = compiled(fn)(*[t.clone() for t in inputs])
+    return expected, got
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings():
+    targets._WARNED.clear()
+    yield
+    targets._WARNED.clear()
+
+
+def fallback_reasons():
+    return {k: v for k, v in counters["inductor"].items() if k.startswith("eager_fallback: ")}
+
+
+def test_meta_tensors_run_as_captured_with_one_warning():
+    fn = lambda x: (x.sin() + 1).relu()  # noqa: E731
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compiled(fn)(torch.empty(8, device="meta"))
+        compiled(lambda x: x * 2)(torch.empty(3, device="meta"))
+    assert out.device.type == "meta" and out.shape == (8,)
+    messages = [str(w.message) for w in caught if "cdynamo inductor" in str(w.message)]
+    assert len(messages) == 1 and "meta" in messages[0] and "runs as captured" in messages[0]
+    assert counters["inductor"]["eager_fallback"] == 2
+    assert list(fallback_reasons()) == ["eager_fallback: tensors on meta (no code generator for meta yet)"]
+
+
+def _dense(t):
+    return t.to_dense() if t.layout != torch.strided else t
+
+
+@pytest.mark.parametrize("make, fn, reason", [
+    (lambda: torch.randn(4, dtype=torch.complex64), lambda t: t * 2, "dtype torch.complex64"),
+    (lambda: torch.randn(4, 4).to_sparse(), lambda t: t * 2, "sparse_coo"),
+    (lambda: torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.qint8), lambda t: t.dequantize() + 1,
+     "quantized"),
+])
+def test_unsupported_tensors_run_as_captured(make, fn, reason):
+    x = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected, got = fn(x), compiled(fn)(x)
+    assert torch.equal(_dense(got), _dense(expected))
+    assert any(reason in key for key in fallback_reasons()), fallback_reasons()
+
+
+class Tagged(torch.Tensor):
+    """A subclass the runtime must not read through raw storage."""
+
+
+def test_tensor_subclass_reason_names_the_class():
+    t = torch.randn(4).as_subclass(Tagged)
+    assert "Tagged" in targets.unsupported_tensor_reason(t)
+    assert targets.unsupported_tensor_reason(torch.randn(4)) is None
+
+
+def test_value_moved_inside_the_graph_is_seen_after_aten_tracing():
+    # The inputs are CPU tensors; the graph makes a meta tensor from one.
+    fn = lambda x: (x + 1).to("meta") * 2  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = compiled(fn)(torch.randn(4))
+    assert out.device.type == "meta"
+    assert counters["inductor"]["eager_fallback"] == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("fn", [
+    lambda x, w: (x.sin() + 1).relu(),
+    lambda x, w: torch.relu(x @ w),
+])
+def test_cuda_inputs_run_correctly(fn):
+    x, w = torch.randn(16, 16, device="cuda"), torch.randn(16, 16, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected, got = fn(x, w), compiled(fn)(x, w)
+    torch.testing.assert_close(got, expected)
+    assert counters["inductor"]["eager_fallback"] == 1
+    assert any("cuda" in key for key in fallback_reasons())
+
+
+def test_cpp_target_refuses_other_devices_itself():
+    # The lowering's own check: a graph reaching it with a meta tensor is an error, not a crash.
+    from cdynamo import _C
+    from cdynamo.inductor.compile_fx import aten_graph
+
+    gm = torch.fx.symbolic_trace(lambda x: x.sin())
+    aten_gm = aten_graph(gm, [torch.empty(4, device="meta")])
+    with pytest.raises(Exception, match="CPU tensors only"):
+        _C._inductor_compile(aten_gm, gm.forward)
+
+
+# ---- returned tensors alias what eager's alias ------------------------------------------------
+
+def test_clone_is_a_tensor_of_its_own():
+    y = torch.arange(4.0)
+    c = compiled(lambda y: y.clone())(y)
+    assert c is not y and c.data_ptr() != y.data_ptr()
+    y.add_(1)
+    assert torch.equal(c, torch.arange(4.0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda y: y.contiguous().clone(),
+    lambda y: y.t().clone(),
+    lambda y: y.reshape(12).clone(),
+    lambda y: y[1:].clone(),
+])
+def test_copies_of_inputs_and_their_views_are_their_own(fn):
+    y = torch.arange(12.0).view(3, 4)
+    out = compiled(fn)(y)
+    out.fill_(-1)
+    assert torch.equal(y, torch.arange(12.0).view(3, 4))
+
+
+def view_after_mutation(y):
+    v = y[0]
+    y.add_(1)
+    return v
+
+
+@pytest.mark.parametrize("fn", [
+    view_after_mutation,
+    lambda y: y.t(),
+    lambda y: y.reshape(12),
+    lambda y: (y[0], y[1] * 2, y[:, 1:]),
+])
+def test_views_of_inputs_are_views_as_in_eager(fn):
+    ye, yc = torch.arange(12.0).view(3, 4), torch.arange(12.0).view(3, 4)
+    expected, got = fn(ye), compiled(fn)(yc)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected, got):
+        assert torch.equal(e, g)
+        assert g.stride() == e.stride()
+        e.fill_(7), g.fill_(7)
+        assert torch.equal(ye, yc)
+
+
+def test_in_place_result_is_the_input_itself():
+    y = torch.zeros(3)
+    assert compiled(lambda y: y.add_(1))(y) is y
+    assert torch.equal(y, torch.ones(3))
