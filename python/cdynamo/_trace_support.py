@@ -74,6 +74,14 @@ def _matches(fake, tensor):
     )
 
 
+def _tensor_kind(tensor):
+    if tensor.is_quantized:
+        return "quantized tensor"
+    if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+        return f"tensor of subclass {type(tensor).__qualname__}"
+    return f"{str(tensor.layout).replace('torch.', '')} tensor of dtype {tensor.dtype} on {tensor.device}"
+
+
 def to_fake(mode, tensor):
     state = getattr(_shared, "state", None)
     kept = state[2] if state is not None and state[1] is mode else None
@@ -81,7 +89,13 @@ def to_fake(mode, tensor):
         fake = kept.get(tensor)
         if fake is not None and _matches(fake, tensor):
             return fake
-    fake = mode.from_tensor(tensor, static_shapes=True)
+    try:
+        fake = mode.from_tensor(tensor, static_shapes=True)
+    except Exception as error:  # noqa: BLE001 - quantized, some subclasses: fakes cannot stand in
+        raise TraceUnsupported(
+            f"a {_tensor_kind(tensor)} cannot be traced ({type(error).__name__}: {error}); "
+            "the code that uses it runs eagerly"
+        ) from None
     if _matches(fake, tensor):
         if kept is not None:
             kept[tensor] = fake

@@ -67,10 +67,19 @@ std::string GraphBuilder::unique_name(const std::string& path) {
   return name;
 }
 
+// A tensor fake tensors cannot stand in for (quantized, some subclasses) ends the trace there.
+Ref GraphBuilder::fake_of(Handle tensor) {
+  try {
+    return call_helper("cdynamo._trace_support", "to_fake", {fake_mode(), tensor});
+  } catch (const PythonError&) {
+    rethrow_trace_error();
+  }
+}
+
 ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
   std::string name = unique_name(source->str());
   Ref node = call_method(graph_, "placeholder", {str(name)});
-  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode(), tensor});
+  Ref fake = fake_of(tensor);
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
@@ -84,7 +93,7 @@ ValuePtr GraphBuilder::add_attribute(Handle tensor, const std::string& path, Sou
   std::string name = unique_name(path);
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), tensor.ptr()));
   Ref node = call_method(graph_, "get_attr", {str(name)});
-  Ref fake = call_helper("cdynamo._trace_support", "to_fake", {fake_mode(), tensor});
+  Ref fake = fake_of(tensor);
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));

@@ -53,6 +53,8 @@ class GraphBuilder {
   ValuePtr wrap_result(Handle node, Handle fake_result, bool keep_node);
   std::string unique_name(const std::string& path);
 
+  Ref fake_of(Handle tensor);
+
   Ref graph_;
   Ref fake_mode_;
   Ref root_;  // dict: attribute name in the GraphModule -> module, parameter or buffer
