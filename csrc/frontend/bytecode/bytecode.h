@@ -18,6 +18,10 @@ Ref assemble(const InstructionList& insts, PyCodeObject* model, PyObject* replac
 // Maximum stack depth reached by `insts`, exception handlers included.
 int stack_depth(const InstructionList& insts);
 
+// Per fast-local slot (co_nlocals of them): whether the code may read it at or after
+// instruction `at` before writing it (all true when the code can see its own frame).
+std::vector<bool> live_locals(PyCodeObject* code, const InstructionList& insts, int at);
+
 const char* opcode_name(int opcode);
 int inline_cache_entries(int opcode);  // CACHE code units that follow the opcode
 bool has_jump_target(int opcode);

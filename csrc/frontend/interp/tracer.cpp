@@ -177,6 +177,11 @@ TraceResult Tracer::run() {
       state.stack = root.stack;
       state.locals = root.locals;
       state.local_touched = root.local_initialised;
+      // A traced value no later instruction reads is dropped: as a graph output it would keep
+      // its autograd history alive and give the parameters that fed it a zero .grad.
+      std::vector<bool> live = bytecode::live_locals(root.code, root.instructions, break_at_);
+      for (size_t slot = 0; slot < state.locals.size() && slot < live.size(); ++slot)
+        if (!live[slot]) state.locals[slot] = nullptr;
       state.kw_names = root.kw_names;
       result.break_state = std::move(state);
     }

@@ -173,3 +173,53 @@ def test_skip_dirs_is_honoured():
     with config.patch(skip_dirs=config.skip_dirs + [this_dir]):
         assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
     assert counter.frame_count == 0
+
+
+# ---- values dead at a graph break are not graph outputs ---------------------------------------
+
+_first, _second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+
+def dead_before_break(x):
+    unused = _first(x)  # never read again
+    kept = _second(x)
+    print("break")
+    return kept * 2
+
+
+class _FailingStream:
+    def write(self, text):
+        raise RuntimeError("stream closed")
+
+
+def read_only_in_handler(x, stream):
+    y = _first(x)
+    try:
+        print("break", file=stream)  # a graph break that raises: the handler reads y
+        z = x * 3
+    except RuntimeError:
+        return y
+    return z
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_dead_value_is_no_graph_output_and_gets_no_grad(backend, capsys):
+    from cdynamo.testing import EagerAndRecordGraphs
+
+    recorder = EagerAndRecordGraphs()
+    for layer in (_first, _second):
+        layer.zero_grad(set_to_none=True)
+    out = cdynamo.optimize(recorder if backend == "eager" else "inductor")(dead_before_break)(torch.randn(2, 4))
+    out.sum().backward()
+    assert _first.weight.grad is None and _second.weight.grad is not None  # as eager leaves them
+    if backend == "eager":
+        first_graph = recorder.graphs[0]
+        returned = [n for n in first_graph.graph.nodes if n.op == "output"][0].args[0]
+        assert len(returned) == 1
+
+
+def test_value_read_by_an_exception_handler_stays_live(capsys):
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        expected = read_only_in_handler(x, _FailingStream())
+        assert same(cdynamo.optimize("eager")(read_only_in_handler)(x, _FailingStream()), expected)
