@@ -1,5 +1,6 @@
 // Symbolic integer expressions: construction, simplifying arithmetic (range-aware // and %),
 // printing, evaluation. Assumes divisors of FloorDiv/Mod are positive, as in tensor indexing.
+#include "backend/ir/recursion_guard.h"
 #include "backend/ir/expr.h"
 #include <algorithm>
 #include <optional>
@@ -91,6 +92,7 @@ Bounds bounds_of_product(const Expr& e, const VarRanges& ranges) {
 }
 
 Bounds bounds_of(const Expr& e, const VarRanges& ranges) {
+  ir::RecursionGuard recursion("an index expression");
   switch (e.kind()) {
     case ExprKind::Const: return Bounds::exactly(e.const_value());
     case ExprKind::Var: {
@@ -232,6 +234,7 @@ const std::string& Expr::var_name() const { return node_->name; }
 const std::vector<Expr>& Expr::operands() const { return node_->args; }
 
 bool Expr::operator==(const Expr& other) const {
+  ir::RecursionGuard recursion("an index expression");
   if (node_ == other.node_) return true;
   if (kind() != other.kind()) return false;
   switch (kind()) {
@@ -242,6 +245,7 @@ bool Expr::operator==(const Expr& other) const {
 }
 
 bool Expr::operator<(const Expr& other) const {
+  ir::RecursionGuard recursion("an index expression");
   if (kind() != other.kind()) return kind() < other.kind();
   switch (kind()) {
     case ExprKind::Const: return node_->value < other.node_->value;
@@ -337,6 +341,7 @@ Expr divide_coefficients(const Expr& a, int64_t g) {
 }
 
 Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
+  ir::RecursionGuard recursion("an index expression");
   if (b.is_const(1)) return a;
   if (a.is_const() && b.is_const()) return Expr(floordiv_int(a.const_value(), b.const_value()));
   if (a.is_const(0)) return Expr(0);
@@ -371,6 +376,7 @@ Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
 }
 
 Expr mod_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
+  ir::RecursionGuard recursion("an index expression");
   if (b.is_const(1)) return Expr(0);
   if (a.is_const() && b.is_const()) return Expr(mod_int(a.const_value(), b.const_value()));
   if (a == b || a.is_const(0)) return Expr(0);
@@ -418,6 +424,7 @@ Expr min(const Expr& a, const Expr& b) { return min_ranged(a, b, {}); }
 Expr max(const Expr& a, const Expr& b) { return max_ranged(a, b, {}); }
 
 Expr simplify(const Expr& e, const VarRanges& ranges) {
+  ir::RecursionGuard recursion("an index expression");
   switch (e.kind()) {
     case ExprKind::Const: return e;
     case ExprKind::Var: {
@@ -460,6 +467,7 @@ namespace {
 // One printer for both syntaxes: C++ (int64 literals, helper calls for floor division and modulo
 // with Python semantics) and Python (for Triton code and tests).
 std::string print(const Expr& e, bool python) {
+  ir::RecursionGuard recursion("an index expression");
   const auto& args = e.operands();
   auto call = [&](const char* name) {
     std::string out = name;
@@ -501,6 +509,7 @@ std::string Expr::str() const { return print(*this, false); }
 std::string Expr::py_str() const { return print(*this, true); }
 
 std::vector<std::string> Expr::free_vars() const {
+  ir::RecursionGuard recursion("an index expression");
   std::vector<std::string> out;
   if (kind() == ExprKind::Var) return {node_->name};
   for (const Expr& arg : node_->args)
@@ -510,6 +519,7 @@ std::vector<std::string> Expr::free_vars() const {
 }
 
 Expr Expr::substitute(const std::map<std::string, Expr>& replacements) const {
+  ir::RecursionGuard recursion("an index expression");
   switch (kind()) {
     case ExprKind::Const: return *this;
     case ExprKind::Var: {
@@ -525,6 +535,7 @@ Expr Expr::substitute(const std::map<std::string, Expr>& replacements) const {
 }
 
 int64_t Expr::evaluate(const std::map<std::string, int64_t>& values) const {
+  ir::RecursionGuard recursion("an index expression");
   switch (kind()) {
     case ExprKind::Const: return node_->value;
     case ExprKind::Var: {

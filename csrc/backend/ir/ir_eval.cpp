@@ -1,6 +1,7 @@
 // The reference evaluator: storages per root buffer, kernels run point by point with the
 // per-point node order of ir.h, scalar ops with torch semantics computed in double and rounded
 // to each node's dtype. Assumes small tensors (tests); nothing here is meant to be fast.
+#include "backend/ir/recursion_guard.h"
 #include "backend/ir/ir_eval.h"
 #include <bit>
 #include <cmath>
@@ -173,6 +174,7 @@ EvalNumber Evaluator::eval(const Scalar& s, const std::map<std::string, int64_t>
                            std::map<const ScalarNode*, EvalNumber>& memo) const {
   auto it = memo.find(s.get());
   if (it != memo.end()) return it->second;
+  RecursionGuard recursion("a scalar graph to evaluate");
   DType dt = s->dtype;
   auto arg = [&](size_t k) { return eval(s->args[k], env, memo); };
   auto argf = [&](size_t k) { return as_double(arg(k), s->args[k]->dtype); };

@@ -1,5 +1,6 @@
 // The stable text form of the IR: expressions, scalar bodies as SSA lines, buffers, nodes,
 // kernels and programs. Assumes output is compared verbatim by golden tests: change with care.
+#include "backend/ir/recursion_guard.h"
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -67,6 +68,7 @@ class ScalarPrinter {
  private:
   void visit(const Scalar& s) {
     if (ids_.count(s.get())) return;
+    RecursionGuard recursion("a scalar graph to print");
     for (const Scalar& arg : s->args) visit(arg);
     for (const Scalar& position : s->indirect) visit(position);
     int id = static_cast<int>(ids_.size());

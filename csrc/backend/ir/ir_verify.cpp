@@ -1,5 +1,6 @@
 // The IR verifier: structural invariants of a Program, checked after each pass in tests.
 // Assumes the conventions documented in ir.h (kernel variable naming, alias roots, frees).
+#include "backend/ir/recursion_guard.h"
 #include <algorithm>
 #include <map>
 #include <set>
@@ -33,6 +34,7 @@ class BodyChecker {
   void check(const Scalar& s) {
     if (!s) fail(where_, "null scalar node");
     if (!seen_.insert(s.get()).second) return;
+    RecursionGuard recursion("a scalar graph to verify");
     if (s->op != ScalarOp::Load && s->op != ScalarOp::MaskedLoad && !s->indirect.empty())
       fail(where_, std::string("indirect positions on ") + scalar_op_name(s->op));
     if (s->op == ScalarOp::Load || s->op == ScalarOp::MaskedLoad) {
@@ -307,12 +309,18 @@ class ProgramChecker {
     }
   }
 
-  static bool scalar_reads(const Scalar& s, const std::string& name) {
-    if ((s->op == ScalarOp::Load || s->op == ScalarOp::MaskedLoad) && s->buffer == name) return true;
-    for (const Scalar& a : s->args)
-      if (scalar_reads(a, name)) return true;
-    for (const Scalar& a : s->indirect)
-      if (scalar_reads(a, name)) return true;
+  // Iterative, shared nodes once: a DAG walked as a tree takes exponential time.
+  static bool scalar_reads(const Scalar& root, const std::string& name) {
+    std::set<const ScalarNode*> seen;
+    std::vector<const ScalarNode*> pending{root.get()};
+    while (!pending.empty()) {
+      const ScalarNode* s = pending.back();
+      pending.pop_back();
+      if (!seen.insert(s).second) continue;
+      if ((s->op == ScalarOp::Load || s->op == ScalarOp::MaskedLoad) && s->buffer == name) return true;
+      for (const Scalar& a : s->args) pending.push_back(a.get());
+      for (const Scalar& a : s->indirect) pending.push_back(a.get());
+    }
     return false;
   }
 

@@ -1,6 +1,7 @@
 // The lowering machinery: storages and views, realization into buffers, reductions,
 // broadcasting, type promotion and scalar-body utilities shared by every lowering file.
 // Assumes torch semantics for promotion (c10's result_type) and a Float32 default dtype.
+#include "backend/ir/recursion_guard.h"
 #include "backend/lower/lowering.h"
 #include <algorithm>
 #include "common/error.h"
@@ -84,6 +85,7 @@ DType result_type(const std::vector<Operand>& operands) {
 // ---- storages and values ---------------------------------------------------------------------
 
 Scalar Storage::load(const Index& index) {
+  ir::RecursionGuard recursion("a chain of lazy values");
   std::string key;
   for (const Expr& e : index) key += e.py_str() + ",";
   auto it = cache_.find(key);
@@ -103,7 +105,10 @@ Value Value::view(std::vector<Expr> new_sizes, Reindex to_this) const {
   out.sizes = std::move(new_sizes);
   if (reindex) {
     Reindex outer = reindex;
-    out.reindex = [outer, to_this](const Index& index) { return outer(to_this(index)); };
+    out.reindex = [outer, to_this](const Index& index) {
+      ir::RecursionGuard recursion("a chain of views");
+      return outer(to_this(index));
+    };
   } else {
     out.reindex = std::move(to_this);
   }
@@ -138,6 +143,7 @@ Scalar rewrite_dag(const Scalar& root, Rewrite rewrite) {
   std::function<Scalar(const Scalar&)> visit = [&](const Scalar& s) -> Scalar {
     auto it = done.find(s.get());
     if (it != done.end()) return it->second;
+    ir::RecursionGuard recursion("a scalar graph");
     std::vector<Scalar> args, indirect;
     for (const Scalar& a : s->args) args.push_back(visit(a));
     for (const Scalar& a : s->indirect) indirect.push_back(visit(a));
@@ -200,6 +206,7 @@ namespace {
 // The value of an index expression as Int64 scalar arithmetic, `name` standing for `value`
 // (a gathered position): the parts free of `name` stay index values.
 Scalar expr_with(const Expr& e, const std::string& name, const Scalar& value) {
+  ir::RecursionGuard recursion("an index expression");
   auto free = e.free_vars();
   if (std::find(free.begin(), free.end(), name) == free.end()) return index_scalar(e);
   const std::vector<Expr>& ops = e.operands();

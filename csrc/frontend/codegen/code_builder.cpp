@@ -1,6 +1,8 @@
 // Shared bytecode building for generated code objects (see code_builder.h).
 // Assumes CPython 3.11/3.12 opcodes; the assembler computes jumps, tables and stack depth.
 #include "frontend/codegen/code_builder.h"
+#include <algorithm>
+#include <unordered_set>
 #include "common/py_import.h"
 
 namespace cdynamo::codegen {
@@ -24,7 +26,15 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
 
 }  // namespace
 
+// Nesting of the rebuild recursion on this thread. Cycles end at table entries and sources;
+// values built deeper than kMaxNestingDepth are refused rather than recursed into.
+thread_local int rebuild_nesting = 0;
+
 void rebuild(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePtr>& outputs, int depth) {
+  interp::DepthCount level(rebuild_nesting);
+  if (rebuild_nesting > interp::kMaxNestingDepth)
+    throw interp::Unsupported("rebuilding data nested deeper than " + std::to_string(interp::kMaxNestingDepth) +
+                              " levels");
   rebuild_value(code, value, outputs, depth, true);
 }
 
@@ -139,30 +149,34 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
 }  // namespace
 
 
+bool has_items(const interp::Value& v) {
+  switch (v.kind) {
+    case ValueKind::Tuple:
+    case ValueKind::List:
+    case ValueKind::Dict:
+    case ValueKind::NewObject:
+    case ValueKind::Iterator:
+    case ValueKind::TensorMethod:
+    case ValueKind::UserMethod: return true;
+    default: return false;
+  }
+}
+
+// Iterative (an explicit stack, in preorder) and each value with items once: data nested
+// thousands deep or containing itself is walked without recursion and without end.
 void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr&)>& fn) {
-  std::vector<const interp::Value*> seen;
-  std::function<void(const ValuePtr&)> walk = [&](const ValuePtr& v) {
-    if (!v) return;
-    if (v->kind == ValueKind::NewObject) {
-      for (const auto* done : seen)
-        if (done == v.get()) return;
-      seen.push_back(v.get());
-    }
+  std::unordered_set<const interp::Value*> seen;
+  std::vector<const ValuePtr*> pending = {&value};
+  while (!pending.empty()) {
+    const ValuePtr& v = *pending.back();
+    pending.pop_back();
+    if (!v) continue;
+    bool walk_items = has_items(*v);
+    if (walk_items && !seen.insert(v.get()).second) continue;
     fn(v);
-    switch (v->kind) {
-      case ValueKind::Tuple:
-      case ValueKind::List:
-      case ValueKind::Dict:
-      case ValueKind::NewObject:
-      case ValueKind::Iterator:
-      case ValueKind::TensorMethod:
-      case ValueKind::UserMethod:
-        for (const auto& item : v->items) walk(item);
-        break;
-      default: break;
-    }
-  };
-  walk(value);
+    if (walk_items)
+      for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(&*item);
+  }
 }
 
 int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, const std::vector<ValuePtr>& outputs,
@@ -171,30 +185,39 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   // referenced from two places (rebuilt separately they would become two objects).
   std::vector<ValuePtr> entries;
   std::vector<std::pair<const interp::Value*, int>> references;
-  std::function<void(const ValuePtr&)> walk = [&](const ValuePtr& v) {
-    if (!v) return;
+  std::unordered_set<const interp::Value*> walked;  // containers from the frame, walked once
+  // An explicit stack in preorder: containers nested thousands deep need no C recursion, and
+  // every container is entered once, so one that contains itself ends the walk there.
+  std::vector<ValuePtr> pending(roots.rbegin(), roots.rend());
+  auto push_items = [&](const ValuePtr& v) {
+    for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(*item);
+  };
+  while (!pending.empty()) {
+    ValuePtr v = std::move(pending.back());
+    pending.pop_back();
+    if (!v) continue;
     bool container = (v->kind == ValueKind::List || v->kind == ValueKind::Dict || v->kind == ValueKind::Set) && !v->source;
     if (container || v->kind == ValueKind::NewObject) {
-      for (auto& [seen, count] : references)
-        if (seen == v.get()) {
-          ++count;
-          return;  // its contents were walked already
-        }
+      auto seen = std::find_if(references.begin(), references.end(), [&](const auto& r) { return r.first == v.get(); });
+      if (seen != references.end()) {
+        ++seen->second;
+        continue;  // its contents were walked already
+      }
       references.emplace_back(v.get(), 1);
       entries.push_back(v);
+    } else if (v->source && !walked.insert(v.get()).second) {
+      continue;
     }
     if (v->kind == ValueKind::NewObject) {
       // Its __dict__ and items are its own state, not objects the program holds.
-      for (const auto& state : v->items)
-        if (state)
-          for (const auto& item : state->items) walk(item);
-      return;
+      for (auto state = v->items.rbegin(); state != v->items.rend(); ++state)
+        if (*state) push_items(*state);
+      continue;
     }
     if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::TensorMethod ||
         v->kind == ValueKind::UserMethod || v->kind == ValueKind::Iterator)
-      for (const auto& item : v->items) walk(item);
-  };
-  for (const auto& root : roots) walk(root);
+      push_items(v);
+  }
   std::vector<ValuePtr> objects;
   for (const auto& entry : entries) {
     int count = 0;

@@ -154,7 +154,10 @@ void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::Inst
   code.emit(RETURN_VALUE);
 }
 
-void check_rebuildable(const ValuePtr& value, bool null_allowed) {
+void check_rebuildable(const ValuePtr& value, bool null_allowed, interp::WalkPath& path) {
+  // Back at a value being checked (a list that contains itself): the table rebuilds it once.
+  interp::PathStep step(path, value.get(), "a value to rebuild");
+  if (step.cycle()) return;
   switch (value->kind) {
     case ValueKind::Null:
       if (!null_allowed) throw interp::Unsupported("a partial graph with a NULL left on the stack");
@@ -167,14 +170,14 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
     case ValueKind::List:
     case ValueKind::Dict:
       if (value->obj && value->kind != ValueKind::Tuple) return;
-      for (const auto& item : value->items) check_rebuildable(item, false);
+      for (const auto& item : value->items) check_rebuildable(item, false, path);
       return;
     case ValueKind::TensorMethod:
     case ValueKind::UserMethod:
       if (value->name.empty() || value->items.empty() ||
           (value->kind == ValueKind::TensorMethod && !value->items[0]->is_tensor()))
         throw interp::Unsupported("a partial graph that would have to rebuild a " + value->describe());
-      check_rebuildable(value->items[0], false);
+      check_rebuildable(value->items[0], false, path);
       return;
     case ValueKind::NNModule:
     case ValueKind::PyModule:
@@ -186,10 +189,15 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed) {
     case ValueKind::NewObject:
       visit_values(value, [&](const ValuePtr& inner) {
         if (inner.get() != value.get() && inner->kind != ValueKind::NewObject && inner->kind != ValueKind::Dict)
-          check_rebuildable(inner, false);
+          check_rebuildable(inner, false, path);
       });
       return;
   }
+}
+
+void check_rebuildable(const ValuePtr& value, bool null_allowed) {
+  interp::WalkPath path;
+  check_rebuildable(value, null_allowed, path);
 }
 
 void collect_tensors(const ValuePtr& value, std::vector<ValuePtr>& out) {

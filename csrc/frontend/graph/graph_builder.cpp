@@ -112,27 +112,46 @@ std::string GraphBuilder::add_module(Handle module, const std::string& path) {
 }
 
 Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string& what) {
+  interp::WalkPath path;
+  return to_fx_arg(value, fake, what, path);
+}
+
+Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string& what, interp::WalkPath& path) {
   using interp::ValueKind;
+  if (value->is_sequence() || value->kind == ValueKind::Dict) {
+    // An fx argument is a finite tree: a list that contains itself cannot be one.
+    interp::PathStep step(path, value.get(), "an argument");
+    if (step.cycle())
+      throw interp::Unsupported(what + " received a " + value->describe() + " that contains itself");
+    return to_fx_container(value, fake, what, path);
+  }
   switch (value->kind) {
     case ValueKind::Tensor: return fake ? value->fake : value->node;
     case ValueKind::Constant: return value->obj;
+    default:
+      throw interp::Unsupported(what + " received a " + value->describe() +
+                                ", which cannot be passed into a graph");
+  }
+}
+
+Ref GraphBuilder::to_fx_container(const ValuePtr& value, bool fake, const std::string& what, interp::WalkPath& path) {
+  using interp::ValueKind;
+  switch (value->kind) {
     case ValueKind::Tuple:
     case ValueKind::List: {
       Ref list = check(PyList_New(static_cast<Py_ssize_t>(value->items.size())));
       for (size_t i = 0; i < value->items.size(); ++i)
-        PyList_SET_ITEM(list.ptr(), i, to_fx_arg(value->items[i], fake, what).release());
+        PyList_SET_ITEM(list.ptr(), i, to_fx_arg(value->items[i], fake, what, path).release());
       if (value->kind == ValueKind::List) return list;
       return check(PyList_AsTuple(list.ptr()));
     }
     case ValueKind::Dict: {
       Ref dict = check(PyDict_New());
       for (size_t i = 0; i < value->items.size(); ++i)
-        check_status(PyDict_SetItem(dict.ptr(), value->keys[i].ptr(), to_fx_arg(value->items[i], fake, what).ptr()));
+        check_status(PyDict_SetItem(dict.ptr(), value->keys[i].ptr(), to_fx_arg(value->items[i], fake, what, path).ptr()));
       return dict;
     }
-    default:
-      throw interp::Unsupported(what + " received a " + value->describe() +
-                                ", which cannot be passed into a graph");
+    default: throw InternalError("to_fx_container of a non-container");
   }
 }
 

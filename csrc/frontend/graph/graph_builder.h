@@ -50,6 +50,8 @@ class GraphBuilder {
 
  private:
   Ref to_fx_arg(const ValuePtr& value, bool fake, const std::string& what);
+  Ref to_fx_arg(const ValuePtr& value, bool fake, const std::string& what, interp::WalkPath& path);
+  Ref to_fx_container(const ValuePtr& value, bool fake, const std::string& what, interp::WalkPath& path);
   ValuePtr wrap_result(Handle node, Handle fake_result, bool keep_node);
   std::string unique_name(const std::string& path);
 

@@ -475,6 +475,8 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   Ref hooks = call_helper("cdynamo._trace_support", "module_has_hooks", {obj});
   if (is_sequential && !PyObject_IsTrue(hooks.ptr()) && args.size() == 1 && kwargs.empty()) {
     ValuePtr x = args[0];
+    DepthCount level(value_recursion_);
+    enter_value_recursion("nn.Sequential modules");  // a Sequential inside itself recurses forever in eager too
     for (auto& child : iterate(module)) x = call_nn_module(child, {x}, {});
     return x;
   }

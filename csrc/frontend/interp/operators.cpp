@@ -7,12 +7,19 @@
 namespace cdynamo::interp {
 namespace {
 
-bool involves_tensor(const ValuePtr& value) {
+bool involves_tensor(const ValuePtr& value, WalkPath& path) {
   if (value->is_tensor()) return true;
-  if (value->is_sequence())
-    for (const auto& item : value->items)
-      if (involves_tensor(item)) return true;
+  if (!value->is_sequence()) return false;
+  PathStep step(path, value.get(), "data");
+  if (step.cycle()) return false;  // back at a list being looked at: nothing new below
+  for (const auto& item : value->items)
+    if (involves_tensor(item, path)) return true;
   return false;
+}
+
+bool involves_tensor(const ValuePtr& value) {
+  WalkPath path;
+  return involves_tensor(value, path);
 }
 
 std::string operator_name(Handle op) {
@@ -139,7 +146,11 @@ bool Tracer::truth_value(const ValuePtr& value) {
       // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
       // state the guards do not cover.
       for (const char* name : {"__bool__", "__len__"}) {
-        if (Ref method = python_special_method(value, name)) return truth_value(inline_call(method, {value}, {}));
+        if (Ref method = python_special_method(value, name)) {
+          DepthCount level(value_recursion_);
+          enter_value_recursion("truth values from __bool__");
+          return truth_value(inline_call(method, {value}, {}));
+        }
         Ref key = check(PyUnicode_FromString(name));
         if (value->kind == ValueKind::NewObject) {
           if (value->items.size() > 1 && value->items[1]) return !value->items[1]->items.empty();
@@ -348,6 +359,21 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");
 }
 
+void Tracer::enter_value_recursion(const std::string& what) const {
+  if (value_recursion_ > kMaxNestingDepth)
+    unsupported(what + " nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+}
+
+// iter(obj) through a Python __iter__. An object that is its own iterator (__iter__ returns
+// self, items from __next__) would be asked for its iterator again and again.
+ValuePtr Tracer::iterator_of(const ValuePtr& iterable, Handle method) {
+  ValuePtr iterator = inline_call(method, {iterable}, {});
+  bool same = iterator == iterable || (iterator->obj && iterator->obj.ptr() == iterable->obj.ptr());
+  if (same)
+    unsupported("iterating over a " + iterable->describe() + " whose __iter__ returns an iterator object");
+  return iterator;
+}
+
 std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
   switch (iterable->kind) {
     case ValueKind::Tuple:
@@ -372,11 +398,19 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       return keys;
     }
     case ValueKind::Object:
-      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (Ref method = python_special_method(iterable, "__iter__")) {
+        DepthCount level(value_recursion_);
+        enter_value_recursion("iterators from __iter__");
+        return iterate(iterator_of(iterable, method));
+      }
       if (ValuePtr contents = dict_contents(iterable)) return iterate(contents);
       unsupported("iterating over a " + iterable->describe());
     case ValueKind::NewObject: {
-      if (Ref method = python_special_method(iterable, "__iter__")) return iterate(inline_call(method, {iterable}, {}));
+      if (Ref method = python_special_method(iterable, "__iter__")) {
+        DepthCount level(value_recursion_);
+        enter_value_recursion("iterators from __iter__");
+        return iterate(iterator_of(iterable, method));
+      }
       if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
       unsupported("iterating over a " + iterable->describe());
     }

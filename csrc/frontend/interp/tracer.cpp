@@ -35,6 +35,9 @@ Tracer::Tracer(CdFrame* real_frame, int break_at) : guards_(std::make_unique<gua
 }
 
 Tracer::~Tracer() {
+  // A list from the frame that contains itself is a Value that holds itself: cut the cycle, or
+  // the Values (and the fx nodes and fakes they hold) would never be freed.
+  for (auto& [object, container] : container_inputs_) container->items.clear();
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
   try {

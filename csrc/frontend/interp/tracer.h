@@ -139,11 +139,18 @@ class Tracer {
 
   // --- chapter: values from the frame (wrap.cpp) -------------------------------------------
   ValuePtr wrap(Handle obj, SourcePtr source);
+  ValuePtr wrap_container(Handle obj, const SourcePtr& source, guards::GuardManager& manager);
+  void check_source_depth(const SourcePtr& source) const;  // Unsupported beyond kMaxNestingDepth
   ValuePtr load_global(const std::string& name);
   ValuePtr load_attr(ValuePtr base, const std::string& name);
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
+  ValuePtr iterator_of(const ValuePtr& iterable, Handle iter_method);
+  // C recursion of iterate/truth_value/call_nn_module through values the trace computes
+  // (__iter__ results, __bool__ results, nested Sequentials): bounded by kMaxNestingDepth.
+  int value_recursion_ = 0;
+  void enter_value_recursion(const std::string& what) const;
 
   // --- chapter: calls (calls.cpp) -------------------------------------------------------------
   void call(int argc, Handle kw_names);
@@ -200,6 +207,7 @@ class Tracer {
   std::vector<SideEffect> side_effects_;
   std::vector<ValuePtr> mutated_containers_;  // lists and dicts from the frame changed in place
   std::unordered_map<PyObject*, ValuePtr> container_inputs_;  // list/dict object -> its one Value
+  WalkPath wrap_path_;  // the containers wrap() is inside of, outermost first
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);

@@ -16,10 +16,16 @@ SourcePtr Source::closure(int index, std::string name) {
   return std::make_shared<Source>(Source{Kind::Closure, index, std::move(name), nullptr});
 }
 SourcePtr Source::attr(SourcePtr base, std::string name) {
-  return std::make_shared<Source>(Source{Kind::Attr, -1, std::move(name), std::move(base)});
+  int depth = base->depth + 1;
+  auto source = std::make_shared<Source>(Source{Kind::Attr, -1, std::move(name), std::move(base)});
+  source->depth = depth;
+  return source;
 }
 SourcePtr Source::item(SourcePtr base, int index) {
-  return std::make_shared<Source>(Source{Kind::Item, index, "", std::move(base)});
+  int depth = base->depth + 1;
+  auto source = std::make_shared<Source>(Source{Kind::Item, index, "", std::move(base)});
+  source->depth = depth;
+  return source;
 }
 
 SourcePtr Source::fixed(Ref object, std::string display_name) {
@@ -29,8 +35,10 @@ SourcePtr Source::fixed(Ref object, std::string display_name) {
 }
 
 SourcePtr Source::dict_item(SourcePtr base, Ref key) {
+  int depth = base->depth + 1;
   auto source = std::make_shared<Source>(Source{Kind::DictItem, -1, "", std::move(base)});
   source->key = std::move(key);
+  source->depth = depth;
   return source;
 }
 
@@ -154,26 +162,41 @@ int Value::dict_index(Handle key) const {
 }
 
 bool Value::is_fully_constant() const {
+  WalkPath path;
+  return is_fully_constant(path);
+}
+
+// A container that contains itself is not a constant: there is no finite object to fold.
+bool Value::is_fully_constant(WalkPath& path) const {
   if (kind == ValueKind::Constant || kind == ValueKind::Set) return true;
   if (!is_sequence() && kind != ValueKind::Dict) return false;
+  PathStep step(path, this, "data");
+  if (step.cycle()) return false;
   for (const auto& item : items)
-    if (!item->is_fully_constant()) return false;
+    if (!item->is_fully_constant(path)) return false;
   return true;
 }
 
 Ref Value::as_python_constant() const {
+  WalkPath path;
+  return as_python_constant(path);
+}
+
+Ref Value::as_python_constant(WalkPath& path) const {
   if (kind == ValueKind::Constant) return obj;
   if (kind == ValueKind::Set) return check(PySet_New(obj.ptr()));  // a copy: the trace's set may change later
+  PathStep step(path, this, "data");
+  if (step.cycle()) throw Unsupported("a " + describe() + " that contains itself, used as a constant");
   if (kind == ValueKind::Dict) {
     Ref dict = check(PyDict_New());
     for (size_t i = 0; i < items.size(); ++i)
-      check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), items[i]->as_python_constant().ptr()));
+      check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), items[i]->as_python_constant(path).ptr()));
     return dict;
   }
   if (is_sequence()) {
     Ref list = check(PyList_New(static_cast<Py_ssize_t>(items.size())));
     for (size_t i = 0; i < items.size(); ++i)
-      PyList_SET_ITEM(list.ptr(), i, items[i]->as_python_constant().release());
+      PyList_SET_ITEM(list.ptr(), i, items[i]->as_python_constant(path).release());
     if (kind == ValueKind::List) return list;
     return check(PyList_AsTuple(list.ptr()));
   }
@@ -183,8 +206,13 @@ Ref Value::as_python_constant() const {
 std::string Value::describe() const {
   switch (kind) {
     case ValueKind::Constant: {
+      // Containers by size: printing a deep or self-containing one walks all of it (a message, not data).
       std::string type = Py_TYPE(obj.ptr())->tp_name;
-      return type + " " + to_std_string(obj);
+      if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()) || PyDict_Check(obj.ptr()) || PyAnySet_Check(obj.ptr()))
+        return type + " of " + std::to_string(PyObject_Length(obj.ptr()));
+      std::string text = to_std_string(obj);
+      if (text.size() > 80) text = text.substr(0, 77) + "...";
+      return type + " " + text;
     }
     case ValueKind::Tensor: return "tensor";
     case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());

@@ -7,6 +7,7 @@
 #include <vector>
 #include "common/py_ref.h"
 #include "frontend/guards/guards.h"
+#include "frontend/interp/nesting.h"
 
 namespace cdynamo::interp {
 
@@ -30,6 +31,7 @@ struct Source {
   // A specific object (kept alive by the guards): an inlined function's globals dict or cell.
   static SourcePtr fixed(Ref object, std::string display_name);
   Ref key;           // DictItem: the constant key; Fixed: the object
+  int depth = 0;     // sources between this one and the frame (L['a'].b[0]: 2)
 
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
   // The object at this source in a frame, as a new reference, or NULL (error possibly set).
@@ -105,6 +107,10 @@ struct Value {
   // The Python object for a fully constant value (tuples and lists rebuilt). Throws otherwise.
   Ref as_python_constant() const;
   std::string describe() const;  // for error messages: "tensor", "int 3", "list of 2"
+
+ private:
+  bool is_fully_constant(WalkPath& path) const;
+  Ref as_python_constant(WalkPath& path) const;
 };
 
 }  // namespace cdynamo::interp

@@ -64,8 +64,16 @@ const std::unordered_set<std::string>& unsupported_tensor_attributes() {
 
 }  // namespace
 
+void Tracer::check_source_depth(const SourcePtr& source) const {
+  if (source->depth <= kMaxNestingDepth) return;
+  std::string path = source->str();
+  if (path.size() > 60) path = path.substr(0, 60) + "...";
+  unsupported("data nested deeper than " + std::to_string(kMaxNestingDepth) + " levels (" + path + ")");
+}
+
 ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   PyObject* o = obj.ptr();
+  check_source_depth(source);
   guards::GuardManager& manager = source->manager(*guards_);
   if (o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis) {
     manager.add_id_match(obj);
@@ -123,39 +131,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       return seen->second;
     }
   }
-  if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
-    manager.add_type_match(Py_TYPE(o));
-    Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
-    manager.add_length_check(size);
-    std::vector<ValuePtr> items;
-    for (Py_ssize_t i = 0; i < size; ++i)
-      items.push_back(wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i))));
-    ValuePtr value = Value::sequence(PyTuple_CheckExact(o) ? ValueKind::Tuple : ValueKind::List, std::move(items), source);
-    if (PyList_CheckExact(o)) {
-      container_inputs_[o] = value;
-      keep_alive_.push_back(Ref::borrow(obj));
-    }
-    return value;
-  }
-  if (PyDict_CheckExact(o)) {
-    // Guarded key by key: same length and every key present means the same key set.
-    manager.add_type_match(Py_TYPE(o));
-    manager.add_length_check(PyDict_GET_SIZE(o));
-    std::vector<Ref> keys;
-    std::vector<ValuePtr> items;
-    PyObject *key, *item;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(o, &pos, &key, &item)) {
-      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyBytes_CheckExact(key))
-        unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
-      keys.push_back(Ref::borrow(key));
-      items.push_back(wrap(item, Source::dict_item(source, Ref::borrow(key))));
-    }
-    ValuePtr value = Value::dict(std::move(keys), std::move(items), source);
-    container_inputs_[o] = value;
-    keep_alive_.push_back(Ref::borrow(obj));
-    return value;
-  }
+  if (PyTuple_CheckExact(o) || PyList_CheckExact(o) || PyDict_CheckExact(o)) return wrap_container(obj, source, manager);
   if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
     // Sets of plain constants (membership tests against option names): specialised by equality.
     PyObject* item;
@@ -221,6 +197,47 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   manager.add_type_match(Py_TYPE(o));
   auto value = Value::constant(Ref::borrow(obj), source);
   value->kind = ValueKind::Object;
+  return value;
+}
+
+// Lists, tuples and dicts from the frame, item by item. A list or dict gets its one Value before
+// its items are wrapped: an item that leads back to it (a list containing itself) is that Value
+// again, guarded to stay the same object, so cyclic data is traced, not unrolled forever.
+ValuePtr Tracer::wrap_container(Handle obj, const SourcePtr& source, guards::GuardManager& manager) {
+  PyObject* o = obj.ptr();
+  PathStep step(wrap_path_, o, "data");
+  if (step.cycle()) unsupported(std::string("a ") + Py_TYPE(o)->tp_name + " that contains itself");
+  manager.add_type_match(Py_TYPE(o));
+  if (PyDict_CheckExact(o)) {
+    // Guarded key by key: same length and every key present means the same key set.
+    manager.add_length_check(PyDict_GET_SIZE(o));
+    ValuePtr value = Value::dict({}, {}, source);
+    container_inputs_[o] = value;
+    keep_alive_.push_back(Ref::borrow(obj));
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &key, &item)) {
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyBytes_CheckExact(key))
+        unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      Ref owned_key = Ref::borrow(key), owned_item = Ref::borrow(item);
+      ValuePtr wrapped = wrap(owned_item, Source::dict_item(source, owned_key));
+      value->keys.push_back(owned_key);
+      value->items.push_back(std::move(wrapped));
+    }
+    return value;
+  }
+  Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
+  manager.add_length_check(size);
+  bool is_list = PyList_CheckExact(o);
+  ValuePtr value = Value::sequence(is_list ? ValueKind::List : ValueKind::Tuple, {}, source);
+  if (is_list) {
+    container_inputs_[o] = value;
+    keep_alive_.push_back(Ref::borrow(obj));
+  }
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    ValuePtr item = wrap(PySequence_Fast_GET_ITEM(o, i), Source::item(source, static_cast<int>(i)));
+    value->items.push_back(std::move(item));
+  }
   return value;
 }
 
@@ -386,6 +403,7 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   PyObject* obj = module->obj.ptr();
   SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
   if (!source) unsupported("an nn.Module without a source");
+  check_source_depth(source);
   std::string path = module->module_path + "." + name;
   Ref dict = check(PyObject_GenericGetDict(obj, nullptr));
   for (const char* table : {"_parameters", "_buffers", "_modules"}) {

@@ -1,5 +1,6 @@
 // Emits one kernel's translation unit: pointers, OpenMP-parallel outer loops, the vectorized
 // loop with its scalar tail, reductions with vector accumulators. Assumes plan_kernel's plan.
+#include "backend/ir/recursion_guard.h"
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -298,6 +299,7 @@ class KernelEmitter {
       std::vector<const ir::ScalarNode*> order;
       std::set<const ir::ScalarNode*> seen;
       std::function<void(const ir::ScalarNode*)> walk = [&](const ir::ScalarNode* n) {
+        ir::RecursionGuard recursion("a reduction's scalar graph");
         if (!seen.insert(n).second) return;
         order.push_back(n);
         for (const ir::Scalar& a : n->args) walk(a.get());
@@ -306,7 +308,10 @@ class KernelEmitter {
       for (const ir::ScalarNode* cand : order) {
         if (cand->dtype != DType::Float32) continue;
         bool costly = false, varies = false, stable = true;
+        std::set<const ir::ScalarNode*> scanned;  // shared subgraphs once: a DAG walked as a tree is exponential
         std::function<void(const ir::ScalarNode*)> scan = [&](const ir::ScalarNode* n) {
+          if (!scanned.insert(n).second) return;
+          ir::RecursionGuard recursion("a reduction's scalar graph");
           costly = costly || expensive(n->op);
           if (!n->indirect.empty() || n->op == ir::ScalarOp::Index) stable = false;
           if (n->op == ir::ScalarOp::Load || n->op == ir::ScalarOp::MaskedLoad) {
@@ -326,6 +331,7 @@ class KernelEmitter {
           std::set<const ir::ScalarNode*> visited;
           std::function<void(const ir::ScalarNode*)> look = [&](const ir::ScalarNode* n) {
             if (!visited.insert(n).second) return;
+            ir::RecursionGuard recursion("a reduction's scalar graph");
             if (same(n, cand)) {
               sh.twins.insert(n);
               return;
@@ -359,6 +365,7 @@ class KernelEmitter {
     std::function<bool(const ir::ScalarNode*)> depends = [&](const ir::ScalarNode* n) {
       auto it = varies.find(n);
       if (it != varies.end()) return it->second;
+      ir::RecursionGuard recursion("a reduction's scalar graph");
       bool result = false;
       if (n->op == ir::ScalarOp::Load || n->op == ir::ScalarOp::MaskedLoad || n->op == ir::ScalarOp::Index)
         for (const std::string& v : n->index.free_vars())
@@ -371,6 +378,7 @@ class KernelEmitter {
     std::set<const ir::ScalarNode*> seen;
     std::function<void(const ir::Scalar&)> visit = [&](const ir::Scalar& n) {
       if (!seen.insert(n.get()).second || n->op == ir::ScalarOp::Constant) return;
+      ir::RecursionGuard recursion("a reduction's scalar graph");
       if (!depends(n.get())) {
         ve_.emit(n);
         return;

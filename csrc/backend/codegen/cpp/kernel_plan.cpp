@@ -1,5 +1,6 @@
 // Builds the C++ generator's plan of one kernel: loop dimensions, stores, ABI order, vector mode.
 // Assumes the kernel's nodes iterate exactly the kernel's ranges (the scheduler's contract).
+#include "backend/ir/recursion_guard.h"
 #include "backend/codegen/cpp/kernel_plan.h"
 #include <algorithm>
 #include <map>
@@ -20,6 +21,7 @@ using ir::ScalarOp;
 constexpr int64_t kMinVectorExtent = 8;
 
 bool contains_var(const Expr& e, const std::string& var) {
+  ir::RecursionGuard recursion("an index expression");
   if (e.kind() == ExprKind::Var) return e.var_name() == var;
   for (const Expr& arg : e.operands())
     if (contains_var(arg, var)) return true;
@@ -36,6 +38,7 @@ Scalar rewrite(const Scalar& s, const std::map<std::string, Expr>& subst,
                std::unordered_map<const ScalarNode*, Scalar>& memo) {
   auto it = memo.find(s.get());
   if (it != memo.end()) return it->second;
+  ir::RecursionGuard recursion("a kernel's scalar graph");
   auto copy = std::make_shared<ScalarNode>(*s);
   bool changed = false;
   if (is_leaf_with_index(*s)) {
@@ -218,6 +221,7 @@ void visit_leaves(const Scalar& s, const std::function<void(const ScalarNode&)>&
 }
 
 Affine affine_in(const Expr& e, const std::string& var) {
+  ir::RecursionGuard recursion("an index expression");
   if (!contains_var(e, var)) return {true, Expr(0), e};
   switch (e.kind()) {
     case ExprKind::Var: return {true, Expr(1), Expr(0)};

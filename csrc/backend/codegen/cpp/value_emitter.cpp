@@ -1,5 +1,6 @@
 // Scalar value graphs to C++: loads, constants, casts and every ScalarOp, in scalar or vector width.
 // Assumes cd_prelude.h provides the helpers named here (cd_cast, cd_vload, cd_vexp, ...).
+#include "backend/ir/recursion_guard.h"
 #include "backend/codegen/cpp/value_emitter.h"
 #include <cmath>
 #include <cstdio>
@@ -250,6 +251,7 @@ Value ValueEmitter::lanes(DType dtype, const std::vector<Value>& args,
 }
 
 Value ValueEmitter::emit(const ir::Scalar& s) {
+  ir::RecursionGuard recursion("a kernel's scalar graph");
   if (auto v = lookup(s.get())) return *v;
   Value result;
   switch (s->op) {
@@ -314,6 +316,7 @@ Value ValueEmitter::load_at(const std::string& buffer, const ir::Expr& index) {
 }
 
 bool ValueEmitter::uniform(const ir::Scalar& s) {
+  ir::RecursionGuard recursion("a kernel's scalar graph");
   auto key = std::make_pair(s.get(), vec_var());
   auto it = uniform_memo_.find(key);
   if (it != uniform_memo_.end()) return it->second;
