@@ -53,7 +53,34 @@ def _repropagate(gm, fake_mode):
                 continue
             args = torch.fx.node.map_arg(node.args, value)
             kwargs = torch.fx.node.map_arg(node.kwargs, value)
+            args, kwargs = _unaliased_written_arguments(node.target, args, kwargs)
             node.meta["val"] = node.target(*args, **kwargs)
+
+
+def _unaliased_written_arguments(target, args, kwargs):
+    """In-place ops (squeeze_ from a 1-D linear, copy_ into an input) run on copies of the
+    values they write, so the producers' own meta["val"] keep their shapes and strides."""
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return args, kwargs
+    written = [a for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    if not written:
+        return args, kwargs
+
+    def copy(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+    args, kwargs = list(args), dict(kwargs)
+    for position, argument in enumerate(schema.arguments):
+        if argument not in written:
+            continue
+        if argument.name in kwargs:
+            kwargs[argument.name] = copy(kwargs[argument.name])
+        elif position < len(args) and not argument.kwarg_only:
+            args[position] = copy(args[position])
+    return tuple(args), kwargs
 
 
 def _same_layout(a, b):

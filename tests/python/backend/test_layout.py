@@ -140,3 +140,16 @@ def test_channels_last_kernel_walks_memory_order_and_vectorizes():
     (out,) = run(prog, x)
     assert out.stride() == strides
     torch.testing.assert_close(out, x * 2 + 1)
+
+
+def test_in_place_view_ops_keep_their_producers_shapes():
+    # A Linear on a 1-D input decomposes to unsqueeze -> mm -> squeeze_: re-propagating the
+    # fakes after the layout change must not squeeze mm's own value.
+    conv, lin = nn.Conv2d(3, 4, 3), nn.Linear(8, 8)
+    fn = lambda img, v: (conv(img), lin(v))  # noqa: E731
+    img, v = torch.randn(1, 3, 6, 6), torch.randn(8)
+    with torch.no_grad():
+        expected, got = fn(img, v), cdynamo.optimize("inductor")(fn)(img, v)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e)
+        assert g.stride() == e.stride()
