@@ -35,7 +35,15 @@ def _eager_training_path(gm, example_inputs):
     def keep(graph_module, _inputs):
         return make_boxed_func(graph_module.forward)
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
+    try:
+        return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
+    except RuntimeError as error:
+        # The graph writes in place into a tensor autograd saved: eager's forward runs, and only
+        # a backward through that tensor would raise. The joint trace runs that backward, so
+        # the graph runs as captured instead, keeping eager's forward and backward exactly.
+        if "modified by an inplace operation" not in str(error):
+            raise
+        return targets.run_as_captured(gm, "an in-place write into a tensor saved for backward")
 
 
 def aten_graph(gm, example_inputs):

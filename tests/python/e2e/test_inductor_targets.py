@@ -165,3 +165,34 @@ def test_in_place_result_is_the_input_itself():
     y = torch.zeros(3)
     assert compiled(lambda y: y.add_(1))(y) is y
     assert torch.equal(y, torch.ones(3))
+
+
+_weight = torch.randn(4, requires_grad=True)
+
+
+def writes_into_saved_input(x):
+    y = x * _weight  # autograd saves x for the weight's gradient
+    x.add_(1)
+    return y
+
+
+def writes_into_saved_result(x):
+    y = _weight.exp()  # exp saves its result
+    y.mul_(2)
+    return y * x
+
+
+@pytest.mark.parametrize("fn", [writes_into_saved_input, writes_into_saved_result])
+def test_in_place_write_into_saved_tensor_runs_forward_and_fails_backward_as_eager(fn):
+    xe, xc = torch.randn(4), None
+    xc = xe.clone()
+    expected = fn(xe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = compiled(fn)(xc)
+    torch.testing.assert_close(got, expected)
+    assert torch.equal(xe, xc)
+    for out in (expected, got):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+    assert counters["inductor"]["eager_fallback"] == 1
