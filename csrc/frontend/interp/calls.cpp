@@ -72,6 +72,11 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::Constant:
       if (PyType_Check(callable->obj.ptr()))
         if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
+      if (!args.empty() && args[0]->kind == ValueKind::NNModule && is_module_call_function(callable->obj)) {
+        ValuePtr module = args[0];  // nn.Module.__call__(layer, x)
+        args.erase(args.begin());
+        return call_nn_module(module, std::move(args), std::move(kwargs), false);
+      }
       if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
           !args.empty() && args[0]->kind == ValueKind::NewObject) {
         // object.__setattr__(obj, ...), dict.__setitem__(obj, ...): the builtin base's own method.
@@ -90,6 +95,8 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       set_grad_mode_in_graph(callable->position != 0);
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::UserMethod: {
+      if (callable->items.at(0)->kind == ValueKind::NNModule && is_module_call_function(callable->obj))
+        return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false);
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       args.insert(args.begin(), callable->items.at(0));
@@ -460,7 +467,18 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   return graph_.call("call_method", method_name, all_args, kwargs, "Tensor." + name + "()");
 }
 
-ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+bool Tracer::is_module_call_function(Handle fn) {
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
+  static const char* const kNames[] = {"__call__", "_wrapped_call_impl", "_call_impl"};
+  PyObject* type_dict = reinterpret_cast<PyTypeObject*>(module_type.ptr())->tp_dict;
+  for (const char* name : kNames) {
+    PyObject* found = PyDict_GetItemString(type_dict, name);  // borrowed
+    if (found && found == fn.ptr()) return true;
+  }
+  return false;
+}
+
+ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call) {
   PyObject* obj = module->obj.ptr();
   std::string type_name = Py_TYPE(obj)->tp_name;
   int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
@@ -485,8 +503,14 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   Ref module_call = import_attr("torch.nn", "Module");
   Ref default_call = check(PyObject_GetAttrString(module_call.ptr(), "__call__"));
-  Ref own_call = check(PyObject_GetAttrString(type, "__call__"));
-  if (own_call.ptr() != default_call.ptr()) unsupported(type_name + " overrides __call__");
+  Ref class_call = check(PyObject_GetAttrString(type, "__call__"));
+  if (own_call && class_call.ptr() != default_call.ptr()) {
+    // A layer class with its own __call__ (transformers' GradientCheckpointingLayer): it is
+    // Python like any other, and its super().__call__ comes back here for the forward.
+    if (!PyFunction_Check(class_call.ptr())) unsupported(type_name + " overrides __call__ with a " + Py_TYPE(class_call.ptr())->tp_name);
+    args.insert(args.begin(), module);
+    return inline_call(class_call, std::move(args), std::move(kwargs));
+  }
   Ref forward = check(PyObject_GetAttrString(type, "forward"));
   args.insert(args.begin(), module);
   return inline_call(forward, std::move(args), std::move(kwargs));

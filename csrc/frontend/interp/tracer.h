@@ -182,7 +182,11 @@ class Tracer {
   // A method of a builtin base (object, dict, OrderedDict) called on a NewObject.
   ValuePtr call_native_method(Handle descriptor, const ValuePtr& self, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   Ref special_method_of_class(PyTypeObject* type, const char* name);
-  ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // own_call: a class's own __call__ runs first (it may call super().__call__, which lands here
+  // again with own_call false: nn.Module's call itself, i.e. the forward).
+  ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true);
+  // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
+  static bool is_module_call_function(Handle fn);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.

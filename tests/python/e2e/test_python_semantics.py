@@ -948,3 +948,57 @@ def test_operators_through_python_special_methods():
     out = explain(compares_objects, x)
     assert out.graph_count == 1 and out.graph_break_count == 0, out
     assert same(out.out[0], x + 1) and out.out[1] == (2, 14)
+
+
+# ---- layers that override __call__ (transformers' GradientCheckpointingLayer) -----------------
+
+class _CheckpointingLayer(torch.nn.Module):
+    gradient_checkpointing = False
+
+    def __call__(self, *args, **kwargs):
+        if self.gradient_checkpointing and self.training:
+            raise AssertionError("not taken")
+        return super().__call__(*args, **kwargs)
+
+
+class _Block(_CheckpointingLayer):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x, scale=1.0):
+        return torch.relu(self.lin(x)) * scale
+
+
+class _ExplicitCall(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = _Block()
+
+    def __call__(self, x):
+        return torch.nn.Module.__call__(self, x) + 1
+
+    def forward(self, x):
+        return self.block(x, scale=2.0)
+
+
+class _Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([_Block(), _Block()])
+        self.tail = _ExplicitCall()
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x, scale=0.5)
+        return self.tail(x)
+
+
+def test_layers_overriding_call_are_traced_in_one_graph():
+    from cdynamo.utils import counters
+
+    model = _Stack()
+    x = torch.randn(2, 4)
+    compiled = cdynamo.compile(model, backend="eager", fullgraph=True)
+    assert torch.allclose(compiled(x), model(x))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
