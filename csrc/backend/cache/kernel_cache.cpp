@@ -98,9 +98,16 @@ std::string cpu_flags() {
 // a*b+c rounded like eager (clang's default contracts within a statement); -fwrapv makes integer
 // overflow wrap as torch's integer tensors do. -fopenmp: libgomp under g++, libomp under clang
 // (Debian: libomp-dev). -Wno-psabi: both warn that 64-byte vector arguments change the ABI.
-std::vector<std::string> flags_for(const std::string& compiler, const std::vector<std::string>& extra) {
+std::vector<std::string> flags_for(Family family, const std::string& compiler, const std::vector<std::string>& extra) {
   std::vector<std::string> flags = {compiler,         "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
                                     "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-Wno-psabi"};
+#if defined(__x86_64__)
+  // clang 14 with AVX512-FP16 (Sapphire Rapids, -march=native) turns the compares of float16
+  // values widened to float into FP16 compares and then merges the selects of maximum and
+  // minimum of the same operands into one (both results came out as the maximum). Kernels
+  // compute float16 in float and never need FP16 arithmetic.
+  if (family == Family::Clang) flags.push_back("-mno-avx512fp16");
+#endif
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
 }
@@ -115,7 +122,7 @@ std::unique_ptr<Toolchain> probe(const CacheOptions& options) {
   // g++ finds <header>.gch next to an included header by itself; clang only loads a PCH named
   // on the command line (-include-pch), and its format is its own.
   t->pch_name = std::string(codegen::cpp::kPreludeFileName) + (t->family == Family::Clang ? ".pch" : ".gch");
-  t->flags = flags_for(t->compiler, options.extra_flags);
+  t->flags = flags_for(t->family, t->compiler, options.extra_flags);
   // What makes a cached .so valid: the compiler (path and version), the CPU (-march=native),
   // flags, libraries and the prelude.
   std::string material = t->compiler + "\n" + t->path + "\n" + version + cpu_flags();
