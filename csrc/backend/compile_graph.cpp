@@ -4,6 +4,7 @@
 #include "backend/cache/kernel_cache.h"
 #include "backend/lower/lower.h"
 #include "backend/runtime/compiled_program.h"
+#include "backend/runtime/gil.h"
 #include "backend/sched/schedule.h"
 #include "common/error.h"
 #include "common/py_import.h"
@@ -77,7 +78,13 @@ PyObject* py_inductor_load(PyObject*, PyObject* args) {
 // Ownership contract: returns a new reference, or NULL with an error set.
 PyObject* py_inductor_toolchain_key(PyObject*, PyObject*) {
   CDYNAMO_BOUNDARY_BEGIN
-  return check(PyUnicode_FromString(cache::toolchain_key().c_str())).release();
+  cache::CacheOptions options = runtime::cache_options_from_config();
+  std::string key;
+  {
+    runtime::GilRelease nogil;  // the first use of a compiler runs it (--version)
+    key = cache::toolchain_key(options);
+  }
+  return check(PyUnicode_FromString(key.c_str())).release();
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 

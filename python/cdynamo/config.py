@@ -94,6 +94,16 @@ del _paths, _own_dir
 # Where the inductor backend keeps compiled C++ kernels (shared by processes; safe to delete).
 cache_dir = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "cdynamo")
 
+# The C++ compiler of the inductor backend's kernels: a program name searched in PATH, or a path.
+# g++ 12+ and clang++ 14+ work (clang needs libomp, e.g. Debian's libomp-dev, for OpenMP). The
+# kernel cache keys each kernel by the compiler's path and `--version`, so switching compilers
+# never reuses the other's kernels. Initialised from CDYNAMO_CXX.
+cxx = os.environ.get("CDYNAMO_CXX") or "g++"
+
+# Extra flags appended to every kernel's compile command (part of the cache key), e.g. CI's
+# ["-Wall", "-Wextra", "-Werror"]. Initialised from CDYNAMO_CXXFLAGS (split on whitespace).
+cxx_flags = os.environ.get("CDYNAMO_CXXFLAGS", "").split()
+
 # True: a graph compiled by the inductor backend runs eagerly while its C++ kernels compile in a
 # background thread, and switches to the compiled kernels once they are ready.
 async_compile = False
@@ -134,6 +144,8 @@ _KNOB_NAMES = frozenset(
         "skip_dirs",
         "trace_dirs",
         "cache_dir",
+        "cxx",
+        "cxx_flags",
         "async_compile",
         "verify_ir",
         "reuse_large_buffers",

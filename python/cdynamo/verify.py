@@ -3,6 +3,7 @@
 Checks the Python and torch versions, a C++ compiler, the cdynamo._C extension, then compiles a
 minimal function with every available backend (CPU, and CUDA when present) and compares with eager.
 """
+import os
 import shutil
 import subprocess
 import sys
@@ -42,19 +43,25 @@ def check_torch():
 
 
 def check_cxx_compiler():
-    compiler = shutil.which("g++") or shutil.which("c++")
+    # The compiler of the inductor backend's kernels: config.cxx's default, read without
+    # importing cdynamo (whose extension is checked later).
+    configured = os.environ.get("CDYNAMO_CXX") or "g++"
+    compiler = shutil.which(configured)
     if compiler is None:
         raise CheckFailed(
-            "no C++ compiler on PATH; install g++ (e.g. apt-get install g++): it builds cdynamo "
-            "and the kernels its inductor backend generates."
+            f"the C++ compiler {configured!r} is not on PATH; install g++ (e.g. apt-get install g++) "
+            "or clang++ with libomp-dev, or set CDYNAMO_CXX / cdynamo.config.cxx to one: it compiles "
+            "the kernels cdynamo's inductor backend generates."
         )
     try:
         first_line = subprocess.run(
             [compiler, "--version"], capture_output=True, text=True, timeout=30, check=True
         ).stdout.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError) as error:
-        raise CheckFailed(f"{compiler} --version failed ({error}); reinstall the compiler") from None
-    return first_line
+        raise CheckFailed(
+            f"{compiler} --version failed ({error}); reinstall the compiler or set CDYNAMO_CXX to another"
+        ) from None
+    return f"{first_line} ({compiler})"
 
 
 def check_extension():

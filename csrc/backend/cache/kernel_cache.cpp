@@ -1,5 +1,5 @@
-// Kernel cache: keys, memory map, disk folders, the parallel g++ pool, dlopen, progress lines.
-// Assumes POSIX (dlopen, posix_spawn) and g++ on PATH (or $CDYNAMO_CXX).
+// Kernel cache: toolchains (g++ or clang), keys, memory map, disk folders, the parallel compiler
+// pool, dlopen, progress lines. Assumes POSIX (dlopen, posix_spawn) and a compiler on PATH.
 #include "backend/cache/kernel_cache.h"
 #include <dlfcn.h>
 #include <sched.h>
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include "backend/cache/process.h"
@@ -31,26 +32,119 @@ State& state() {
   return *s;
 }
 
-std::string compiler() {
-  const char* env = std::getenv("CDYNAMO_CXX");
-  return env && *env ? env : "g++";
+// The compiler families differ in flags and in how a precompiled header is used.
+enum class Family { Gcc, Clang };
+
+// One configured compiler as the cache uses it, probed once per process (`--version`).
+struct Toolchain {
+  std::string compiler;            // as configured (config.cxx)
+  std::string path;                // what runs: found in PATH, links resolved
+  Family family = Family::Gcc;
+  std::vector<std::string> flags;  // the command before the source (compile_flags)
+  std::string pch_name;            // the precompiled prelude's file name, next to cd_prelude.h
+  std::string key;                 // sha256 of everything every kernel key shares
+};
+
+// Where posix_spawnp would find program, with symbolic links resolved ("" if nowhere), so the
+// key changes when `g++` starts meaning another compiler.
+std::string resolve_program(const std::string& program) {
+  std::string found;
+  if (program.find('/') != std::string::npos) {
+    found = program;
+  } else {
+    const char* env = std::getenv("PATH");
+    std::string dirs = env ? env : "/usr/local/bin:/usr/bin:/bin";
+    for (size_t start = 0; found.empty();) {
+      size_t end = dirs.find(':', start);
+      std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+      if (access(candidate.c_str(), X_OK) == 0) found = candidate;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  if (found.empty()) return "";
+  std::unique_ptr<char, decltype(&std::free)> real(realpath(found.c_str(), nullptr), &std::free);
+  return real ? std::string(real.get()) : found;
 }
 
-// What makes a cached .so valid: the compiler's version and the CPU (-march=native).
-const std::string& compiler_identity() {
-  static const std::string identity = [] {
-    std::string out = compiler() + "\n";
-    std::string log = "/tmp/cdynamo-cxx-version" + unique_suffix();
-    std::string error;
-    if (run_process({compiler(), "--version"}, log, &error) == 0) out += read_file(log);
-    else out += "unknown compiler: " + error;
-    std::remove(log.c_str());
-    std::string cpuinfo = read_file("/proc/cpuinfo");
-    size_t flags = cpuinfo.find("\nflags");
-    if (flags != std::string::npos) out += cpuinfo.substr(flags, cpuinfo.find('\n', flags + 1) - flags);
-    return out;
-  }();
-  return identity;
+[[noreturn]] void compiler_unusable(const std::string& compiler, const std::string& why) {
+  throw UserError("cdynamo: cannot run the C++ compiler '" + compiler + "' (" + why +
+                  "); the inductor backend compiles its kernels with it. Install g++ (or clang++ with "
+                  "libomp-dev), or set CDYNAMO_CXX / cdynamo.config.cxx to a working C++ compiler.");
+}
+
+// The compiler's `--version` output (first line: name and version; clang adds target and
+// install folder), or UserError when it cannot be run.
+std::string compiler_version(const std::string& compiler) {
+  std::string log = "/tmp/cdynamo-cxx-version" + unique_suffix();
+  std::string error;
+  int rc = run_process({compiler, "--version"}, log, &error);
+  std::string out = read_file(log);
+  std::remove(log.c_str());
+  if (rc != 0) compiler_unusable(compiler, error.empty() ? "`--version` exited with status " + std::to_string(rc) : error);
+  return out;
+}
+
+std::string cpu_flags() {
+  std::string cpuinfo = read_file("/proc/cpuinfo");
+  size_t flags = cpuinfo.find("\nflags");
+  if (flags == std::string::npos) return "";
+  return cpuinfo.substr(flags, cpuinfo.find('\n', flags + 1) - flags);
+}
+
+// The command before the source. No -ffast-math: NaN, infinities and signed zeros keep their
+// meaning. -fno-math-errno lets sqrt and friends be single instructions; -ffp-contract=off keeps
+// a*b+c rounded like eager (clang's default contracts within a statement); -fwrapv makes integer
+// overflow wrap as torch's integer tensors do. -fopenmp: libgomp under g++, libomp under clang
+// (Debian: libomp-dev). -Wno-psabi: both warn that 64-byte vector arguments change the ABI.
+std::vector<std::string> flags_for(Family family, const std::string& compiler, const std::vector<std::string>& extra) {
+  std::vector<std::string> flags = {compiler,         "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17",
+                                    "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-Wno-psabi"};
+#if defined(__x86_64__)
+  // clang 14 with AVX512-FP16 (Sapphire Rapids, -march=native) turns the compares of float16
+  // values widened to float into FP16 compares and then merges the selects of maximum and
+  // minimum of the same operands into one (both results came out as the maximum). Kernels
+  // compute float16 in float and never need FP16 arithmetic.
+  if (family == Family::Clang) flags.push_back("-mno-avx512fp16");
+#endif
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
+std::unique_ptr<Toolchain> probe(const CacheOptions& options) {
+  auto t = std::make_unique<Toolchain>();
+  t->compiler = options.compiler.empty() ? "g++" : options.compiler;
+  t->path = resolve_program(t->compiler);
+  if (t->path.empty()) compiler_unusable(t->compiler, "not found in PATH");
+  std::string version = compiler_version(t->compiler);
+  t->family = version.find("clang") != std::string::npos ? Family::Clang : Family::Gcc;
+  // g++ finds <header>.gch next to an included header by itself; clang only loads a PCH named
+  // on the command line (-include-pch), and its format is its own.
+  t->pch_name = std::string(codegen::cpp::kPreludeFileName) + (t->family == Family::Clang ? ".pch" : ".gch");
+  t->flags = flags_for(t->family, t->compiler, options.extra_flags);
+  // What makes a cached .so valid: the compiler (path and version), the CPU (-march=native),
+  // flags, libraries and the prelude.
+  std::string material = t->compiler + "\n" + t->path + "\n" + version + cpu_flags();
+  for (const std::string& part : t->flags) (material += '\0') += part;
+  for (const std::string& part : link_libraries()) (material += '\0') += part;
+  material += '\0';
+  material += codegen::cpp::prelude_source();
+  t->key = sha256_hex(material);
+  return t;
+}
+
+// The toolchain of options.compiler and options.extra_flags; probed once per process (a failed
+// probe throws UserError and is tried again next time, so installing the compiler helps).
+const Toolchain& toolchain(const CacheOptions& options) {
+  static std::mutex mutex;
+  static auto* known = new std::map<std::string, std::unique_ptr<Toolchain>>();  // leaked, like state()
+  std::string name = options.compiler;
+  for (const std::string& f : options.extra_flags) (name += '\0') += f;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known->find(name);
+  if (it == known->end()) it = known->emplace(name, probe(options)).first;
+  return *it->second;
 }
 
 // Fewer kernels than this compile faster without first precompiling the prelude (it costs about
@@ -63,21 +157,8 @@ int usable_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// What every compile shares: compiler, CPU, flags, libraries, prelude.
-const std::string& common_material() {
-  static const std::string material = [] {
-    std::string m = compiler_identity();
-    for (const std::string& part : compile_flags()) (m += '\0') += part;
-    for (const std::string& part : link_libraries()) (m += '\0') += part;
-    m += '\0';
-    m += codegen::cpp::prelude_source();
-    return m;
-  }();
-  return material;
-}
-
-std::string key_of(const KernelSource& k) {
-  std::string material = toolchain_key();
+std::string key_of(const Toolchain& t, const KernelSource& k) {
+  std::string material = t.key;
   (material += '\0') += k.symbol;
   (material += '\0') += k.source;
   return sha256_hex(material);
@@ -108,9 +189,9 @@ KernelFn load(const std::string& library, const std::string& symbol, std::string
 }
 
 // The folder of the shared cd_prelude.h (kernels compile with -I<folder> and include
-// <cd_prelude.h>), written if missing.
-std::string prelude_dir(const CacheOptions& options) {
-  std::string dir = options.cache_dir + "/pch/" + sha256_hex(common_material()).substr(0, 32);
+// <cd_prelude.h>), one per toolchain, written if missing.
+std::string prelude_dir(const CacheOptions& options, const Toolchain& t) {
+  std::string dir = options.cache_dir + "/pch/" + t.key.substr(0, 32);
   std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
   if (!file_exists(header)) {
     make_dirs(dir);
@@ -119,20 +200,18 @@ std::string prelude_dir(const CacheOptions& options) {
   return dir;
 }
 
-bool has_precompiled_prelude(const std::string& dir) {
-  return file_exists(dir + "/" + codegen::cpp::kPreludeFileName + ".gch");
-}
+bool has_precompiled_prelude(const Toolchain& t, const std::string& dir) { return file_exists(dir + "/" + t.pch_name); }
 
-// Precompiles the prelude next to it; g++ then loads the .gch instead of parsing the header
-// (several times faster per kernel). Kernels compiled while it is being built simply parse the
-// header; a failed build only costs speed.
-void precompile_prelude(const std::string& dir) {
+// Precompiles the prelude next to it; the compiler then loads it instead of parsing the header
+// (about three times faster per kernel, g++ and clang alike). Kernels compiled while it is
+// being built simply parse the header; a failed build only costs speed.
+void precompile_prelude(const Toolchain& t, const std::string& dir) {
   std::string header = dir + "/" + codegen::cpp::kPreludeFileName;
-  std::string pch = header + ".gch";
+  std::string pch = dir + "/" + t.pch_name;
   std::string suffix = unique_suffix();
   std::string tmp = pch + suffix, log = dir + "/pch" + suffix + ".log";
   std::vector<std::string> argv;
-  for (const std::string& flag : compile_flags())
+  for (const std::string& flag : t.flags)
     if (flag != "-shared") argv.push_back(flag);
   argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp});
   int rc = run_process(argv, log, nullptr);
@@ -140,29 +219,44 @@ void precompile_prelude(const std::string& dir) {
   if (rc != 0 || std::rename(tmp.c_str(), pch.c_str()) != 0) std::remove(tmp.c_str());
 }
 
-// Writes the sources and runs g++ into a temporary file renamed into place on success.
-void build(const CacheOptions& options, const std::string& key, const KernelSource& k, const std::string& include_dir) {
+// One compiler run of a kernel into `output`; the compiler's messages land in *message.
+int compile_once(const Toolchain& t, const std::string& source, const std::string& include_dir, const std::string& pch,
+                 const std::string& output, std::string* message) {
+  std::vector<std::string> argv = t.flags;
+  argv.insert(argv.end(), {"-I", include_dir});
+  if (!pch.empty()) argv.insert(argv.end(), {"-include-pch", pch});
+  argv.insert(argv.end(), {source, "-o", output});
+  for (const std::string& lib : link_libraries()) argv.push_back(lib);
+  std::string log = output + ".log", error;
+  int rc = run_process(argv, log, &error);
+  *message = error.empty() ? read_file(log) : error + "\n" + read_file(log);
+  std::remove(log.c_str());
+  return rc;
+}
+
+// Writes the sources and runs the compiler into a temporary file renamed into place on success.
+void build(const CacheOptions& options, const Toolchain& t, const std::string& key, const KernelSource& k,
+           const std::string& include_dir) {
   Paths p = paths_of(options, key);
   make_dirs(p.dir);
   if (!file_exists(p.prelude)) write_file_atomic(p.prelude, codegen::cpp::prelude_source());
   if (!file_exists(p.source)) write_file_atomic(p.source, k.source);
-  std::string suffix = unique_suffix();
-  std::string tmp = p.library + suffix, log = p.dir + "/kernel" + suffix + ".log";
-  std::vector<std::string> argv = compile_flags();
-  argv.insert(argv.end(), {"-I", include_dir, p.source, "-o", tmp});
-  for (const std::string& lib : link_libraries()) argv.push_back(lib);
-  std::string error;
-  int rc = run_process(argv, log, &error);
+  std::string tmp = p.library + unique_suffix(), message;
+  // g++ picks up the .gch by itself; clang needs it named, and rejects one whose header changed
+  // since (rewritten by another process): then the kernel compiles again from the header.
+  std::string pch = include_dir + "/" + t.pch_name;
+  bool named_pch = t.family == Family::Clang && file_exists(pch);
+  int rc = compile_once(t, p.source, include_dir, named_pch ? pch : "", tmp, &message);
+  if (rc != 0 && named_pch) rc = compile_once(t, p.source, include_dir, "", tmp, &message);
   {
     std::lock_guard<std::mutex> lock(state().mutex);
     ++state().stats.compiled;
   }
-  std::string message = read_file(log);
-  std::remove(log.c_str());
   if (rc != 0) {
     std::remove(tmp.c_str());
-    throw UserError("cdynamo: " + compiler() + " failed to compile kernel " + k.name + " (generated source: " + p.source +
-                    ")\n" + (error.empty() ? message : error + "\n" + message));
+    throw UserError("cdynamo: " + t.compiler + " failed to compile kernel " + k.name + " (generated source: " + p.source +
+                    ")\n" + message + "\n(compiler: " + t.path +
+                    "; set CDYNAMO_CXX / cdynamo.config.cxx to use another, e.g. g++ or clang++)");
   }
   if (std::rename(tmp.c_str(), p.library.c_str()) != 0) {
     std::remove(tmp.c_str());
@@ -188,7 +282,7 @@ class Progress {
       auto now = std::chrono::steady_clock::now();
       double elapsed = std::chrono::duration<double>(now - start_).count();
       if (elapsed >= options_.progress_after_s && (!reported_ || now - last_ >= std::chrono::seconds(1))) {
-        std::fprintf(stderr, "cdynamo: compiling %zu C++ kernel%s with %d g++ process%s: %zu done (%.1f s)\n", total_,
+        std::fprintf(stderr, "cdynamo: compiling %zu C++ kernel%s with %d compiler process%s: %zu done (%.1f s)\n", total_,
                      total_ == 1 ? "" : "s", jobs_, jobs_ == 1 ? "" : "es", done, elapsed);
         reported_ = true;
         last_ = now;
@@ -206,19 +300,15 @@ class Progress {
 
 }  // namespace
 
-std::vector<std::string> compile_flags() {
-  // No -ffast-math: NaN, infinities and signed zeros keep their meaning. -fno-math-errno lets
-  // sqrt and friends be single instructions; -ffp-contract=off keeps a*b+c rounded like eager;
-  // -fwrapv makes integer overflow wrap as torch's integer tensors do.
-  return {compiler(), "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-std=c++17", "-fno-math-errno",
-          "-fno-trapping-math", "-ffp-contract=off", "-fwrapv", "-Wno-psabi"};
-}
+std::vector<std::string> compile_flags(const CacheOptions& options) { return toolchain(options).flags; }
 
 std::vector<std::string> link_libraries() { return {"-lmvec", "-lm"}; }
 
 std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, const CacheOptions& options) {
   std::vector<KernelFn> result(kernels.size(), nullptr);
-  std::vector<std::string> keys = kernel_keys(kernels);
+  const Toolchain& tools = toolchain(options);
+  std::vector<std::string> keys;
+  for (const KernelSource& k : kernels) keys.push_back(key_of(tools, k));
 
   // Memory, then disk.
   std::vector<size_t> todo;
@@ -251,9 +341,9 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
   std::map<std::string, size_t> first_of;
   for (size_t i : todo)
     if (first_of.emplace(keys[i], i).second) unique.push_back(i);
-  const std::string include_dir = prelude_dir(options);
+  const std::string include_dir = prelude_dir(options, tools);
   // Worth precompiling the prelude only for several kernels; it is the pool's first task.
-  const bool precompile = unique.size() >= kPrecompileMinKernels && !has_precompiled_prelude(include_dir);
+  const bool precompile = unique.size() >= kPrecompileMinKernels && !has_precompiled_prelude(tools, include_dir);
   const size_t tasks = unique.size() + (precompile ? 1 : 0);
   const int jobs = std::max(1, std::min<int>(options.jobs > 0 ? options.jobs : usable_cores(), static_cast<int>(tasks)));
   std::vector<std::exception_ptr> errors(unique.size());
@@ -267,12 +357,12 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
     workers.emplace_back([&] {
       for (size_t t; (t = next.fetch_add(1)) < tasks;) {
         if (precompile && t == 0) {
-          precompile_prelude(include_dir);
+          precompile_prelude(tools, include_dir);
           continue;
         }
         size_t j = precompile ? t - 1 : t;
         try {
-          build(options, keys[unique[j]], kernels[unique[j]], include_dir);
+          build(options, tools, keys[unique[j]], kernels[unique[j]], include_dir);
         } catch (...) {
           errors[j] = std::current_exception();
         }
@@ -302,14 +392,12 @@ std::vector<KernelFn> compile_kernels(const std::vector<KernelSource>& kernels, 
   return result;
 }
 
-const std::string& toolchain_key() {
-  static const std::string key = sha256_hex(common_material());  // the prelude is long: hash it once
-  return key;
-}
+std::string toolchain_key(const CacheOptions& options) { return toolchain(options).key; }
 
-std::vector<std::string> kernel_keys(const std::vector<KernelSource>& kernels) {
+std::vector<std::string> kernel_keys(const std::vector<KernelSource>& kernels, const CacheOptions& options) {
+  const Toolchain& tools = toolchain(options);
   std::vector<std::string> keys;
-  for (const KernelSource& k : kernels) keys.push_back(key_of(k));
+  for (const KernelSource& k : kernels) keys.push_back(key_of(tools, k));
   return keys;
 }
 

@@ -109,7 +109,7 @@ PyObject* py_cpp_prelude(PyObject*, PyObject*) {
 // Ownership contract: returns a new reference or NULL with an error.
 PyObject* py_cpp_compile_command(PyObject*, PyObject*) {
   CDYNAMO_BOUNDARY_BEGIN
-  return Py_BuildValue("(NN)", string_list(cache::compile_flags()).release(), string_list(cache::link_libraries()).release());
+  return Py_BuildValue("(NN)", string_list(cache::compile_flags(runtime::cache_options_from_config())).release(), string_list(cache::link_libraries()).release());
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 

@@ -25,8 +25,22 @@ ExecutorOptions executor_options_from_config() {
   return options;
 }
 
-cache::CacheOptions options_from_config() {
+}  // namespace
+
+cache::CacheOptions cache_options_from_config() {
   cache::CacheOptions options;
+  Ref cxx = config_value("cxx");  // None or "": the default (g++)
+  if (cxx.ptr() != Py_None) options.compiler = to_std_string(cxx);
+  if (options.compiler.empty()) options.compiler = "g++";
+  Ref flags = config_value("cxx_flags");
+  if (flags.ptr() != Py_None) {
+    Ref items = check(PySequence_Fast(flags.ptr(), "cdynamo.config.cxx_flags must be a list of strings"));
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(items.ptr()); ++k) {
+      PyObject* flag = PySequence_Fast_GET_ITEM(items.ptr(), k);
+      if (!PyUnicode_Check(flag)) throw UserError("cdynamo.config.cxx_flags must be a list of strings", PyExc_TypeError);
+      options.extra_flags.push_back(PyUnicode_AsUTF8(flag));
+    }
+  }
   Ref dir = config_value("cache_dir");
   if (dir.ptr() != Py_None) {
     Ref path = check(PyOS_FSPath(dir.ptr()));
@@ -40,6 +54,8 @@ cache::CacheOptions options_from_config() {
   }
   return options;
 }
+
+namespace {
 
 std::vector<cache::KernelSource> kernel_sources(const ir::Program& program) {
   std::vector<cache::KernelSource> out;
@@ -193,17 +209,22 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
                     std::string* blob) {
   Stopwatch watch;
   std::vector<cache::KernelSource> sources = kernel_sources(program);
+  cache::CacheOptions options = cache_options_from_config();
   if (blob) {
     std::vector<std::string> symbols;
     for (const cache::KernelSource& k : sources) symbols.push_back(k.symbol);
     try {
-      *blob = serialize_program(program, cache::kernel_keys(sources), symbols);
+      std::vector<std::string> keys;
+      {
+        GilRelease nogil;  // the first use of a compiler runs it (--version)
+        keys = cache::kernel_keys(sources, options);
+      }
+      *blob = serialize_program(program, keys, symbols);
     } catch (const UserError&) {
       blob->clear();  // not storable (symbolic sizes): compiled, just not cached
     }
   }
   watch.lap("codegen");
-  cache::CacheOptions options = options_from_config();
   bool has_fallback = eager_fallback && eager_fallback.ptr() != Py_None;
   if (has_fallback && !PyCallable_Check(eager_fallback.ptr())) throw UserError("eager_fallback must be callable", PyExc_TypeError);
   if (!has_fallback || !config_bool("async_compile")) {
@@ -244,7 +265,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
 Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants) {
   Stopwatch watch;
   ProgramBlob stored = deserialize_program(blob);
-  cache::CacheOptions options = options_from_config();
+  cache::CacheOptions options = cache_options_from_config();
   std::vector<cache::KernelFn> kernels;
   {
     GilRelease nogil;

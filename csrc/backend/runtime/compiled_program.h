@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "backend/cache/kernel_cache.h"
 #include "backend/ir/ir.h"
 #include "common/py_ref.h"
 
@@ -35,6 +36,10 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
 // make_executor throws (a constant missing or of the wrong kind).
 // Ownership contract: constants are tensor references the executor keeps; returns a new reference.
 Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants);
+
+// The kernel cache's options from cdynamo.config: cache_dir, cxx (the compiler), cxx_flags.
+// Throws PythonError or UserError (a knob of the wrong type).
+cache::CacheOptions cache_options_from_config();
 
 // IR features of ir.h the C++ code generator implements (the lowering and scheduler produce
 // the others' equivalents when a feature is missing: extern gathers, separate kernels).

@@ -101,6 +101,10 @@ CodeState& code_state(PyCodeObject* code) {
   state->code = code;
   state->strategy_is_permanent = is_untraceable_code(code);
   state->strategy = initial_strategy(*state);
+  // initial_strategy runs Python (is_skipped_file), so another thread may have created the
+  // state meanwhile; setting ours would free that one (co_extra frees what it replaces) under
+  // the thread still using it.
+  if (CodeState* raced = existing_code_state(code)) return *raced;
   if (cd_code_set_extra(reinterpret_cast<PyObject*>(code), extra_index(), state.get()) < 0)
     throw PythonError();
   g_all_states.insert(state.get());

@@ -1,6 +1,7 @@
 """From a torch.fx graph to a compiled callable: the compiled-graph cache (graph_cache.py), else
 aten-level tracing (make_fx with functionalization and decompositions), then the C++ pipeline
 lower -> schedule -> codegen -> runtime."""
+import threading
 import time
 
 import torch
@@ -10,6 +11,11 @@ from .. import config, utils
 from . import layout, output_aliases, targets
 
 _TRAINING_NOTE_SHOWN = False
+
+# make_fx and AOTAutograd keep their tracing state in module globals (torch.fx's CURRENT_PATCHER,
+# the proxy mode stack): two threads tracing at once corrupt each other's trace. Aten tracing is
+# serialized; the C++ compile after it (g++ without the GIL) still overlaps between threads.
+_ATEN_TRACE_LOCK = threading.RLock()
 
 
 def _needs_autograd(gm, example_inputs):
@@ -36,7 +42,8 @@ def _eager_training_path(gm, example_inputs):
         return make_boxed_func(graph_module.forward)
 
     try:
-        return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
+        with _ATEN_TRACE_LOCK:
+            return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
     except RuntimeError as error:
         # The graph writes in place into a tensor autograd saved: eager's forward runs, and only
         # a backward through that tensor would raise. The joint trace runs that backward, so
@@ -84,13 +91,14 @@ def compile_fx(gm, example_inputs):
         if compiled is not None:
             return compiled
     start = time.perf_counter()
-    aten_gm = aten_graph(gm, example_inputs)
-    reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
-    if reason is not None:
-        return targets.run_as_captured(gm, reason)
-    output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))
-    if config.channels_last_convolutions:
-        layout.prefer_channels_last(aten_gm)
+    with _ATEN_TRACE_LOCK:
+        aten_gm = aten_graph(gm, example_inputs)
+        reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
+        if reason is not None:
+            return targets.run_as_captured(gm, reason)
+        output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))
+        if config.channels_last_convolutions:
+            layout.prefer_channels_last(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1

@@ -57,9 +57,19 @@ def _process_material():
         sources = [_C.__file__] + [os.path.join(here, name) for name in sorted(os.listdir(here)) if name.endswith(".py")]
         parts = [_MAGIC.decode(), sys.version, torch.__version__, str(getattr(torch.version, "git_version", ""))]
         parts += [f"{os.path.basename(path)}={_file_digest(path)}" for path in sources]
-        parts.append(_C._inductor_toolchain_key())
         _PROCESS_MATERIAL = "\n".join(parts)
     return _PROCESS_MATERIAL
+
+
+def _toolchain_material():
+    """The kernels' toolchain key for the configured compiler (config.cxx may change at run
+    time; the C++ side probes each compiler once)."""
+    from .. import _C
+
+    try:
+        return _C._inductor_toolchain_key()
+    except RuntimeError as e:  # the compiler cannot be run: compiling reports it
+        raise Uncacheable(str(e)) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,7 +256,7 @@ def graph_key(gm, example_inputs):
             elif not isinstance(target, str):
                 raise Uncacheable(f"a {node.op} node with target {target!r}")
             d.parts.append(f"{node.op} {node.name} {target} {d.value(tuple(node.args))} {d.value(dict(node.kwargs))}")
-        material = _process_material() + "\n" + "\n".join(d.parts)
+        material = _process_material() + "\n" + _toolchain_material() + "\n" + "\n".join(d.parts)
     except Uncacheable as why:
         utils.counters["inductor"]["graph_cache_uncacheable"] += 1
         utils.log("graphs", f"inductor: graph not cached: {why}")

@@ -3,6 +3,7 @@ program compile in parallel, compile errors name the generated source, slow comp
 progress, concurrent processes share the cache safely, and async compile falls back then switches."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -177,9 +178,9 @@ def test_async_compile_runs_eagerly_then_switches(tmp_path):
     assert not hasattr(sync, "wait")
 
 
-def test_async_compile_failure_warns_and_keeps_the_fallback(tmp_path, monkeypatch):
-    monkeypatch.setenv("CDYNAMO_CXX", fake_compiler(tmp_path, 'case "$1" in --version) exec g++ "$@";; esac\nexit 1'))
-    with config.patch(cache_dir=str(tmp_path / "cache"), async_compile=True):
+def test_async_compile_failure_warns_and_keeps_the_fallback(tmp_path):
+    cxx = fake_compiler(tmp_path, 'case "$1" in --version) exec g++ "$@";; esac\nexit 1')
+    with config.patch(cache_dir=str(tmp_path / "cache"), async_compile=True, cxx=cxx):
         fn = T.compile_program(program(1, tag=8.5), None, lambda x: (x + 1,))
     assert not fn.wait(120)
     x = torch.randn(64)
@@ -219,3 +220,35 @@ def test_identical_kernels_compile_once(tmp_path):
     for _ in range(4):
         ref = ref * 0.5 + 1
     assert torch.equal(y, ref)
+
+
+def test_a_missing_compiler_says_how_to_choose_another(tmp_path):
+    with config.patch(cache_dir=str(tmp_path), cxx=str(tmp_path / "no-such-cxx")):
+        with pytest.raises(RuntimeError, match=r"cannot run the C\+\+ compiler .*no-such-cxx.*CDYNAMO_CXX / cdynamo.config.cxx"):
+            T.run_program(program(1, tag=10.5), [torch.zeros(64)])
+
+
+def test_each_compiler_has_its_own_kernels_and_precompiled_prelude(tmp_path):
+    """g++ and clang++ in one cache: separate keys and prelude folders (.gch found by g++ itself,
+    .pch named with -include-pch for clang), and clang recompiles without a stale .pch."""
+    clang = shutil.which("clang++")
+    if clang is None:
+        pytest.skip("no clang++ (make test-clang installs it)")
+    log = tmp_path / "clang-args.log"
+    cxx = fake_compiler(tmp_path, f'echo "$@" >> {log}\nexec {clang} "$@"')
+    x = torch.randn(64)
+    for compiler in ("g++", cxx):
+        with config.patch(cache_dir=str(tmp_path / "cache"), cxx=compiler):
+            check(T.run_program(program(6, tag=11.5), [x]), x, 11.5)
+    assert len(list((tmp_path / "cache").rglob("kernel.so"))) == 12
+    assert len(list((tmp_path / "cache").rglob("cd_prelude.h.gch"))) == 1
+    (pch,) = (tmp_path / "cache").rglob("cd_prelude.h.pch")
+    assert "-include-pch" in log.read_text().splitlines()[-1]
+    header = pch.parent / "cd_prelude.h"
+    later = pch.stat().st_mtime + 100
+    os.utime(header, (later, later))  # as if rewritten after the .pch: clang rejects the .pch
+    with config.patch(cache_dir=str(tmp_path / "cache"), cxx=cxx):
+        check(T.run_program(program(1, tag=12.5), [x]), x, 12.5)
+    with_pch, without = log.read_text().splitlines()[-2:]
+    assert "-include-pch" in with_pch and "-include-pch" not in without
+    assert not [p for p in (tmp_path / "cache").rglob("*") if ".tmp." in p.name or p.suffix == ".log"]

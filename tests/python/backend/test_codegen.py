@@ -445,12 +445,13 @@ def test_generated_assembly_uses_packed_simd(tmp_path):
         src = tmp_path / f"{name}.cpp"
         src.write_text(T.generate_cpp(p)["kernel0"])
         out = tmp_path / f"{name}.s"
-        subprocess.run([*flags, "-I", str(tmp_path), "-S", str(src), "-o", str(out)], check=True)
+        compile_only = [f for f in flags if f != "-shared"]  # clang -Werror: -shared is unused with -S
+        subprocess.run([*compile_only, "-I", str(tmp_path), "-S", str(src), "-o", str(out)], check=True)
         asm[name] = out.read_text()
     width = "zmm" if "avx512f" in cpu else "ymm"
     assert re.search(rf"\bv(mulps|fmadd\w*ps)\s+[^\n]*%{width}", asm["axpb"]), "no packed multiply"
     assert re.search(rf"\bvaddps\s+[^\n]*%{width}", asm["axpb"]) or "vfmadd" in asm["axpb"]
-    assert re.search(r"call\s+_ZGV\w*expf", asm["exp"]), "exp is not the libmvec vector variant"
+    assert re.search(r"callq?\s+_ZGV\w*expf", asm["exp"]), "exp is not the libmvec vector variant"  # clang: callq
 
 
 

@@ -681,7 +681,8 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& ke
     std::string name = "b" + std::to_string(k);
     std::string type = (a.written ? "" : "const ") + storage_type(a.dtype) + "*";
     std::string qual = a.may_alias ? " " : " __restrict__ ";
-    declarations.push_back(type + qual + name + " = reinterpret_cast<" + type + ">(buffers[" + std::to_string(k) + "]);" +
+    // maybe_unused: a local kept in registers never touches its buffer (-Wunused-variable).
+    declarations.push_back("[[maybe_unused]] " + type + qual + name + " = reinterpret_cast<" + type + ">(buffers[" + std::to_string(k) + "]);" +
                            (a.written ? "  // written" : ""));
     pointers[a.buffer] = name;
     dtypes[a.buffer] = a.dtype;

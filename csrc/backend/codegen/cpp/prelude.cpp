@@ -1,5 +1,5 @@
 // The text of cd_prelude.h, the header every generated C++ kernel includes (see prelude.h).
-// Assumes g++ >= 10 (GCC vector extensions, __builtin_convertvector) and no -ffast-math.
+// Assumes g++ >= 12 or clang >= 14 (GCC vector extensions, __builtin_convertvector), no -ffast-math.
 #include "backend/codegen/cpp/prelude.h"
 
 namespace cdynamo::codegen::cpp {
@@ -9,7 +9,7 @@ namespace {
 // generated code calls these so that NaN, infinities, signed zeros, integer wrap-around (the
 // kernels build with -fwrapv) and Python-style division match eager torch.
 constexpr const char* kScalarPart = R"CDPRELUDE(// cd_prelude.h: helpers shared by cdynamo's generated CPU kernels (written by cdynamo; do not edit).
-// Assumes g++ with GCC vector extensions, C++17, -fwrapv, and no -ffast-math (NaN and inf honoured).
+// Assumes g++ >= 12 or clang >= 14 (GCC vector extensions), C++17, -fwrapv, and no -ffast-math.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -249,6 +249,13 @@ constexpr const char* kVectorPart = R"CDPRELUDE(
 #else
 #define CD_VLEN 4
 #endif
+#if CD_VLEN == 16
+// AVX-512 intrinsics are called in their zero-masking form with every lane selected: both
+// compilers fold the mask away (the same single instruction), while g++ 12's plain forms start
+// from _mm512_undefined_*(), which -Wall reports as "used uninitialized" (GCC bug 105593).
+#define CD_ALL16 ((__mmask16)0xffff)
+#define CD_ALL8 ((__mmask8)0xff)
+#endif
 #define CD_VEC_TYPE(name, T) typedef T name __attribute__((vector_size(CD_VLEN * sizeof(T))))
 CD_VEC_TYPE(cd_vf32, float);
 CD_VEC_TYPE(cd_vf64, double);
@@ -358,7 +365,7 @@ CD_INLINE cd_vf32 cd_vround_bf16(cd_vf32 x) {
 }
 CD_INLINE cd_vf32 cd_vload_f16(const uint16_t* p) {
 #if CD_VLEN == 16
-  return (cd_vf32)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+  return (cd_vf32)_mm512_maskz_cvtph_ps(CD_ALL16, _mm256_loadu_si256((const __m256i*)p));
 #elif CD_VLEN == 8 && defined(__F16C__)
   return (cd_vf32)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
 #else
@@ -369,7 +376,7 @@ CD_INLINE cd_vf32 cd_vload_f16(const uint16_t* p) {
 }
 CD_INLINE void cd_vstore_f16(uint16_t* p, cd_vf32 x) {
 #if CD_VLEN == 16
-  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  _mm256_storeu_si256((__m256i*)p, _mm512_maskz_cvtps_ph(CD_ALL16, (__m512)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #elif CD_VLEN == 8 && defined(__F16C__)
   _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT));
 #else
@@ -466,12 +473,12 @@ CD_VMATH2(pow) CD_VMATH2(atan2)
 
 // Square root and rounding are single instructions; the fallbacks are lane loops.
 #if CD_VLEN == 16
-CD_INLINE cd_vf32 cd_vsqrt(cd_vf32 x) { return (cd_vf32)_mm512_sqrt_ps((__m512)x); }
-CD_INLINE cd_vf64 cd_vsqrt(cd_vf64 x) { return cd_vf64_halves(x, [](cd_vf64h h) { return (cd_vf64h)_mm512_sqrt_pd((__m512d)h); }); }
+CD_INLINE cd_vf32 cd_vsqrt(cd_vf32 x) { return (cd_vf32)_mm512_maskz_sqrt_ps(CD_ALL16, (__m512)x); }
+CD_INLINE cd_vf64 cd_vsqrt(cd_vf64 x) { return cd_vf64_halves(x, [](cd_vf64h h) { return (cd_vf64h)_mm512_maskz_sqrt_pd(CD_ALL8, (__m512d)h); }); }
 #define CD_VROUND(name, mode)                                                                      \
-  CD_INLINE cd_vf32 cd_v##name(cd_vf32 x) { return (cd_vf32)_mm512_roundscale_ps((__m512)x, mode | _MM_FROUND_NO_EXC); } \
+  CD_INLINE cd_vf32 cd_v##name(cd_vf32 x) { return (cd_vf32)_mm512_maskz_roundscale_ps(CD_ALL16, (__m512)x, mode | _MM_FROUND_NO_EXC); } \
   CD_INLINE cd_vf64 cd_v##name(cd_vf64 x) {                                                        \
-    return cd_vf64_halves(x, [](cd_vf64h h) { return (cd_vf64h)_mm512_roundscale_pd((__m512d)h, mode | _MM_FROUND_NO_EXC); }); \
+    return cd_vf64_halves(x, [](cd_vf64h h) { return (cd_vf64h)_mm512_maskz_roundscale_pd(CD_ALL8, (__m512d)h, mode | _MM_FROUND_NO_EXC); }); \
   }
 #elif CD_VLEN == 8
 CD_INLINE cd_vf32 cd_vsqrt(cd_vf32 x) { return (cd_vf32)_mm256_sqrt_ps((__m256)x); }

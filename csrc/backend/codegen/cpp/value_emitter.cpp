@@ -2,6 +2,7 @@
 // Assumes cd_prelude.h provides the helpers named here (cd_cast, cd_vload, cd_vexp, ...).
 #include "backend/ir/recursion_guard.h"
 #include "backend/codegen/cpp/value_emitter.h"
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include "backend/codegen/cpp/kernel_plan.h"
@@ -96,6 +97,18 @@ std::string lane(const Value& v) {
   if (v.width == Width::Scalar) return v.name;
   if (v.dtype == DType::Bool) return "(" + v.name + "[cd_l] != 0)";
   return v.name + "[cd_l]";
+}
+
+// "const int64_t <lv> = <vec> + cd_l; " for a lane loop whose body names lv, else "": a gather
+// whose positions do not depend on the vector loop never reads it (-Wunused-variable).
+std::string lane_value_decl(const std::string& lv, const std::string& vec, const std::string& body) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = body.find(lv); at != std::string::npos; at = body.find(lv, at + 1)) {
+    size_t end = at + lv.size();
+    if ((at == 0 || !ident(body[at - 1])) && (end == body.size() || !ident(body[end])))
+      return "const int64_t " + lv + " = " + vec + " + cd_l; ";
+  }
+  return "";
 }
 
 }  // namespace
@@ -307,8 +320,8 @@ Value ValueEmitter::load_at(const std::string& buffer, const ir::Expr& index) {
       std::string expr = scalar_load(buffer, lane_idx);
       if (stored == DType::Bool) expr = "(" + expr + ") ? -1 : 0";
       w_.line(vector_type(stored) + " " + name + ";");
-      w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { const int64_t " + lv + " = " + vec_var() + " + cd_l; " + name +
-              "[cd_l] = " + expr + "; }");
+      w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + lane_value_decl(lv, vec_var(), expr) + name + "[cd_l] = " +
+              expr + "; }");
       result = {name, stored, Width::Vector};
     }
   }
@@ -384,7 +397,7 @@ Value ValueEmitter::emit_indirect_load(const ir::ScalarNode& n) {
   // Lane by lane.
   std::string lv = vec_var() + "_l";
   std::map<std::string, ir::Expr> subst{{vec_var(), ir::Expr::var(lv)}};
-  std::string body = "const int64_t " + lv + " = " + vec_var() + " + cd_l; ";
+  std::string body;
   std::string mask_lane = masked ? lane(widen(*mask)) : "";
   for (size_t k = 0; k < positions.size(); ++k) {
     std::string ind = w_.fresh("ind");
@@ -397,7 +410,8 @@ Value ValueEmitter::emit_indirect_load(const ir::ScalarNode& n) {
   if (n.dtype == DType::Bool) expr = "(" + expr + ") ? -1 : 0";
   std::string name = w_.fresh("t");
   w_.line(vector_type(n.dtype) + " " + name + ";");
-  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + body + name + "[cd_l] = " + expr + "; }");
+  body += name + "[cd_l] = " + expr + "; ";
+  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + lane_value_decl(lv, vec_var(), body) + body + "}");
   return {name, n.dtype, Width::Vector};
 }
 
@@ -440,8 +454,8 @@ Value ValueEmitter::emit_masked_load(const ir::ScalarNode& n) {
   if (n.dtype == DType::Bool) expr = "(" + expr + ") ? -1 : 0";
   std::string name = w_.fresh("t");
   w_.line(vector_type(n.dtype) + " " + name + ";");
-  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { const int64_t " + lv + " = " + vec_var() + " + cd_l; " + name +
-          "[cd_l] = " + expr + "; }");
+  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + lane_value_decl(lv, vec_var(), expr) + name + "[cd_l] = " +
+          expr + "; }");
   return {name, n.dtype, Width::Vector};
 }
 
@@ -458,7 +472,7 @@ Value ValueEmitter::emit_index(const ir::ScalarNode& n) {
     std::string lane_idx = n.index.substitute({{vec_var(), ir::Expr::var(lv)}}).str();
     std::string name = w_.fresh("t");
     w_.line("cd_vi64 " + name + ";");
-    w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { const int64_t " + lv + " = " + vec_var() + " + cd_l; " + name +
+    w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + lane_value_decl(lv, vec_var(), lane_idx) + name +
             "[cd_l] = " + lane_idx + "; }");
     v = {name, DType::Int64, Width::Vector};
   }
@@ -601,8 +615,8 @@ void ValueEmitter::store(const std::string& buffer, const ir::Expr& index, const
   // A scatter, lane by lane (the planner avoids it; kept for completeness).
   std::string lv = vec_var() + "_l";
   std::string lane_idx = index.substitute({{vec_var(), ir::Expr::var(lv)}}).str();
-  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { const int64_t " + lv + " = " + vec_var() + " + cd_l; " +
-          scalar_store(lane_idx, lane(v)) + " }");
+  std::string store = scalar_store(lane_idx, lane(v));
+  w_.line("for (int cd_l = 0; cd_l < CD_VLEN; ++cd_l) { " + lane_value_decl(lv, vec_var(), store) + store + " }");
 }
 
 }  // namespace cdynamo::codegen::cpp
