@@ -27,7 +27,7 @@ run: build
 	PYTHONPATH=python $(PY) -m cdynamo.demo
 
 test: build
-	PYTHONPATH=python $(PY) -m pytest -q tests/python
+	PYTHONPATH=python $(PY) -m pytest -q tests/python tests/fuzz
 
 bench: build
 	PYTHONPATH=python $(PY) bench/overhead.py

@@ -68,6 +68,19 @@ def minimize_in_child(seed, backend, outcome, fuzzlib, timeout):
     return None
 
 
+def minimize_finding(fuzzlib, outcome, args):
+    """Source of a smaller program with the same finding, or None."""
+    if outcome.status in ("mismatch", "error"):
+        return minimize_in_child(outcome.seed, outcome.backend, outcome, fuzzlib, 20 * args.timeout)
+    if outcome.status == "hang":
+        return None  # every attempt would wait for the timeout
+    # A crash would take a minimizing child down with it: one child per attempt instead.
+    check = lambda source, backend: fuzzlib.check_in_child(source, backend, outcome.seed, min(args.timeout, 60.0))
+    program = fuzzlib.generate_program(outcome.seed)
+    return fuzzlib.minimize(program, outcome.backend, outcome.status, fuzzlib.finding_signature(outcome),
+                            budget=60, check=check).source()
+
+
 def save_findings(fuzzlib, outcomes, sources, args):
     """Repro files for every non-pass outcome; with --minimize one minimized repro per signature."""
     findings_dir = os.path.join(args.out, "findings")
@@ -79,8 +92,8 @@ def save_findings(fuzzlib, outcomes, sources, args):
         groups[(outcome.backend, fuzzlib.finding_signature(outcome))].append((outcome, path))
     for (backend, signature), members in groups.items():
         outcome = members[0][0]
-        if args.minimize and outcome.status in ("mismatch", "error"):
-            source = minimize_in_child(outcome.seed, backend, outcome, fuzzlib, 20 * args.timeout)
+        if args.minimize:
+            source = minimize_finding(fuzzlib, outcome, args)
             if source:
                 minimized = fuzzlib.Outcome(outcome.seed, backend, outcome.status, outcome.lines)
                 path = fuzzlib.save_finding(os.path.join(args.out, "minimized"), minimized, source)

@@ -220,6 +220,9 @@ def check_program(source, backend, variants=(0, 0, 1)):
 
 def batch_main(argv):
     """Child-process entry: --batch FILE.json --backend B; prints one JSON line per program."""
+    import faulthandler
+
+    faulthandler.enable()  # a crash leaves the Python stack on stderr: where in cdynamo it died
     torch.set_num_threads(1)
     batch_file, backend = argv[argv.index("--batch") + 1], argv[argv.index("--backend") + 1]
     with open(batch_file) as f:

@@ -571,6 +571,9 @@ REPRO_MAIN = '''
 PROGRAM = {program!r}
 
 if __name__ == "__main__":
+    import faulthandler
+
+    faulthandler.enable()
     sys.path.insert(0, {python_dir!r})  # this checkout's cdynamo, if an installed one is not wanted
     status, lines = check_program(PROGRAM, {backend!r})
     print(status)
@@ -607,7 +610,10 @@ def finding_signature(outcome):
 
     first = next((l for l in outcome.lines[1:] if l.strip()), "") if outcome.status in ("mismatch", "error") else ""
     if outcome.status in ("crash", "hang"):
-        return f"{outcome.status}: {outcome.lines[0] if outcome.lines else ''}"
+        stderr = "\n".join(map(str, outcome.lines[1:]))
+        frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stderr)  # faulthandler, innermost first
+        where = next((f" in {os.path.basename(f)}:{n} {fn}" for f, n, fn in frames if f != "<string>"), "")
+        return f"{outcome.status}: {outcome.lines[0] if outcome.lines else ''}{where}"
     if first.startswith("aliasing"):
         return "aliasing: " + first.rsplit(": ", 1)[-1]
     if ".grad:" in first:
@@ -630,15 +636,39 @@ def return_alternatives(return_line):
     return [f"return {item}" for item in items] if len(items) > 1 else []
 
 
-def minimize(program, backend, status, signature, budget=200):
+def check_in_child(source, backend, seed=0, timeout=120.0):
+    """(status, lines) of one program run alone in a fresh child: survives crashes and hangs."""
+    outcome = classify_alone((seed, source), backend, timeout)
+    return outcome.status, outcome.lines
+
+
+def eager_runs(source):
+    """Whether the program runs eagerly without an exception (eager code cannot crash this process)."""
+    from fuzz_harness import load_program
+
+    try:
+        namespace = load_program(source, "fuzz_eager")
+        namespace["fn"](*namespace["make_inputs"](0))
+        return True
+    except Exception:
+        return False
+
+
+def minimize(program, backend, status, signature, budget=200, check=None):
     """Greedily drops statements (and returned values) while the check still gives a finding with
-    the same status and signature. Runs check_program in this process: call it in a child."""
+    the same status and signature. The default check runs in this process (call it in a child);
+    crashes and hangs need check_in_child."""
     import dataclasses
 
-    from fuzz_harness import check_program
+    if check is None:
+        from fuzz_harness import check_program as check
+
+    keep_eager_clean = eager_runs(program.source())
 
     def same_finding(candidate):
-        found, lines = check_program(candidate.source(), backend)
+        if keep_eager_clean and not eager_runs(candidate.source()):
+            return False  # e.g. a dropped definition: a NameError is not the finding
+        found, lines = check(candidate.source(), backend)
         return found == status and finding_signature(Outcome(candidate.seed, backend, found, lines)) == signature
 
     changed = True
