@@ -51,52 +51,54 @@ def run_backend(fuzzlib, programs, backend, args):
     return outcomes, time.monotonic() - start
 
 
-def minimize_in_child(seed, backend, outcome, fuzzlib, timeout):
-    """Minimizes in a fresh child (the check runs in-process there); None if that child fails."""
-    code = ("import sys, json, warnings; warnings.filterwarnings('ignore'); sys.path.insert(0, %r); import fuzzlib;"
-            "p = fuzzlib.generate_program(%d); m = fuzzlib.minimize(p, %r, %r, %r);"
-            "print('MINIMIZED' + json.dumps(m.source()))") % (FUZZ_DIR, seed, backend, outcome.status,
-                                                             fuzzlib.finding_signature(outcome))
+def minimize_in_child(program, outcome, fuzzlib, timeout):
+    """Minimizes in a fresh child (the check runs in-process there); (source, lines) or None.
+    The child gets the program's parts, not its seed: the generator may have changed since."""
+    code = ("import sys, json, warnings; warnings.filterwarnings('ignore'); sys.path.insert(0, %r);"
+            "import fuzzlib, fuzz_harness; p = fuzzlib.Program(**json.loads(sys.stdin.read()));"
+            "m = fuzzlib.minimize(p, %r, %r, %r); found = fuzz_harness.check_program(m.source(), %r);"
+            "print('MINIMIZED' + json.dumps([m.source(), found[1]]))") % (
+                FUZZ_DIR, outcome.backend, outcome.status, fuzzlib.finding_signature(outcome), outcome.backend)
     try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                              env=fuzzlib.child_env())
+        done = subprocess.run([sys.executable, "-c", code], input=json.dumps(program.__dict__), capture_output=True,
+                              text=True, timeout=timeout, env=fuzzlib.child_env())
     except subprocess.TimeoutExpired:
         return None
     for line in done.stdout.splitlines():
         if line.startswith("MINIMIZED"):
-            return json.loads(line[len("MINIMIZED"):])
+            return tuple(json.loads(line[len("MINIMIZED"):]))
     return None
 
 
-def minimize_finding(fuzzlib, outcome, args):
-    """Source of a smaller program with the same finding, or None."""
+def minimize_finding(fuzzlib, program, outcome, args):
+    """(source, lines) of a smaller program with the same finding, or None."""
     if outcome.status in ("mismatch", "error"):
-        return minimize_in_child(outcome.seed, outcome.backend, outcome, fuzzlib, 20 * args.timeout)
+        return minimize_in_child(program, outcome, fuzzlib, 20 * args.timeout)
     if outcome.status == "hang":
         return None  # every attempt would wait for the timeout
     # A crash would take a minimizing child down with it: one child per attempt instead.
     check = lambda source, backend: fuzzlib.check_in_child(source, backend, outcome.seed, min(args.timeout, 60.0))
-    program = fuzzlib.generate_program(outcome.seed)
-    return fuzzlib.minimize(program, outcome.backend, outcome.status, fuzzlib.finding_signature(outcome),
-                            budget=60, check=check).source()
+    smaller = fuzzlib.minimize(program, outcome.backend, outcome.status, fuzzlib.finding_signature(outcome),
+                               budget=60, check=check)
+    return smaller.source(), check(smaller.source(), outcome.backend)[1]
 
 
-def save_findings(fuzzlib, outcomes, sources, args):
+def save_findings(fuzzlib, outcomes, programs, args):
     """Repro files for every non-pass outcome; with --minimize one minimized repro per signature."""
     findings_dir = os.path.join(args.out, "findings")
     groups = collections.defaultdict(list)
     for outcome in outcomes:
         if outcome.status == "pass":
             continue
-        path = fuzzlib.save_finding(findings_dir, outcome, sources[outcome.seed])
+        path = fuzzlib.save_finding(findings_dir, outcome, programs[outcome.seed].source())
         groups[(outcome.backend, fuzzlib.finding_signature(outcome))].append((outcome, path))
     for (backend, signature), members in groups.items():
         outcome = members[0][0]
         if args.minimize:
-            source = minimize_finding(fuzzlib, outcome, args)
-            if source:
-                minimized = fuzzlib.Outcome(outcome.seed, backend, outcome.status, outcome.lines)
-                path = fuzzlib.save_finding(os.path.join(args.out, "minimized"), minimized, source)
+            smaller = minimize_finding(fuzzlib, programs[outcome.seed], outcome, args)
+            if smaller:
+                minimized = fuzzlib.Outcome(outcome.seed, backend, outcome.status, smaller[1])
+                path = fuzzlib.save_finding(os.path.join(args.out, "minimized"), minimized, smaller[0])
                 members.insert(0, (outcome, path))
     return groups
 
@@ -114,9 +116,9 @@ def main():
     fuzzlib = load_fuzzlib()
     seeds = range(args.seed, args.seed + args.count)
     start = time.monotonic()
-    sources = {seed: fuzzlib.generate_source(seed) for seed in seeds}
+    generated = {seed: fuzzlib.generate_program(seed) for seed in seeds}
     print(f"generated {len(seeds)} programs in {time.monotonic() - start:.1f} s", flush=True)
-    programs = [(seed, sources[seed]) for seed in seeds]
+    programs = [(seed, generated[seed].source()) for seed in seeds]
     runs = [(f"cdynamo {b}", b, programs) for b in args.backends.split(",")]
     if args.torch_compile:
         limit = args.torch_compile_limit or len(programs)
@@ -128,7 +130,7 @@ def main():
         report.append(count_line(label, outcomes, seconds))
         all_outcomes += outcomes
         print(report[-1], flush=True)
-    groups = save_findings(fuzzlib, all_outcomes, sources, args)
+    groups = save_findings(fuzzlib, all_outcomes, generated, args)
     print_summary(args, report, groups)
 
 

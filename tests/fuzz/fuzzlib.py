@@ -121,6 +121,8 @@ class ProgramGenerator:
             specs.append(InputSpec("obj", "state", parts=[self.random_tensor_spec("buf", False)]))
         if rng.random() < 0.2:
             specs.append(InputSpec("lin", "linear", shape=(specs[0].shape[-1], rng.choice([2, 4]))))
+        if rng.random() < 0.1:
+            specs.append(InputSpec("conv", "conv2d", shape=(1, 2)))
         return specs
 
     def stand_in_value(self, spec):
@@ -136,6 +138,8 @@ class ProgramGenerator:
             return {"x": stand_in_tensor(spec.parts[0]), "k": 2}
         if spec.kind == "state":
             return self.env["State"](0.5, 1, stand_in_tensor(spec.parts[0]))
+        if spec.kind == "conv2d":
+            return torch.nn.Conv2d(*spec.shape, 3, padding=1)
         return torch.nn.Linear(*spec.shape)
 
     def inputs_source(self):
@@ -155,7 +159,9 @@ class ProgramGenerator:
             elif spec.kind == "state":
                 out.append(f"    {spec.name} = State(0.5 + variant, 1, {tensor_source(spec.parts[0])})")
             else:
-                out.append(f"    {spec.name} = torch.nn.Linear({spec.shape[0]}, {spec.shape[1]})")
+                module = "Linear" if spec.kind == "linear" else "Conv2d"
+                extra = "" if spec.kind == "linear" else ", 3, padding=1"
+                out.append(f"    {spec.name} = torch.nn.{module}({spec.shape[0]}, {spec.shape[1]}{extra})")
                 out.append("    with torch.no_grad():")
                 out.append(f"        for p in {spec.name}.parameters():")
                 out.append("            p.copy_(torch.randn(p.shape, generator=g))")
@@ -224,6 +230,10 @@ class ProgramGenerator:
                    f"torch.outer({x}.flatten(), {y}.flatten())", f"torch.einsum('...i,...i->...', {x}, {y})"]
         if "lin" in self.env:
             options += [f"lin({x})", f"torch.relu(lin({x}))"]
+        if "conv" in self.env:
+            options += [f"conv({x}.reshape(1, 1, {x}.shape[-2], -1))", f"conv({x}.reshape(1, 1, 1, -1)).flatten()"]
+            if "lin" in self.env:
+                options.append(f"lin(conv({x}.reshape(1, 1, 1, -1)).mean(dim=(0, 1, 2)))")
         return self.rng.choice(options)
 
     def stmt_assign(self):
@@ -318,7 +328,8 @@ class ProgramGenerator:
 
     def stmt_print(self):
         x = self.tensor()
-        k = self.scalar()
+        # Ints only: a float from .item() may differ in its last digits between eager and compiled.
+        k = self.rng.choice(self.names_of(lambda v: type(v) is int) + ["'k'"])
         return self.rng.choice([f"print({x}.shape, {k}, file=SINK)", f"print('dtype', {x}.dtype, file=SINK)",
                                 f"LOG.append({x}.shape[0])"])
 
@@ -389,7 +400,8 @@ class ProgramGenerator:
         extra = ""
         if self.rng.random() < 0.4:
             extra = f"\n    {self.input_tensor()}.mul_(0.5)"  # allowed on leaves that require grad here
-        return f"with torch.no_grad():\n    {t} = {self.expr_pointwise(x)}{extra}"
+        kind = self.rng.choice(["pointwise", "reduction", "view", "matmul"])
+        return f"with torch.no_grad():\n    {t} = {getattr(self, 'expr_' + kind)(x)}{extra}"
 
     STATEMENTS = [("assign", 12), ("inplace", 4), ("fresh_inplace", 2), ("python_if", 2), ("tensor_if", 1),
                   ("loop", 1), ("item", 1), ("print", 1), ("container", 3), ("closure", 1), ("object", 2),
