@@ -98,7 +98,10 @@ def alias_relation(x, y):
         return "same object"
     if x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr() or x.numel() == 0 or y.numel() == 0:
         return "separate"
-    same_view = (x.storage_offset(), x.shape, x.stride()) == (y.storage_offset(), y.shape, y.stride())
+    # Strides of dimensions of size 1 are arbitrary (torch itself does not keep them across views).
+    strides_x = [st for st, size in zip(x.stride(), x.shape) if size > 1]
+    strides_y = [st for st, size in zip(y.stride(), y.shape) if size > 1]
+    same_view = (x.storage_offset(), x.shape, strides_x) == (y.storage_offset(), y.shape, strides_y)
     return "same view" if same_view else "shared storage"
 
 
