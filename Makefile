@@ -27,7 +27,7 @@ run: build
 	PYTHONPATH=python $(PY) -m cdynamo.demo
 
 test: build
-	PYTHONPATH=python $(PY) -m pytest -q tests/python
+	PYTHONPATH=python $(PY) -m pytest -q tests/python tests/fuzz
 
 # The op sweep and the code-generation tests with clang++ (Debian: apt-get install clang
 # libomp-dev), every kernel compiled with -Wall -Wextra -Werror: generated code must stay portable
