@@ -276,7 +276,10 @@ int body_cost(const Scalar& body) {
 // ---- shapes -----------------------------------------------------------------------------------
 
 int64_t normalize_dim(int64_t dim, size_t rank) {
-  int64_t r = std::max<int64_t>(static_cast<int64_t>(rank), 1);
+  // torch lets dim 0 and -1 name the "dimension" of a 0-d tensor; no lowering has a dimension
+  // to index there, so such a node becomes an extern call (the caller's catch).
+  if (rank == 0) throw NotLowered("a dimension of a 0-d tensor");
+  int64_t r = static_cast<int64_t>(rank);
   if (dim < -r || dim >= r) throw UserError("dimension out of range: " + std::to_string(dim));
   return dim < 0 ? dim + r : dim;
 }

@@ -196,3 +196,17 @@ def test_in_place_write_into_saved_tensor_runs_forward_and_fails_backward_as_eag
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
     assert counters["inductor"]["eager_fallback"] == 1
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: a.norm().mean(dim=0, keepdim=True),
+    lambda a: torch.softmax(a.max(), dim=-1),
+    lambda a: a.sum().argmax(0),
+    lambda a: a.sum().flip(0),
+    lambda a: a.sum().unsqueeze(0).squeeze(-1),
+])
+def test_dimensions_of_0d_tensors_as_torch_wraps_them(fn):
+    a = torch.randn(3, 4)
+    expected, got = run_both(fn, a)
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected)
