@@ -201,7 +201,7 @@ std::vector<int64_t> ints_of(Handle sequence) {
   return out;
 }
 
-// Entries: None, ("same", k), ("view", k, sizes, strides, offset), ("keep",).
+// Entries: None, ("same", k), ("view", k, sizes, strides, offset), ("output", j), ("keep",).
 std::vector<EagerAlias> read_output_aliases(Handle output_node) {
   Ref meta = getattr(output_node, "meta");
   PyObject* entries = PyDict_GetItemString(meta.ptr(), "cdynamo_eager_aliases");  // borrowed
@@ -216,8 +216,8 @@ std::vector<EagerAlias> read_output_aliases(Handle output_node) {
     } else {
       if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 1) throw InternalError("malformed eager alias entry");
       std::string kind = str_of(PyTuple_GET_ITEM(entry, 0));
-      if (kind == "same" || kind == "view") {
-        alias.kind = kind == "same" ? EagerAlias::Kind::Same : EagerAlias::Kind::View;
+      if (kind == "same" || kind == "view" || kind == "output") {
+        alias.kind = kind == "same" ? EagerAlias::Kind::Same : kind == "view" ? EagerAlias::Kind::View : EagerAlias::Kind::SameOutput;
         alias.input = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(entry, 1)));
       }
       if (kind == "view") {

@@ -65,9 +65,9 @@ struct FxNode {
 // How eager PyTorch's result aliases the graph's inputs, for one flat output (read from the
 // output node's meta["cdynamo_eager_aliases"], set by cdynamo.inductor.output_aliases).
 struct EagerAlias {
-  enum class Kind { Unknown, Fresh, Same, View };
+  enum class Kind { Unknown, Fresh, Same, View, SameOutput };
   Kind kind = Kind::Unknown;
-  int input = -1;  // placeholder position, for Same and View
+  int input = -1;  // placeholder position, for Same and View; the earlier output's, for SameOutput
   std::vector<int64_t> sizes, strides;
   int64_t offset = 0;  // elements from the input's first element
 };

@@ -253,15 +253,37 @@ class Driver {
     const FxArg& returned = node.param(0);
     std::vector<FxArg> items = returned.kind == FxArg::Kind::List ? returned.items : std::vector<FxArg>{returned};
     const std::vector<EagerAlias>& aliases = ctx_.graph().output_aliases;
+    std::vector<std::string>& outputs = ctx_.out().outputs;
     for (size_t k = 0; k < items.size(); ++k) {
       const FxArg& item = items[k];
       if (!item.is_node()) throw UserError("the inductor backend only returns tensors; the graph returns " + item.text);
       const FxNode& producer = ctx_.graph().nodes.at(item.node);
       const Value v = ctx_.tensor(item);
       const EagerAlias* eager = aliases.size() == items.size() ? &aliases[k] : nullptr;
+      if (eager && eager->kind == EagerAlias::Kind::SameOutput && eager->input >= 0 && eager->input < static_cast<int>(k)) {
+        outputs.push_back(outputs[eager->input]);  // one object, as eager returns it twice
+        continue;
+      }
       std::string aliased = eager ? eager_alias_buffer(v, *eager) : "";
-      ctx_.out().outputs.push_back(aliased.empty() ? output_buffer(v, producer, eager) : aliased);
+      std::string name = aliased.empty() ? output_buffer(v, producer, eager) : aliased;
+      // Values of two different nodes are two tensor objects in eager even where they share
+      // storage and layout (a split of one piece): a buffer returned again becomes an alias.
+      for (size_t j = 0; j < k; ++j)
+        if (outputs[j] == name && items[j].node != item.node && !(eager && eager->kind == EagerAlias::Kind::Same)) {
+          name = alias_of(name);
+          break;
+        }
+      outputs.push_back(name);
     }
+  }
+
+  std::string alias_of(const std::string& name) {
+    Buffer alias = ctx_.buffer(name);
+    alias.reuses = alias.reuses.empty() ? alias.name : alias.reuses;
+    alias.name = ctx_.fresh_name();
+    alias.kind = Buffer::Kind::Output;
+    alias.cached = false;
+    return ctx_.add_buffer(alias).name;
   }
 
   // The output as eager aliases it: input k itself, or a view of input k's storage (made after

@@ -354,10 +354,10 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     if (value) roots.push_back(value);
   for (const auto& effect : side_effects) roots.push_back(effect.value);
   base = emit_object_table(code, roots, outputs, base);
-  // The break instruction may observe the attributes the trace wrote: apply them first.
-  replay_side_effects(code, side_effects, outputs, base);
   // Every value is rebuilt before any local is stored: a value may be reloaded from a slot
-  // that a store would overwrite (residual = x; x = f(x) keeps the old x in residual).
+  // that a store would overwrite (residual = x; x = f(x) keeps the old x in residual); and
+  // before the side effects are replayed, which may change what a source leads to
+  // (x = lst.pop() reloads lst[-1]).
   for (int i = 0; i < depth_before; ++i) {
     if (state.stack[i]->kind == ValueKind::Null) code.emit(PUSH_NULL);
     else rebuild(code, state.stack[i], outputs, base + i);
@@ -370,6 +370,8 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     rebuild(code, value, outputs, base + depth_before + static_cast<int>(stored.size()));
     stored.push_back(slot);
   }
+  // The break instruction may observe the attributes the trace wrote: apply them before it.
+  replay_side_effects(code, side_effects, outputs, base + depth_before + static_cast<int>(stored.size()));
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) code.emit(STORE_FAST, *it);
   std::vector<int> slots = live_slots(original, state);
   if (state.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(state.kw_names));

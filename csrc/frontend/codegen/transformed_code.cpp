@@ -17,8 +17,10 @@ Ref transformed_code(PyCodeObject* original, Handle compiled_graph,
   std::vector<interp::ValuePtr> roots{return_value};
   for (const auto& effect : side_effects) roots.push_back(effect.value);
   int depth = emit_object_table(code, roots, outputs, 1);
-  replay_side_effects(code, side_effects, outputs, depth);
+  // The return value is read as the trace read it, before any write changes what its source
+  // leads to (`x = lst.pop(); return x` reloads lst[-1], which the replay then removes).
   rebuild(code, return_value, outputs, depth);
+  replay_side_effects(code, side_effects, outputs, depth + 1);
   for (int below = depth; below > 0; --below) {  // drop the outputs (and object) tuples under it
     code.emit(SWAP, 2);
     code.emit(POP_TOP);

@@ -27,30 +27,17 @@ def _needs_autograd(gm, example_inputs):
 
 
 def _eager_training_path(gm, example_inputs):
-    """Graphs that need gradients: AOTAutograd with eager kernels, correct but not yet compiled."""
+    """Graphs that need gradients run as captured, with eager autograd, until compiled training
+    exists. (AOTAutograd with eager kernels was no faster and not eager's autograd: an output
+    the loss does not use gave the inputs behind it a zero .grad instead of None, and a write
+    into a tensor autograd saved failed the joint trace where eager's forward runs.)"""
     global _TRAINING_NOTE_SHOWN
-    from functorch.compile import make_boxed_func
-    from torch._functorch.aot_autograd import aot_module_simplified
-
     if not _TRAINING_NOTE_SHOWN:
         _TRAINING_NOTE_SHOWN = True
-        utils.log("graphs", "inductor: this graph needs gradients; it runs through AOTAutograd with "
-                  "eager kernels (compiled training comes in a later version)")
+        utils.log("graphs", "inductor: this graph needs gradients; it runs as captured with eager "
+                  "autograd (compiled training comes in a later version)")
     utils.counters["inductor"]["autograd_fallback"] += 1
-
-    def keep(graph_module, _inputs):
-        return make_boxed_func(graph_module.forward)
-
-    try:
-        with _ATEN_TRACE_LOCK:
-            return aot_module_simplified(gm, example_inputs, fw_compiler=keep, bw_compiler=keep)
-    except RuntimeError as error:
-        # The graph writes in place into a tensor autograd saved: eager's forward runs, and only
-        # a backward through that tensor would raise. The joint trace runs that backward, so
-        # the graph runs as captured instead, keeping eager's forward and backward exactly.
-        if "modified by an inplace operation" not in str(error):
-            raise
-        return targets.run_as_captured(gm, "an in-place write into a tensor saved for backward")
+    return gm.forward
 
 
 def aten_graph(gm, example_inputs):

@@ -46,6 +46,7 @@ def _static(t):
 
 def eager_aliases(gm, example_inputs):
     """One entry per flat output: None (a tensor of its own), ("same", k) (input k itself),
+    ("output", j) (the same object as output j),
     ("view", k, sizes, strides, offset) (a view of input k, offset in elements from input k's
     first element), or ("keep",) (aliases a parameter, a buffer or something unknown)."""
     values = _example_values(gm)
@@ -55,9 +56,13 @@ def eager_aliases(gm, example_inputs):
     input_storages = [_storage(t) if isinstance(t, torch.Tensor) else None for t in inputs]
     held_storages = {_storage(t) for t in held}
     entries = []
-    for out in outputs:
+    for position, out in enumerate(outputs):
         if not isinstance(out, torch.Tensor):
             entries.append(("keep",))
+            continue
+        earlier = next((j for j in range(position) if outputs[j] is out), None)
+        if earlier is not None:  # x.contiguous() of a contiguous x is x itself
+            entries.append(("output", earlier))
             continue
         storage = _storage(out)
         same = next((k for k, t in enumerate(inputs) if t is out), None)

@@ -140,7 +140,7 @@ def test_backend_of_torch_compile():
 
 
 def test_graph_needing_gradients_takes_the_autograd_path():
-    """Training graphs run through AOTAutograd with eager kernels (compiled training comes later)."""
+    """Training graphs run as captured with eager autograd (compiled training comes later)."""
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
     reference = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
     reference.load_state_dict(model.state_dict())
