@@ -201,7 +201,8 @@ std::vector<int64_t> ints_of(Handle sequence) {
   return out;
 }
 
-// Entries: None, ("same", k), ("view", k, sizes, strides, offset), ("output", j), ("keep",).
+// Entries: None or ("fresh", j[, sizes, strides, offset, base strides, base]), ("same", k), ("view", k, sizes, strides, offset), ("output", j),
+// ("keep",).
 std::vector<EagerAlias> read_output_aliases(Handle output_node) {
   Ref meta = getattr(output_node, "meta");
   PyObject* entries = PyDict_GetItemString(meta.ptr(), "cdynamo_eager_aliases");  // borrowed
@@ -216,6 +217,17 @@ std::vector<EagerAlias> read_output_aliases(Handle output_node) {
     } else {
       if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 1) throw InternalError("malformed eager alias entry");
       std::string kind = str_of(PyTuple_GET_ITEM(entry, 0));
+      if (kind == "fresh") {
+        alias.kind = EagerAlias::Kind::Fresh;
+        alias.input = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(entry, 1)));
+        if (PyTuple_GET_SIZE(entry) == 7) {
+          alias.base = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(entry, 6)));
+          alias.sizes = ints_of(PyTuple_GET_ITEM(entry, 2));
+          alias.strides = ints_of(PyTuple_GET_ITEM(entry, 3));
+          alias.offset = PyLong_AsLongLong(PyTuple_GET_ITEM(entry, 4));
+          alias.base_strides = ints_of(PyTuple_GET_ITEM(entry, 5));
+        }
+      }
       if (kind == "same" || kind == "view" || kind == "output") {
         alias.kind = kind == "same" ? EagerAlias::Kind::Same : kind == "view" ? EagerAlias::Kind::View : EagerAlias::Kind::SameOutput;
         alias.input = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(entry, 1)));

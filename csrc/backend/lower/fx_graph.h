@@ -67,9 +67,13 @@ struct FxNode {
 struct EagerAlias {
   enum class Kind { Unknown, Fresh, Same, View, SameOutput };
   Kind kind = Kind::Unknown;
-  int input = -1;  // placeholder position, for Same and View; the earlier output's, for SameOutput
+  // Same, View: the placeholder position; SameOutput: the earlier output's; Fresh: the first
+  // output sharing its storage in eager (itself when none before it does; -1 unknown).
+  int input = -1;
   std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;  // elements from the input's first element
+  int64_t offset = 0;  // elements from the input's (Fresh: output `input`'s) first element
+  int base = -1;                      // Fresh inside another output of its storage: that output
+  std::vector<int64_t> base_strides;  // and its eager strides
 };
 
 struct FxGraph {

@@ -266,6 +266,15 @@ class Driver {
       }
       std::string aliased = eager ? eager_alias_buffer(v, *eager) : "";
       std::string name = aliased.empty() ? output_buffer(v, producer, eager) : aliased;
+      // A tensor of its own in eager (a clone of an intermediate) that the functional graph
+      // computed into an earlier output's storage is stored anew: a write into one of them
+      // must not show in the other.
+      if (eager && eager->kind == EagerAlias::Kind::Fresh && eager->input == static_cast<int>(k))
+        for (size_t j = 0; j < k; ++j)
+          if (root_of(outputs[j]) == root_of(name)) {
+            name = ctx_.store(v, eager_strides(v, producer), Buffer::Kind::Output);
+            break;
+          }
       // Values of two different nodes are two tensor objects in eager even where they share
       // storage and layout (a split of one piece): a buffer returned again becomes an alias.
       for (size_t j = 0; j < k; ++j)
@@ -275,6 +284,42 @@ class Driver {
         }
       outputs.push_back(name);
     }
+    // Views in eager of another output's storage that the functional graph stored apart.
+    for (size_t k = 0; k < items.size() && aliases.size() == items.size(); ++k) {
+      const EagerAlias& eager = aliases[k];
+      if (eager.kind != EagerAlias::Kind::Fresh || eager.base < 0 || eager.base >= static_cast<int>(items.size())) continue;
+      const std::string& base = outputs[eager.base];
+      if (root_of(base) == root_of(outputs[k])) continue;
+      if (std::string view = view_of_output(base, ctx_.tensor(items[k]), eager); !view.empty()) outputs[k] = view;
+    }
+  }
+
+  // v as a view of output buffer `base`, laid out as eager's is relative to base's first
+  // element; "" when base's buffer is not laid out as eager's (the view would be elsewhere).
+  std::string view_of_output(const std::string& base_name, const Value& v, const EagerAlias& eager) {
+    const Buffer& base = ctx_.buffer(base_name);
+    if (eager.base_strides.empty() || base.dtype != v.dtype || base.strides.size() != eager.base_strides.size() ||
+        eager.sizes.size() != v.sizes.size())
+      return "";
+    for (size_t d = 0; d < base.strides.size(); ++d)
+      if (!(base.strides[d] == ir::Expr(eager.base_strides[d]))) return "";
+    Buffer alias;
+    alias.name = ctx_.fresh_name();
+    alias.kind = Buffer::Kind::Output;
+    alias.dtype = base.dtype;
+    for (size_t d = 0; d < eager.sizes.size(); ++d) {
+      alias.sizes.push_back(ir::Expr(eager.sizes[d]));
+      alias.strides.push_back(ir::Expr(eager.strides[d]));
+    }
+    alias.offset = base.offset + ir::Expr(eager.offset);
+    alias.reuses = root_of(base_name);
+    alias.device = base.device;
+    return ctx_.add_buffer(alias).name;
+  }
+
+  std::string root_of(const std::string& name) {
+    const Buffer& b = ctx_.buffer(name);
+    return b.reuses.empty() ? b.name : b.reuses;
   }
 
   std::string alias_of(const std::string& name) {

@@ -81,6 +81,7 @@ def compile_fx(gm, example_inputs):
     with _ATEN_TRACE_LOCK:
         aten_gm = aten_graph(gm, example_inputs)
         reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
+        reason = reason or targets.written_aliased_input_reason(aten_gm, example_inputs)
         if reason is not None:
             return targets.run_as_captured(gm, reason)
         output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))

@@ -45,8 +45,9 @@ def _static(t):
 
 
 def eager_aliases(gm, example_inputs):
-    """One entry per flat output: None (a tensor of its own), ("same", k) (input k itself),
-    ("output", j) (the same object as output j),
+    """One entry per flat output: ("fresh", j) (a tensor of its own, whose storage output j is
+    the first to share: j is itself unless an earlier output is a view of it or it of that),
+    ("same", k) (input k itself), ("output", j) (the same object as output j),
     ("view", k, sizes, strides, offset) (a view of input k, offset in elements from input k's
     first element), or ("keep",) (aliases a parameter, a buffer or something unknown)."""
     values = _example_values(gm)
@@ -74,9 +75,44 @@ def eager_aliases(gm, example_inputs):
             entries.append(("view", view, tuple(out.shape), tuple(out.stride()), offset))
         elif view is not None or storage in held_storages:
             entries.append(("keep",))
-        else:
-            entries.append(None)
+        else:  # the first output with this storage: its own, or shared with an earlier one
+            group = next(j for j in range(position + 1) if isinstance(outputs[j], torch.Tensor)
+                         and _storage(outputs[j]) == storage)
+            entries.append(_fresh_entry(outputs, position, group))
     return entries
+
+
+def _element_range(t):
+    low = t.storage_offset() + sum(min(0, (n - 1) * s) for n, s in zip(t.shape, t.stride()))
+    high = t.storage_offset() + sum(max(0, (n - 1) * s) for n, s in zip(t.shape, t.stride()))
+    return low, high
+
+
+def _fresh_entry(outputs, position, group):
+    """("fresh", j), or with out's layout relative to the largest other output of its storage
+    that holds all of out's elements (so the lowering can make out a view of that output's
+    buffer, as eager's is of its storage): ("fresh", j, sizes, strides, offset, base strides, base)."""
+    out = outputs[position]
+    low, high = _element_range(out)
+    best = None
+    for j, other in enumerate(outputs):
+        if j == position or not isinstance(other, torch.Tensor) or _storage(other) != _storage(out):
+            continue
+        if not (_static(out) and _static(other)) or other.dtype != out.dtype or out.numel() == 0:
+            continue
+        other_low, other_high = _element_range(other)
+        # Inside the other's elements, and the other without gaps (its buffer holds them all).
+        if low < other_low or high > other_high or other_high - other_low + 1 != other.numel():
+            continue
+        if (low, high) == (other_low, other_high) and j > position:
+            continue  # the same elements: the earlier of the two is the base
+        if best is None or other.numel() > outputs[best].numel():
+            best = j
+    if best is None:
+        return ("fresh", group)
+    base = outputs[best]
+    offset = out.storage_offset() - base.storage_offset()
+    return ("fresh", group, tuple(out.shape), tuple(out.stride()), offset, tuple(base.stride()), best)
 
 
 def annotate(aten_gm, entries):

@@ -70,3 +70,23 @@ def run_as_captured(gm, reason):
         _WARNED.add(reason)
         warnings.warn(message, stacklevel=2)
     return gm.forward
+
+
+def written_aliased_input_reason(aten_gm, example_inputs):
+    """The lowering orders reads and writes of each input on its own: an input written in place
+    that shares memory with another input (x and x[0] both passed in) would be read after the
+    write through the other one. Such graphs run as captured."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    storages = [StorageWeakRef(t.untyped_storage()) if isinstance(t, torch.Tensor) else None for t in example_inputs]
+    known = [s for s in storages if s is not None]
+    if len(set(known)) == len(known):
+        return None
+    placeholders = [n for n in aten_gm.graph.nodes if n.op == "placeholder"]
+    written = {n.args[0] for n in aten_gm.graph.nodes
+               if n.op == "call_function" and str(n.target) == "aten.copy_.default" and n.args[0] in placeholders}
+    for node in written:
+        k = placeholders.index(node)
+        if k < len(storages) and storages[k] is not None and storages.count(storages[k]) > 1:
+            return "graph inputs that share memory, one of them written in place"
+    return None

@@ -210,3 +210,40 @@ def test_dimensions_of_0d_tensors_as_torch_wraps_them(fn):
     expected, got = run_both(fn, a)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected)
+
+
+def outputs_of_one_storage(x):
+    t = torch.full_like(x, 3.0) * x
+    same = t.contiguous()  # t itself
+    return same.select(-1, 0), same, t.clone(), same[1:]
+
+
+def test_outputs_share_storage_exactly_as_eager():
+    x = torch.randn(3, 4)
+    expected, got = run_both(outputs_of_one_storage, x)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e)
+    assert got[1] is not got[0] and got[1] is not got[3]
+    for outs in (expected, got):
+        outs[1].fill_(-1)  # the base: its views see it, the clone does not
+    for e, g in zip(expected, got):
+        assert torch.equal(g, e)
+    assert not torch.equal(got[2], got[1])
+
+
+def reads_view_then_writes_base(a, v):
+    e = v.exp()
+    a.mul_(0.5)
+    return e
+
+
+def test_inputs_sharing_memory_with_a_write_run_as_captured():
+    ae, ac = torch.randn(2, 4), None
+    ac = ae.clone()
+    expected = reads_view_then_writes_base(ae, ae[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = compiled(reads_view_then_writes_base)(ac, ac[0])
+    torch.testing.assert_close(got, expected)
+    assert torch.equal(ac, ae)
+    assert any("share memory" in key for key in fallback_reasons())
