@@ -223,7 +223,23 @@ class Driver {
       for (const auto& value : ctx_.lowered(k).values) {
         if (value && !value->storage->realized() && value->storage->reads.count(dst)) ctx_.realize(*value->storage);
       }
+      if (graph.nodes[k].op != "placeholder") snapshot_values_of(k, dst);
     }
+  }
+
+  // Values of node k that are dst's storage itself (a functional copy of the input, which the
+  // graph may share with it) get their own copy before dst is overwritten: they hold the
+  // input's old contents. (Returned views of the input that eager aliases are made from the
+  // input buffer itself, see eager_alias_buffer.)
+  void snapshot_values_of(int k, const std::string& dst) {
+    Lowered lowered = ctx_.lowered(k);
+    bool changed = false;
+    for (auto& value : lowered.values) {
+      if (!value || !value->storage->realized() || root_of(value->storage->buffer) != root_of(dst)) continue;
+      value = ctx_.from_buffer(ctx_.store(*value, eager_strides(*value, ctx_.graph().nodes[k]), Buffer::Kind::Intermediate));
+      changed = true;
+    }
+    if (changed) ctx_.set_lowered(k, std::move(lowered));
   }
 
 
@@ -292,6 +308,9 @@ class Driver {
       if (root_of(base) == root_of(outputs[k])) continue;
       if (std::string view = view_of_output(base, ctx_.tensor(items[k]), eager); !view.empty()) outputs[k] = view;
     }
+    for (size_t k = 0; k < items.size() && aliases.size() == items.size(); ++k)  // after the views: still one object
+      if (aliases[k].kind == EagerAlias::Kind::SameOutput && aliases[k].input >= 0 && aliases[k].input < static_cast<int>(k))
+        outputs[k] = outputs[aliases[k].input];
   }
 
   // v as a view of output buffer `base`, laid out as eager's is relative to base's first

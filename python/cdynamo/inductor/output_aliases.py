@@ -104,8 +104,8 @@ def _fresh_entry(outputs, position, group):
         # Inside the other's elements, and the other without gaps (its buffer holds them all).
         if low < other_low or high > other_high or other_high - other_low + 1 != other.numel():
             continue
-        if (low, high) == (other_low, other_high) and j > position:
-            continue  # the same elements: the earlier of the two is the base
+        if (low, high) == (other_low, other_high) and j > position and high - low + 1 == out.numel():
+            continue  # two dense views of the same elements: the earlier is the base
         if best is None or other.numel() > outputs[best].numel():
             best = j
     if best is None:

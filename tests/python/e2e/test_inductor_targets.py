@@ -247,3 +247,14 @@ def test_inputs_sharing_memory_with_a_write_run_as_captured():
     torch.testing.assert_close(got, expected)
     assert torch.equal(ac, ae)
     assert any("share memory" in key for key in fallback_reasons())
+
+
+def test_returned_views_are_autograd_views_of_their_base():
+    # A write through the returned view must bump the input's version, as eager's does: a
+    # tensor autograd saved from the input then fails its backward exactly as in eager.
+    a = torch.randn(2, 4)
+    view = compiled(lambda a: a.unsqueeze(0))(a)
+    before = a._version
+    view.fill_(2.0)
+    assert a._version > before and view._base is a
+    assert torch.equal(a, torch.full((2, 4), 2.0))
