@@ -265,52 +265,52 @@ class Driver {
     return ok;
   }
 
+  // Each returned value's buffer, then the aliasing eager gives the outputs among themselves.
   void lower_output(const FxNode& node) {
     const FxArg& returned = node.param(0);
     std::vector<FxArg> items = returned.kind == FxArg::Kind::List ? returned.items : std::vector<FxArg>{returned};
     const std::vector<EagerAlias>& aliases = ctx_.graph().output_aliases;
+    const bool known = aliases.size() == items.size();
     std::vector<std::string>& outputs = ctx_.out().outputs;
     for (size_t k = 0; k < items.size(); ++k) {
-      const FxArg& item = items[k];
-      if (!item.is_node()) throw UserError("the inductor backend only returns tensors; the graph returns " + item.text);
-      const FxNode& producer = ctx_.graph().nodes.at(item.node);
-      const Value v = ctx_.tensor(item);
-      const EagerAlias* eager = aliases.size() == items.size() ? &aliases[k] : nullptr;
-      if (eager && eager->kind == EagerAlias::Kind::SameOutput && eager->input >= 0 && eager->input < static_cast<int>(k)) {
-        outputs.push_back(outputs[eager->input]);  // one object, as eager returns it twice
-        continue;
-      }
-      std::string aliased = eager ? eager_alias_buffer(v, *eager) : "";
-      std::string name = aliased.empty() ? output_buffer(v, producer, eager) : aliased;
-      // A tensor of its own in eager (a clone of an intermediate) that the functional graph
-      // computed into an earlier output's storage is stored anew: a write into one of them
-      // must not show in the other.
-      if (eager && eager->kind == EagerAlias::Kind::Fresh && eager->input == static_cast<int>(k))
-        for (size_t j = 0; j < k; ++j)
-          if (root_of(outputs[j]) == root_of(name)) {
-            name = ctx_.store(v, eager_strides(v, producer), Buffer::Kind::Output);
-            break;
-          }
-      // Values of two different nodes are two tensor objects in eager even where they share
-      // storage and layout (a split of one piece): a buffer returned again becomes an alias.
-      for (size_t j = 0; j < k; ++j)
-        if (outputs[j] == name && items[j].node != item.node && !(eager && eager->kind == EagerAlias::Kind::Same)) {
-          name = alias_of(name);
-          break;
-        }
-      outputs.push_back(name);
+      if (!items[k].is_node()) throw UserError("the inductor backend only returns tensors; the graph returns " + items[k].text);
+      outputs.push_back(returned_buffer(items, k, known ? &aliases[k] : nullptr));
     }
+    if (!known) return;
     // Views in eager of another output's storage that the functional graph stored apart.
-    for (size_t k = 0; k < items.size() && aliases.size() == items.size(); ++k) {
+    for (size_t k = 0; k < items.size(); ++k) {
       const EagerAlias& eager = aliases[k];
       if (eager.kind != EagerAlias::Kind::Fresh || eager.base < 0 || eager.base >= static_cast<int>(items.size())) continue;
       const std::string& base = outputs[eager.base];
       if (root_of(base) == root_of(outputs[k])) continue;
       if (std::string view = view_of_output(base, ctx_.tensor(items[k]), eager); !view.empty()) outputs[k] = view;
     }
-    for (size_t k = 0; k < items.size() && aliases.size() == items.size(); ++k)  // after the views: still one object
+    for (size_t k = 0; k < items.size(); ++k)  // after the views: still one object
       if (aliases[k].kind == EagerAlias::Kind::SameOutput && aliases[k].input >= 0 && aliases[k].input < static_cast<int>(k))
         outputs[k] = outputs[aliases[k].input];
+  }
+
+  // The buffer of output k (the outputs before it are placed), as eager aliases it.
+  std::string returned_buffer(const std::vector<FxArg>& items, size_t k, const EagerAlias* eager) {
+    const std::vector<std::string>& outputs = ctx_.out().outputs;
+    const FxNode& producer = ctx_.graph().nodes.at(items[k].node);
+    const Value v = ctx_.tensor(items[k]);
+    if (eager && eager->kind == EagerAlias::Kind::SameOutput && eager->input >= 0 && eager->input < static_cast<int>(k))
+      return outputs[eager->input];  // one object, as eager returns it twice
+    std::string aliased = eager ? eager_alias_buffer(v, *eager) : "";
+    std::string name = aliased.empty() ? output_buffer(v, producer, eager) : aliased;
+    // A tensor of its own in eager (a clone of an intermediate) that the functional graph
+    // computed into an earlier output's storage is stored anew: a write into one of them must
+    // not show in the other.
+    if (eager && eager->kind == EagerAlias::Kind::Fresh && eager->input == static_cast<int>(k))
+      for (size_t j = 0; j < k; ++j)
+        if (root_of(outputs[j]) == root_of(name)) return ctx_.store(v, eager_strides(v, producer), Buffer::Kind::Output);
+    // Values of two different nodes are two tensor objects in eager even where they share
+    // storage and layout (a split of one piece): a buffer returned again becomes an alias.
+    for (size_t j = 0; j < k; ++j)
+      if (outputs[j] == name && items[j].node != items[k].node && !(eager && eager->kind == EagerAlias::Kind::Same))
+        return alias_of(name);
+    return name;
   }
 
   // v as a view of output buffer `base`, laid out as eager's is relative to base's first
@@ -322,17 +322,22 @@ class Driver {
       return "";
     for (size_t d = 0; d < base.strides.size(); ++d)
       if (!(base.strides[d] == ir::Expr(eager.base_strides[d]))) return "";
+    return output_view(base, eager, base.offset + ir::Expr(eager.offset));
+  }
+
+  // An Output buffer over the storage of `over` (or of its root) with eager's sizes and strides.
+  std::string output_view(const Buffer& over, const EagerAlias& eager, ir::Expr offset) {
     Buffer alias;
     alias.name = ctx_.fresh_name();
     alias.kind = Buffer::Kind::Output;
-    alias.dtype = base.dtype;
+    alias.dtype = over.dtype;
     for (size_t d = 0; d < eager.sizes.size(); ++d) {
       alias.sizes.push_back(ir::Expr(eager.sizes[d]));
       alias.strides.push_back(ir::Expr(eager.strides[d]));
     }
-    alias.offset = base.offset + ir::Expr(eager.offset);
-    alias.reuses = root_of(base_name);
-    alias.device = base.device;
+    alias.offset = offset;
+    alias.reuses = over.reuses.empty() ? over.name : over.reuses;
+    alias.device = over.device;
     return ctx_.add_buffer(alias).name;
   }
 
@@ -359,18 +364,7 @@ class Driver {
     const Buffer& base = ctx_.buffer(inputs[eager.input]);
     if (eager.kind == EagerAlias::Kind::Same) return base.name;
     if (eager.kind != EagerAlias::Kind::View || base.dtype != v.dtype || eager.sizes.size() != v.sizes.size()) return "";
-    Buffer alias;
-    alias.name = ctx_.fresh_name();
-    alias.kind = Buffer::Kind::Output;
-    alias.dtype = base.dtype;
-    for (size_t d = 0; d < eager.sizes.size(); ++d) {
-      alias.sizes.push_back(ir::Expr(eager.sizes[d]));
-      alias.strides.push_back(ir::Expr(eager.strides[d]));
-    }
-    alias.offset = ir::Expr(eager.offset);
-    alias.reuses = base.name;
-    alias.device = base.device;
-    return ctx_.add_buffer(alias).name;
+    return output_view(base, eager, ir::Expr(eager.offset));
   }
 
   // Whether v's storage is a graph input's or a constant's (directly or as a view of one).
