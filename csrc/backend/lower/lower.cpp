@@ -370,9 +370,8 @@ class Driver {
   // Whether v's storage is a graph input's or a constant's (directly or as a view of one).
   bool reads_given_storage(const Value& v) {
     if (!v.storage->realized()) return false;
-    const Buffer* b = &ctx_.buffer(v.storage->buffer);
-    if (!b->reuses.empty()) b = &ctx_.buffer(b->reuses);
-    return b->kind == Buffer::Kind::Input || b->kind == Buffer::Kind::Constant;
+    Buffer::Kind kind = ctx_.buffer(root_of(v.storage->buffer)).kind;
+    return kind == Buffer::Kind::Input || kind == Buffer::Kind::Constant;
   }
 
   // A buffer holding a returned value: the value's own buffer, an alias of it (views keep

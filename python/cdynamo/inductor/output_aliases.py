@@ -9,7 +9,8 @@ import torch.utils._pytree as pytree
 META_KEY = "cdynamo_eager_aliases"
 
 
-def _storage(t):
+def storage_of(t):
+    """The identity of t's storage (equal for every view of one storage, real or fake)."""
     from torch.multiprocessing.reductions import StorageWeakRef
 
     return StorageWeakRef(t.untyped_storage())
@@ -54,8 +55,9 @@ def eager_aliases(gm, example_inputs):
     if values is None:
         values = _fake_run(gm, example_inputs)
     inputs, outputs, held = values
-    input_storages = [_storage(t) if isinstance(t, torch.Tensor) else None for t in inputs]
-    held_storages = {_storage(t) for t in held}
+    input_storages = [storage_of(t) if isinstance(t, torch.Tensor) else None for t in inputs]
+    output_storages = [storage_of(t) if isinstance(t, torch.Tensor) else None for t in outputs]
+    held_storages = {storage_of(t) for t in held}
     entries = []
     for position, out in enumerate(outputs):
         if not isinstance(out, torch.Tensor):
@@ -65,7 +67,7 @@ def eager_aliases(gm, example_inputs):
         if earlier is not None:  # x.contiguous() of a contiguous x is x itself
             entries.append(("output", earlier))
             continue
-        storage = _storage(out)
+        storage = output_storages[position]
         same = next((k for k, t in enumerate(inputs) if t is out), None)
         view = next((k for k, s in enumerate(input_storages) if s == storage), None)
         if same is not None:
@@ -76,9 +78,8 @@ def eager_aliases(gm, example_inputs):
         elif view is not None or storage in held_storages:
             entries.append(("keep",))
         else:  # the first output with this storage: its own, or shared with an earlier one
-            group = next(j for j in range(position + 1) if isinstance(outputs[j], torch.Tensor)
-                         and _storage(outputs[j]) == storage)
-            entries.append(_fresh_entry(outputs, position, group))
+            group = output_storages.index(storage)
+            entries.append(_fresh_entry(outputs, output_storages, position, group))
     return entries
 
 
@@ -88,7 +89,7 @@ def _element_range(t):
     return low, high
 
 
-def _fresh_entry(outputs, position, group):
+def _fresh_entry(outputs, storages, position, group):
     """("fresh", j), or with out's layout relative to the largest other output of its storage
     that holds all of out's elements (so the lowering can make out a view of that output's
     buffer, as eager's is of its storage): ("fresh", j, sizes, strides, offset, base strides, base)."""
@@ -96,7 +97,7 @@ def _fresh_entry(outputs, position, group):
     low, high = _element_range(out)
     best = None
     for j, other in enumerate(outputs):
-        if j == position or not isinstance(other, torch.Tensor) or _storage(other) != _storage(out):
+        if j == position or storages[j] != storages[position]:
             continue
         if not (_static(out) and _static(other)) or other.dtype != out.dtype or out.numel() == 0:
             continue

@@ -1,5 +1,6 @@
 """Which code generator compiles a graph, decided per graph from the tensors it touches: the C++
 target takes plain strided CPU tensors of the loop IR's dtypes; anything else runs as captured."""
+import functools
 import warnings
 
 import torch
@@ -9,6 +10,7 @@ from .. import utils
 _WARNED = set()
 
 
+@functools.cache
 def _ir_dtypes():
     from .. import _C
 
@@ -23,7 +25,7 @@ def _is_plain_tensor(t):
     return type(t) in (torch.Tensor, torch.nn.Parameter) or isinstance(t, FakeTensor)
 
 
-def unsupported_tensor_reason(t, dtypes=None):
+def unsupported_tensor_reason(t):
     """Why the C++ target cannot compile a graph touching tensor t, or None if it can."""
     if not _is_plain_tensor(t):
         return f"tensor subclass {type(t).__module__}.{type(t).__qualname__}"
@@ -35,7 +37,7 @@ def unsupported_tensor_reason(t, dtypes=None):
         return "quantized tensors"
     if t.device.type != "cpu":
         return f"tensors on {t.device} (no code generator for {t.device.type} yet)"
-    if t.dtype not in (dtypes or _ir_dtypes()):
+    if t.dtype not in _ir_dtypes():
         return f"tensors of dtype {t.dtype}"
     return None
 
@@ -52,9 +54,8 @@ def _graph_tensors(gm, example_inputs):
 
 def unsupported_reason(gm, example_inputs):
     """None when the C++ target can compile gm, else the first reason it cannot, in user terms."""
-    dtypes = _ir_dtypes()
     for t in _graph_tensors(gm, example_inputs):
-        reason = unsupported_tensor_reason(t, dtypes)
+        reason = unsupported_tensor_reason(t)
         if reason is not None:
             return reason
     return None
@@ -76,9 +77,9 @@ def written_aliased_input_reason(aten_gm, example_inputs):
     """The lowering orders reads and writes of each input on its own: an input written in place
     that shares memory with another input (x and x[0] both passed in) would be read after the
     write through the other one. Such graphs run as captured."""
-    from torch.multiprocessing.reductions import StorageWeakRef
+    from .output_aliases import storage_of
 
-    storages = [StorageWeakRef(t.untyped_storage()) if isinstance(t, torch.Tensor) else None for t in example_inputs]
+    storages = [storage_of(t) if isinstance(t, torch.Tensor) else None for t in example_inputs]
     known = [s for s in storages if s is not None]
     if len(set(known)) == len(known):
         return None
