@@ -525,12 +525,12 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
         slots[s].reset();
       }
     }
-    for (int s : final_views_) allocate(slots, s);
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
   }
-  // Returned views are made again above the autograd keys: as eager's, they share their base's
-  // version counter (a write through one is seen by autograd's checks on the other).
+  // Returned views (final_views_, and views a step already used) are made here, above the
+  // autograd keys: as eager's, they share their base's version counter (a write through one is
+  // seen by autograd's checks on the other).
   for (int s : output_slots_)
     if (buffers_[s].reuses >= 0) allocate(slots, s);
   for (size_t s = 0; s < slots.size(); ++s) keep(static_cast<int>(s), slots[s]);
