@@ -1,11 +1,12 @@
 // The inductor pipeline as one C++ call: lower an aten graph to loop IR, schedule (fuse, plan
-// memory), generate and compile C++ kernels, and wrap them in the runtime's callable.
+// memory), generate and compile the target's kernels, and wrap them in the runtime's callable.
 // Assumes the aten graph comes from cdynamo.inductor.compile_fx.aten_graph.
 #include "backend/cache/kernel_cache.h"
 #include "backend/lower/lower.h"
 #include "backend/runtime/compiled_program.h"
 #include "backend/runtime/gil.h"
 #include "backend/sched/schedule.h"
+#include "backend/target/target.h"
 #include "common/error.h"
 #include "common/py_import.h"
 #include "module.h"
@@ -13,20 +14,30 @@
 namespace cdynamo {
 namespace {
 
-// _inductor_compile(aten_gm, eager_fallback, want_blob=False): the compiled callable, or with
-// want_blob the pair (callable, blob) where blob is the program as bytes for the compiled-graph
-// cache (python/cdynamo/inductor/graph_cache.py), or None when it cannot be stored.
+// _inductor_compile(aten_gm, eager_fallback, want_blob=False, target="cpp", device_type="cpu"):
+// the compiled callable, or with want_blob the pair (callable, blob) where blob is the program as
+// bytes for the compiled-graph cache (python/cdynamo/inductor/graph_cache.py), or None when it
+// cannot be stored. target: "cpp" or "triton"; device_type: where the graph's tensors live.
+//
+// The pipeline: lower (aten graph -> loop IR) -> schedule (fusion, kernel I/O, reuse, memory
+// plan; verified under config.verify_ir) -> target.prepare (code generation) -> compile and
+// cache (the target's job) -> runtime executor.
 // Ownership contract: borrows the arguments; returns a new reference, or NULL with an error set.
 PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   PyObject *aten_graph_module, *eager_fallback;
   int want_blob = 0;
-  if (!PyArg_ParseTuple(args, "OO|p", &aten_graph_module, &eager_fallback, &want_blob)) return nullptr;
+  const char* target_name = "cpp";
+  const char* device_type = "cpu";
+  if (!PyArg_ParseTuple(args, "OO|pss", &aten_graph_module, &eager_fallback, &want_blob, &target_name, &device_type))
+    return nullptr;
   CDYNAMO_BOUNDARY_BEGIN
   Stopwatch watch;
+  const target::Capabilities capabilities = target::target_named(target_name).capabilities();
   lower::LowerOptions lower_options;
-  lower_options.indirect_loads = runtime::supports_indirect_loads();
+  lower_options.indirect_loads = capabilities.indirect_loads;
+  lower_options.device_type = device_type;
   sched::ScheduleOptions schedule_options;
-  schedule_options.full_pointwise_in_reductions = runtime::supports_full_pointwise_in_reductions();
+  schedule_options.full_pointwise_in_reductions = capabilities.full_pointwise_in_reductions;
   schedule_options.cache_constant_kernels = config_bool("freeze_constants");
   lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module, lower_options);
   std::vector<std::pair<std::string, Ref>> constants = lowered.constants;
@@ -39,9 +50,10 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
     text = check(PyUnicode_FromString(ir::to_string(program).c_str()));
     call_helper("cdynamo.utils", "log", {Ref(check(PyUnicode_FromString("ir"))), text});
   }
-  if (!want_blob) return runtime::compile_program(std::move(program), std::move(constants), eager_fallback).release();
+  if (!want_blob)
+    return runtime::compile_program(std::move(program), std::move(constants), eager_fallback, nullptr, target_name).release();
   std::string blob;
-  Ref compiled = runtime::compile_program(std::move(program), std::move(constants), eager_fallback, &blob);
+  Ref compiled = runtime::compile_program(std::move(program), std::move(constants), eager_fallback, &blob, target_name);
   Ref bytes = blob.empty() ? Ref::borrow(Py_None) : check(PyBytes_FromStringAndSize(blob.data(), static_cast<Py_ssize_t>(blob.size())));
   return check(PyTuple_Pack(2, compiled.ptr(), bytes.ptr())).release();
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -105,7 +117,8 @@ PyObject* py_inductor_dtypes(PyObject*, PyObject*) {
 PyMethodDef inductor_methods[] = {
     {"_inductor_dtypes", py_inductor_dtypes, METH_NOARGS, "_inductor_dtypes() -> tuple of the torch dtype names the loop IR supports"},
     {"_inductor_compile", py_inductor_compile, METH_VARARGS,
-     "_inductor_compile(aten_gm, eager_fallback, want_blob=False) -> callable, or (callable, blob or None)"},
+     "_inductor_compile(aten_gm, eager_fallback, want_blob=False, target='cpp', device_type='cpu') -> callable, or "
+     "(callable, blob or None)"},
     {"_inductor_load", py_inductor_load, METH_VARARGS,
      "_inductor_load(blob, [(name, tensor), ...]) -> callable, or None if a kernel is missing"},
     {"_inductor_toolchain_key", py_inductor_toolchain_key, METH_NOARGS,

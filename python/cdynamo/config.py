@@ -135,6 +135,15 @@ freeze_constants = False
 # Initialised from CDYNAMO_GRAPH_CACHE (0 turns it off).
 graph_cache = os.environ.get("CDYNAMO_GRAPH_CACHE", "1") != "0"
 
+# The inductor backend's code generator for CPU tensors: "cpp" (C++/OpenMP kernels) or "triton"
+# (the GPU target's Triton kernels, run by Triton's interpreter: slow, for testing that target
+# without a GPU). CUDA tensors always use Triton. Initialised from CDYNAMO_CPU_BACKEND.
+cpu_backend = os.environ.get("CDYNAMO_CPU_BACKEND", "cpp")
+
+# True: each Triton kernel of the inductor backend is compiled with a few block-size/warp
+# candidates, each timed on the GPU once, and the fastest kept (mode="max-autotune").
+max_autotune = False
+
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
@@ -152,6 +161,8 @@ _KNOB_NAMES = frozenset(
         "channels_last_convolutions",
         "freeze_constants",
         "graph_cache",
+        "cpu_backend",
+        "max_autotune",
     }
 )
 

@@ -34,7 +34,7 @@ class Driver {
   LoweredGraph run() {
     const FxGraph& graph = ctx_.graph();
     for (const FxNode& node : graph.nodes) {
-      require_cpu(node);
+      require_device(node);
       if (node.op == "placeholder") lower_placeholder(node);
       else if (node.op == "get_attr") lower_constant(node);
       else if (node.op == "call_function") lower_call(node);
@@ -45,13 +45,17 @@ class Driver {
   }
 
  private:
-  // The C++ target's kernels dereference raw host pointers: a tensor elsewhere (CUDA, meta)
-  // would be a crash, not an error. cdynamo.inductor.targets routes such graphs to aten first.
-  static void require_cpu(const FxNode& node) {
+  // Kernels dereference raw pointers of one kind of device: a tensor elsewhere (CUDA for the C++
+  // target, meta) would be a crash, not an error. cdynamo.inductor.targets routes such graphs
+  // to aten first.
+  bool on_target_device(const std::string& device) const {
+    return device.compare(0, ctx_.options().device_type.size(), ctx_.options().device_type) == 0;
+  }
+  void require_device(const FxNode& node) const {
     for (const std::optional<TensorMeta>& meta : node.meta)
-      if (meta && meta->device != "cpu")
-        throw UserError("the inductor backend's C++ target compiles CPU tensors only; " + node.name + " is on " +
-                        meta->device);
+      if (meta && !on_target_device(meta->device))
+        throw UserError("the inductor backend's target for " + ctx_.options().device_type + " tensors cannot compile " +
+                        node.name + ", which is on " + meta->device);
   }
 
   void lower_placeholder(const FxNode& node) {
@@ -89,8 +93,9 @@ class Driver {
     if (PyObject_IsInstance(tensor.ptr(), tensor_type.ptr()) != 1)
       throw UserError("get_attr " + node.target + " is not a tensor");
     TensorMeta meta = tensor_meta_of(tensor.ptr());
-    if (meta.device != "cpu")
-      throw UserError("the inductor backend's C++ target compiles CPU tensors only; " + node.target + " is on " + meta.device);
+    if (!on_target_device(meta.device))
+      throw UserError("the inductor backend's target for " + ctx_.options().device_type + " tensors cannot compile " +
+                      node.target + ", which is on " + meta.device);
     Buffer b;
     b.name = node.name;
     b.kind = Buffer::Kind::Constant;

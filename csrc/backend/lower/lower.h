@@ -25,6 +25,9 @@ struct LowerOptions {
   // gather / index / index_select / embedding as indirect loads (ScalarNode::indirect);
   // off: they run as extern calls.
   bool indirect_loads = true;
+  // The device type the target's kernels run on ("cpu", or "cuda" for the Triton target on a
+  // GPU): a tensor elsewhere would be dereferenced as the wrong kind of pointer.
+  std::string device_type = "cpu";
 };
 
 // Lowers an aten-level GraphModule (see the file comment). Ops without a lowering become

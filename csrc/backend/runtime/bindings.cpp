@@ -55,23 +55,45 @@ PyObject* py_generate_cpp(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
-// compile_program(d, constants=None, eager_fallback=None) -> callable (see compiled_program.h).
+// generate_triton(d) -> {kernel name: Triton module source}.
 // Ownership contract: args borrowed; returns a new reference or NULL with an error.
-PyObject* py_compile_program(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* py_generate_triton(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   CDYNAMO_BOUNDARY_BEGIN
-  expect_args(nargs, 1, 3, "compile_program");
-  Handle constants = nargs > 1 ? args[1] : nullptr;
-  Handle fallback = nargs > 2 ? args[2] : nullptr;
-  return runtime::compile_program(program_from_dict(args[0]), constants_from(constants), fallback).release();
+  expect_args(nargs, 1, 1, "generate_triton");
+  Ref out = check(PyDict_New());
+  for (auto& [name, source] : runtime::generate_sources(program_from_dict(args[0]), "triton"))
+    check_status(PyDict_SetItemString(out.ptr(), name.c_str(), check(PyUnicode_FromString(source.c_str())).ptr()));
+  return out.release();
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
-// run_program(d, inputs, constants=None) -> tuple of outputs: compile (cached) and call once.
+std::string target_arg(PyObject* const* args, Py_ssize_t nargs, Py_ssize_t at) {
+  if (nargs <= at || args[at] == Py_None) return "cpp";
+  return to_std_string(Handle(args[at]));
+}
+
+// compile_program(d, constants=None, eager_fallback=None, target="cpp") -> callable
+// (see compiled_program.h).
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_compile_program(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 1, 4, "compile_program");
+  Handle constants = nargs > 1 ? args[1] : nullptr;
+  Handle fallback = nargs > 2 ? args[2] : nullptr;
+  return runtime::compile_program(program_from_dict(args[0]), constants_from(constants), fallback, nullptr,
+                                  target_arg(args, nargs, 3))
+      .release();
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+// run_program(d, inputs, constants=None, target="cpp") -> tuple of outputs: compile (cached) and
+// call once.
 // Ownership contract: args borrowed; returns a new reference or NULL with an error.
 PyObject* py_run_program(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   CDYNAMO_BOUNDARY_BEGIN
-  expect_args(nargs, 2, 3, "run_program");
-  Ref fn = runtime::compile_program(program_from_dict(args[0]), constants_from(nargs > 2 ? args[2] : nullptr), nullptr);
+  expect_args(nargs, 2, 4, "run_program");
+  Ref fn = runtime::compile_program(program_from_dict(args[0]), constants_from(nargs > 2 ? args[2] : nullptr), nullptr,
+                                    nullptr, target_arg(args, nargs, 3));
   Ref inputs = check(PySequence_Tuple(args[1]));
   return check(PyObject_Call(fn.ptr(), inputs.ptr(), nullptr)).release();
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -127,9 +149,11 @@ PyObject* py_parse_index(PyObject*, PyObject* arg) {
 PyMethodDef testing_methods[] = {
     {"program_from_dict", CDYNAMO_FASTCALL(py_program_from_dict), METH_FASTCALL, "program_from_dict(d) -> IR text"},
     {"generate_cpp", CDYNAMO_FASTCALL(py_generate_cpp), METH_FASTCALL, "generate_cpp(d) -> {kernel: C++ source}"},
+    {"generate_triton", CDYNAMO_FASTCALL(py_generate_triton), METH_FASTCALL, "generate_triton(d) -> {kernel: Triton source}"},
     {"compile_program", CDYNAMO_FASTCALL(py_compile_program), METH_FASTCALL,
-     "compile_program(d, constants=None, eager_fallback=None) -> callable"},
-    {"run_program", CDYNAMO_FASTCALL(py_run_program), METH_FASTCALL, "run_program(d, inputs, constants=None) -> outputs"},
+     "compile_program(d, constants=None, eager_fallback=None, target='cpp') -> callable"},
+    {"run_program", CDYNAMO_FASTCALL(py_run_program), METH_FASTCALL,
+     "run_program(d, inputs, constants=None, target='cpp') -> outputs"},
     {"kernel_cache_stats", py_kernel_cache_stats, METH_NOARGS, "counters of the kernel cache"},
     {"reset_kernel_cache_stats", py_reset_kernel_cache_stats, METH_NOARGS, "zero the kernel cache counters"},
     {"clear_kernel_memory_cache", py_clear_kernel_memory_cache, METH_NOARGS, "forget loaded kernels (disk stays)"},

@@ -9,10 +9,10 @@
 #include <mutex>
 #include <thread>
 #include "backend/cache/kernel_cache.h"
-#include "backend/codegen/cpp/cpp_codegen.h"
 #include "backend/runtime/executor.h"
 #include "backend/runtime/gil.h"
 #include "backend/runtime/program_blob.h"
+#include "backend/target/target.h"
 #include "common/error.h"
 #include "common/py_import.h"
 
@@ -57,13 +57,6 @@ cache::CacheOptions cache_options_from_config() {
 
 namespace {
 
-std::vector<cache::KernelSource> kernel_sources(const ir::Program& program) {
-  std::vector<cache::KernelSource> out;
-  for (auto& [name, source] : generate_sources(program)) out.push_back({name, codegen::cpp::kKernelSymbol, source});
-  return out;
-}
-
-
 // ---------------------------------------------------------------------------------------------
 // Background compile.
 
@@ -72,7 +65,7 @@ struct AsyncJob {
   std::mutex mutex;
   std::condition_variable cv;
   std::atomic<int> state{Pending};
-  std::vector<cache::KernelFn> kernels;
+  std::vector<Launcher> kernels;
   std::string error;
 };
 
@@ -195,69 +188,49 @@ PyTypeObject* async_type() {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const ir::Step& step : program.steps)
-    if (const auto* k = std::get_if<ir::Kernel>(&step)) {
-      codegen::cpp::GeneratedKernel g = codegen::cpp::generate_kernel(program, *k);
-      out.emplace_back(g.name, g.source);
-    }
-  return out;
+std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program, const std::string& target) {
+  return target::target_named(target).generate(program);
 }
 
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
-                    std::string* blob) {
+                    std::string* blob, const std::string& target_name) {
   Stopwatch watch;
-  std::vector<cache::KernelSource> sources = kernel_sources(program);
-  cache::CacheOptions options = cache_options_from_config();
-  if (blob) {
-    std::vector<std::string> symbols;
-    for (const cache::KernelSource& k : sources) symbols.push_back(k.symbol);
-    try {
-      std::vector<std::string> keys;
-      {
-        GilRelease nogil;  // the first use of a compiler runs it (--version)
-        keys = cache::kernel_keys(sources, options);
-      }
-      *blob = serialize_program(program, keys, symbols);
-    } catch (const UserError&) {
-      blob->clear();  // not storable (symbolic sizes): compiled, just not cached
-    }
-  }
+  const target::Target& target = target::target_named(target_name);
+  target::Target::CompileJob job = target.prepare(program, blob);
   watch.lap("codegen");
   bool has_fallback = eager_fallback && eager_fallback.ptr() != Py_None;
   if (has_fallback && !PyCallable_Check(eager_fallback.ptr())) throw UserError("eager_fallback must be callable", PyExc_TypeError);
   if (!has_fallback || !config_bool("async_compile")) {
-    std::vector<cache::KernelFn> kernels;
+    std::vector<Launcher> kernels;
     {
       GilRelease nogil;
-      kernels = cache::compile_kernels(sources, options);
+      kernels = job();
     }
     watch.lap("kernels");
     Ref executor = make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
     watch.lap("executor");
     return executor;
   }
-  auto job = std::make_shared<AsyncJob>();
-  std::thread([job, sources = std::move(sources), options] {
-    std::vector<cache::KernelFn> kernels;
+  auto state = std::make_shared<AsyncJob>();
+  std::thread([state, job = std::move(job)] {
+    std::vector<Launcher> kernels;
     std::string error;
     try {
-      kernels = cache::compile_kernels(sources, options);
+      kernels = job();
     } catch (const std::exception& e) {
       error = e.what();
     }
-    std::lock_guard<std::mutex> lock(job->mutex);
-    job->kernels = std::move(kernels);
-    job->error = error;
-    job->state = error.empty() ? AsyncJob::Ready : AsyncJob::Failed;
-    job->cv.notify_all();
+    std::lock_guard<std::mutex> lock(state->mutex);
+    state->kernels = std::move(kernels);
+    state->error = error;
+    state->state = error.empty() ? AsyncJob::Ready : AsyncJob::Failed;
+    state->cv.notify_all();
   }).detach();
   PyTypeObject* type = async_type();
   Ref obj = check(type->tp_alloc(type, 0));
   auto* self = reinterpret_cast<AsyncObject*>(obj.ptr());
   self->vectorcall = async_vectorcall;
-  self->state = new AsyncState{job, std::move(program), std::move(constants), executor_options_from_config(),
+  self->state = new AsyncState{state, std::move(program), std::move(constants), executor_options_from_config(),
                                Ref::borrow(eager_fallback), Ref(), false};
   return obj;
 }
@@ -273,12 +246,12 @@ Ref load_program(std::string_view blob, const std::vector<std::pair<std::string,
   }
   watch.lap("kernels");
   if (kernels.size() != stored.kernel_keys.size()) return Ref();
-  Ref executor = make_executor(std::move(stored.program), constants, std::move(kernels), executor_options_from_config());
+  std::vector<Launcher> launchers;
+  for (cache::KernelFn fn : kernels) launchers.push_back(cpu_launcher(fn));
+  Ref executor = make_executor(std::move(stored.program), constants, std::move(launchers), executor_options_from_config());
   watch.lap("executor");
   return executor;
 }
 
-bool supports_indirect_loads() { return true; }
-bool supports_full_pointwise_in_reductions() { return true; }
 
 }  // namespace cdynamo::runtime

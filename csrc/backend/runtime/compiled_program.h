@@ -11,9 +11,9 @@
 
 namespace cdynamo::runtime {
 
-// Generates one C++ translation unit per Kernel step, compiles them (kernel cache: memory, disk
-// under cdynamo.config.cache_dir, else g++ processes in parallel, with the GIL released) and
-// returns a callable f(*inputs) -> tuple of outputs (see executor.h).
+// Generates the target's kernels, compiles them (the C++ target's kernel cache: memory, disk
+// under cdynamo.config.cache_dir, else g++ processes in parallel, with the GIL released; the
+// Triton target's build service) and returns a callable f(*inputs) -> tuple of outputs (see executor.h).
 //
 // With cdynamo.config.async_compile true and a callable eager_fallback, it returns at once: the
 // compile runs on a background thread, calls run eager_fallback(*inputs) until the kernels are
@@ -27,8 +27,9 @@ namespace cdynamo::runtime {
 //
 // With blob non-null, *blob receives the program as bytes for the compiled-graph cache
 // (program_blob.h, kernels named by their cache keys), or stays empty if it cannot be stored.
+// target: "cpp" or "triton" (target/target.h). Only the C++ target's programs are storable.
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
-                    std::string* blob = nullptr);
+                    std::string* blob = nullptr, const std::string& target = "cpp");
 
 // The callable of a program stored by compile_program(..., blob), its kernels loaded from the
 // kernel cache (never compiled): a null Ref when a kernel library is missing (the caller
@@ -41,12 +42,8 @@ Ref load_program(std::string_view blob, const std::vector<std::pair<std::string,
 // Throws PythonError or UserError (a knob of the wrong type).
 cache::CacheOptions cache_options_from_config();
 
-// IR features of ir.h the C++ code generator implements (the lowering and scheduler produce
-// the others' equivalents when a feature is missing: extern gathers, separate kernels).
-bool supports_indirect_loads();
-bool supports_full_pointwise_in_reductions();
-
-// The generated C++ of each Kernel step, in order: (kernel name, source). For tests and logs.
-std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program);
+// The generated source of each Kernel step for a target, in order: (kernel name, source).
+// For tests and logs.
+std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Program& program, const std::string& target = "cpp");
 
 }  // namespace cdynamo::runtime

@@ -18,6 +18,7 @@
 #include "backend/runtime/extern_args.h"
 #include "backend/runtime/gil.h"
 #include "common/error.h"
+#include "common/py_import.h"
 
 namespace cdynamo::runtime {
 namespace {
@@ -46,7 +47,7 @@ struct ArgSource {
 struct StepPlan {
   std::string name;
   std::string profile_name;  // "cdynamo::kernel3": the kernel's name in torch.profiler tables
-  cache::KernelFn kernel = nullptr;
+  Launcher kernel;
   std::vector<int> kernel_args;
   std::optional<c10::OperatorHandle> op;
   std::vector<ArgSource> args;
@@ -73,7 +74,7 @@ int64_t evaluate(const ir::Expr& e, const std::string& what) {
 
 class Executor {
  public:
-  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<cache::KernelFn> kernels,
+  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<Launcher> kernels,
            ExecutorOptions options);
   PyObject* call(PyObject* const* args, size_t nargs);
   const std::vector<StepPlan>& steps() const { return steps_; }
@@ -98,6 +99,14 @@ class Executor {
   std::vector<std::pair<int, at::Tensor>> constants_;
   std::vector<StepPlan> steps_;
   std::vector<int> final_views_;
+  // CUDA devices the kernels launch on: the current torch stream of each is read per call.
+  std::vector<int> cuda_devices_;
+  Ref raw_stream_getter_;  // torch._C._cuda_getCurrentRawStream
+  void* current_stream(int device, const std::vector<std::pair<int, void*>>& streams) const {
+    for (const auto& [d, s] : streams)
+      if (d == device) return s;
+    return nullptr;
+  }
   // Storage reuse across calls (ExecutorOptions::reuse_min_bytes): per slot, whether allocate()
   // makes it and it is large enough, and the storage kept from an earlier call.
   std::vector<bool> reusable_;
@@ -114,7 +123,7 @@ class Executor {
 };
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                   std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
+                   std::vector<Launcher> kernels, ExecutorOptions options) {
   for (const ir::Buffer& b : program.buffers) {
     BufferInfo info;
     info.name = b.name;
@@ -173,6 +182,9 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       plan.name = k->name;
       plan.profile_name = "cdynamo::" + k->name;
       plan.kernel = kernels[next_kernel++];
+      int device = plan.kernel->cuda_device();
+      if (device >= 0 && std::find(cuda_devices_.begin(), cuda_devices_.end(), device) == cuda_devices_.end())
+        cuda_devices_.push_back(device);
       for (const std::string& name : k->inputs) {
         read(slot(name), k->name, plan.allocate);
         plan.kernel_args.push_back(slot(name));
@@ -250,6 +262,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     steps_.push_back(std::move(plan));
   }
   if (next_kernel != kernels.size()) throw InternalError("compiled program: more kernels than kernel steps");
+  if (!cuda_devices_.empty()) raw_stream_getter_ = import_attr("torch._C", "_cuda_getCurrentRawStream");
   // Outputs that are views of other buffers (and not written themselves) are made at the end.
   for (int s : output_slots_) read(s, "the program's return", final_views_);
 
@@ -262,7 +275,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
         const BufferInfo& b = buffers_[s];
         int64_t bytes = b.itemsize;
         for (int64_t size : b.sizes) bytes *= size;
-        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes && !step.keep;
+        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes && !step.keep && b.device.is_cpu();
       }
   }
 
@@ -497,6 +510,15 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     slots[input_slots_[k]] = t;
   }
   for (const auto& [s, t] : constants_) slots[s] = t;
+  // Triton kernels launch on torch's current stream of their device (as eager kernels do).
+  std::vector<std::pair<int, void*>> streams;
+  for (int device : cuda_devices_) {
+    Ref index = check(PyLong_FromLong(device));
+    Ref stream = check(PyObject_CallOneArg(raw_stream_getter_.ptr(), index.ptr()));
+    void* raw = PyLong_AsVoidPtr(stream.ptr());
+    if (!raw && PyErr_Occurred()) throw PythonError();
+    streams.emplace_back(device, raw);
+  }
   try {
     GilRelease nogil;
     at::AutoDispatchBelowADInplaceOrView below_autograd;  // compiled code records no autograd graph
@@ -514,7 +536,8 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
         RECORD_FUNCTION(step.profile_name.c_str(), std::vector<c10::IValue>());
         pointers.clear();
         for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s));
-        if (step.kernel(pointers.data()) != 0)
+        void* stream = streams.empty() ? nullptr : current_stream(step.kernel->cuda_device(), streams);
+        if (step.kernel->launch(pointers.data(), stream) != 0)
           throw UserError("compiled program: an index is out of bounds (an indirect load in " + step.name + ")", PyExc_IndexError);
         if (step.keep) store_kept(k, slots);
       } else {
@@ -594,7 +617,7 @@ PyTypeObject* executor_type() {
 }  // namespace
 
 Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                  std::vector<cache::KernelFn> kernels, ExecutorOptions options) {
+                  std::vector<Launcher> kernels, ExecutorOptions options) {
   std::unique_ptr<Executor> impl;
   try {
     impl = std::make_unique<Executor>(std::move(program), constants, std::move(kernels), options);

@@ -8,6 +8,7 @@
 #include <vector>
 #include "backend/cache/kernel_cache.h"
 #include "backend/ir/ir.h"
+#include "backend/runtime/launcher.h"
 #include "common/py_ref.h"
 
 namespace cdynamo::runtime {
@@ -20,14 +21,14 @@ struct ExecutorOptions {
   int64_t reuse_min_bytes = int64_t{16} << 20;
 };
 
-// Builds the callable. kernels[k] is the entry point of the k-th Kernel step. constants bind
+// Builds the callable. kernels[k] runs the k-th Kernel step. constants bind
 // Constant buffers by name to tensors (any object torch accepts as a tensor).
 // Calling it with the program's inputs (tensors, positionally) returns a tuple of its outputs.
 // Extern arguments are parsed against the op schemas here, so a bad constant fails now.
 // Ownership contract: borrows nothing past the call except what it copies into the executor
 // (new references to the constants); returns a new reference. Throws on error (GIL held).
 Ref make_executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
-                  std::vector<cache::KernelFn> kernels, ExecutorOptions options = {});
+                  std::vector<Launcher> kernels, ExecutorOptions options = {});
 
 // True if obj is an executor made by make_executor.
 bool is_executor(Handle obj);

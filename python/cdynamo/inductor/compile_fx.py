@@ -72,7 +72,9 @@ def compile_fx(gm, example_inputs):
     from .. import _C
     from . import graph_cache
 
-    key = graph_cache.graph_key(gm, example_inputs)
+    target, device_type = targets.choose_target(gm, example_inputs)
+    # The compiled-graph cache holds C++ target programs only.
+    key = graph_cache.graph_key(gm, example_inputs) if target == "cpp" else None
     if key is not None:
         compiled = graph_cache.load(key, gm)
         if compiled is not None:
@@ -90,9 +92,10 @@ def compile_fx(gm, example_inputs):
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
+    utils.counters["inductor"][f"target: {target} ({device_type})"] += 1
     if key is None:
-        return _C._inductor_compile(aten_gm, gm.forward)
-    compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True)
+        return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
+    compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True, target, device_type)
     if blob is not None:
         graph_cache.store(key, gm, aten_gm, blob)
     return compiled

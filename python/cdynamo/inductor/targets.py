@@ -1,5 +1,7 @@
 """Which code generator compiles a graph, decided per graph from the tensors it touches: the C++
-target takes plain strided CPU tensors of the loop IR's dtypes; anything else runs as captured."""
+target takes plain strided CPU tensors of the loop IR's dtypes, the Triton target CUDA tensors
+(and CPU tensors through Triton's interpreter with config.cpu_backend = "triton"); anything else
+runs as captured."""
 import functools
 import warnings
 
@@ -25,8 +27,18 @@ def _is_plain_tensor(t):
     return type(t) in (torch.Tensor, torch.nn.Parameter) or isinstance(t, FakeTensor)
 
 
+@functools.cache
+def _triton_missing_reason():
+    """None when Triton imports, else why not (in user terms)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError as error:
+        return f"Triton is not installed ({error}); pip install triton"
+    return None
+
+
 def unsupported_tensor_reason(t):
-    """Why the C++ target cannot compile a graph touching tensor t, or None if it can."""
+    """Why no target can compile a graph touching tensor t, or None if one can."""
     if not _is_plain_tensor(t):
         return f"tensor subclass {type(t).__module__}.{type(t).__qualname__}"
     if t.is_nested:
@@ -35,8 +47,10 @@ def unsupported_tensor_reason(t):
         return f"{t.layout} tensors".replace("torch.", "")
     if t.is_quantized:
         return "quantized tensors"
-    if t.device.type != "cpu":
+    if t.device.type not in ("cpu", "cuda"):
         return f"tensors on {t.device} (no code generator for {t.device.type} yet)"
+    if t.device.type == "cuda" and _triton_missing_reason():
+        return f"tensors on {t.device}: {_triton_missing_reason()}"
     if t.dtype not in _ir_dtypes():
         return f"tensors of dtype {t.dtype}"
     return None
@@ -53,12 +67,33 @@ def _graph_tensors(gm, example_inputs):
 
 
 def unsupported_reason(gm, example_inputs):
-    """None when the C++ target can compile gm, else the first reason it cannot, in user terms."""
+    """None when a target can compile gm, else the first reason none can, in user terms."""
+    devices = set()
     for t in _graph_tensors(gm, example_inputs):
         reason = unsupported_tensor_reason(t)
         if reason is not None:
             return reason
+        devices.add(t.device)
+    if len(devices) > 1:
+        return "tensors on several devices (" + ", ".join(sorted(str(d) for d in devices)) + ")"
     return None
+
+
+def choose_target(gm, example_inputs):
+    """(target, device_type) for a graph unsupported_reason accepted: ("triton", "cuda") for CUDA
+    tensors, ("cpp", "cpu") or, with config.cpu_backend == "triton", ("triton", "cpu")."""
+    from .. import config
+
+    for t in _graph_tensors(gm, example_inputs):
+        if t.device.type == "cuda":
+            return "triton", "cuda"
+    if config.cpu_backend == "triton":
+        if _triton_missing_reason():
+            raise RuntimeError(f"cdynamo.config.cpu_backend = 'triton' needs Triton: {_triton_missing_reason()}")
+        return "triton", "cpu"
+    if config.cpu_backend != "cpp":
+        raise ValueError(f"cdynamo.config.cpu_backend must be 'cpp' or 'triton', not {config.cpu_backend!r}")
+    return "cpp", "cpu"
 
 
 def run_as_captured(gm, reason):

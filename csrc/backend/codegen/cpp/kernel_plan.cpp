@@ -11,7 +11,9 @@
 namespace cdynamo::codegen::cpp {
 namespace {
 
+using ir::contains_var;
 using ir::Expr;
+using ir::is_leaf_with_index;
 using ir::ExprKind;
 using ir::Scalar;
 using ir::ScalarNode;
@@ -20,51 +22,11 @@ using ir::ScalarOp;
 // Kernels shorter than this along the vectorized loop gain nothing from SIMD.
 constexpr int64_t kMinVectorExtent = 8;
 
-bool contains_var(const Expr& e, const std::string& var) {
-  ir::RecursionGuard recursion("an index expression");
-  if (e.kind() == ExprKind::Var) return e.var_name() == var;
-  for (const Expr& arg : e.operands())
-    if (contains_var(arg, var)) return true;
-  return false;
-}
-
-bool is_leaf_with_index(const ScalarNode& n) {
-  return n.op == ScalarOp::Load || n.op == ScalarOp::MaskedLoad || n.op == ScalarOp::Index;
-}
-
-// Rebuilds a scalar graph with index expressions substituted, keeping shared nodes shared and
-// unchanged subgraphs the same objects (the value emitter memoizes by node).
-Scalar rewrite(const Scalar& s, const std::map<std::string, Expr>& subst,
-               std::unordered_map<const ScalarNode*, Scalar>& memo) {
-  auto it = memo.find(s.get());
-  if (it != memo.end()) return it->second;
-  ir::RecursionGuard recursion("a kernel's scalar graph");
-  auto copy = std::make_shared<ScalarNode>(*s);
-  bool changed = false;
-  if (is_leaf_with_index(*s)) {
-    copy->index = s->index.substitute(subst);
-    changed = !(copy->index == s->index);
-  }
-  for (Scalar& arg : copy->args) {
-    Scalar next = rewrite(arg, subst, memo);
-    changed = changed || next != arg;
-    arg = next;
-  }
-  for (Scalar& position : copy->indirect) {
-    Scalar next = rewrite(position, subst, memo);
-    changed = changed || next != position;
-    position = next;
-  }
-  Scalar result = changed ? Scalar(copy) : s;
-  memo.emplace(s.get(), result);
-  return result;
-}
-
 void substitute_all(KernelPlan& plan, const std::map<std::string, Expr>& subst) {
   std::unordered_map<const ScalarNode*, Scalar> memo;  // shared across nodes: fused bodies share subgraphs
   for (NodePlan& node : plan.nodes) {
     node.store_index = node.store_index.substitute(subst);
-    node.body = rewrite(node.body, subst, memo);
+    node.body = ir::rewrite_indices(node.body, subst, memo);
   }
 }
 
@@ -207,52 +169,6 @@ VecMode choose_vec_mode(const KernelPlan& plan) {
 
 }  // namespace
 
-void visit_leaves(const Scalar& s, const std::function<void(const ScalarNode&)>& f) {
-  std::set<const ScalarNode*> seen;
-  std::vector<const ScalarNode*> stack{s.get()};
-  while (!stack.empty()) {
-    const ScalarNode* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (is_leaf_with_index(*n)) f(*n);
-    for (const Scalar& arg : n->args) stack.push_back(arg.get());
-    for (const Scalar& position : n->indirect) stack.push_back(position.get());
-  }
-}
-
-Affine affine_in(const Expr& e, const std::string& var) {
-  ir::RecursionGuard recursion("an index expression");
-  if (!contains_var(e, var)) return {true, Expr(0), e};
-  switch (e.kind()) {
-    case ExprKind::Var: return {true, Expr(1), Expr(0)};
-    case ExprKind::Add: {
-      Expr coef = 0, rest = 0;
-      for (const Expr& term : e.operands()) {
-        Affine a = affine_in(term, var);
-        if (!a.ok) return {};
-        coef = coef + a.coef;
-        rest = rest + a.rest;
-      }
-      return {true, coef, rest};
-    }
-    case ExprKind::Mul: {
-      Expr other = 1;
-      const Expr* with_var = nullptr;
-      for (const Expr& factor : e.operands()) {
-        if (contains_var(factor, var)) {
-          if (with_var) return {};  // var * var
-          with_var = &factor;
-        } else {
-          other = other * factor;
-        }
-      }
-      Affine a = affine_in(*with_var, var);
-      if (!a.ok) return {};
-      return {true, a.coef * other, a.rest * other};
-    }
-    default: return {};
-  }
-}
 
 KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
   KernelPlan plan;
@@ -281,7 +197,7 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
       if (p->ranges != kernel.ranges && !np.full)
         throw InternalError("kernel " + kernel.name + ": pointwise node for " + p->output + " iterates other ranges than its kernel");
       np.output = p->output;
-      np.body = np.full ? rewrite(p->body, full_rename, rename_memo) : p->body;
+      np.body = np.full ? ir::rewrite_indices(p->body, full_rename, rename_memo) : p->body;
       if (np.full) {
         bool continues = !plan.nodes.empty() && plan.nodes.back().full;
         np.segment = continues ? plan.nodes.back().segment : segments++;

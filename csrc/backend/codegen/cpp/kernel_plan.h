@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 #include "backend/ir/ir.h"
+#include "backend/ir/ir_walk.h"
 
 namespace cdynamo::codegen::cpp {
 
@@ -52,13 +53,8 @@ struct KernelPlan {
   bool empty = false;  // an i dimension of size 0: the kernel does nothing
 };
 
-// Affine decomposition e = coef * var + rest, with rest free of var.
-struct Affine {
-  bool ok = false;
-  ir::Expr coef;
-  ir::Expr rest;
-};
-Affine affine_in(const ir::Expr& e, const std::string& var);
+using ir::Affine;
+using ir::affine_in;
 
 // Builds the plan: drops size-1 dimensions, merges adjacent dimensions that every access walks
 // contiguously (so [N, C] contiguous becomes one loop of N*C), elides stores of locals kept in
@@ -66,8 +62,6 @@ Affine affine_in(const ir::Expr& e, const std::string& var);
 // (symbolic sizes).
 KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel);
 
-// Calls f on every Load/MaskedLoad/Index node reachable from s (through indirect positions
-// too), once per node.
-void visit_leaves(const ir::Scalar& s, const std::function<void(const ir::ScalarNode&)>& f);
+using ir::visit_leaves;
 
 }  // namespace cdynamo::codegen::cpp

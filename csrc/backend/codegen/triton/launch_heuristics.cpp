@@ -1,0 +1,64 @@
+// The launch heuristics of the Triton target (see launch_heuristics.h): pointwise blocks of up to
+// 1024 elements, persistent rows up to 8192 elements, looped r blocks beyond.
+#include "backend/codegen/triton/launch_heuristics.h"
+#include <algorithm>
+
+namespace cdynamo::codegen::triton {
+namespace {
+
+int64_t pow2_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+int warps_for(int64_t elements) { return static_cast<int>(std::clamp<int64_t>(pow2_at_least(elements / 512), 2, 16)); }
+
+constexpr int64_t kPersistentRow = 8192;  // a row this long still fits the registers of one program
+
+}  // namespace
+
+HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bool r_contiguous) {
+  HeuristicChoice choice;
+  const int64_t x = std::max<int64_t>(xnumel, 1), r = std::max<int64_t>(rnumel, 1);
+  if (!reduction) {
+    int64_t block = std::min<int64_t>(1024, pow2_at_least(x));
+    choice.config = {block, 1, block >= 512 ? 4 : 2, 1};
+    choice.candidates = {choice.config};
+    if (x > 1024)
+      for (auto [b, w] : {std::pair<int64_t, int>{2048, 8}, {512, 4}, {4096, 8}})
+        if (b != block) choice.candidates.push_back({b, 1, w, 1});
+    return choice;
+  }
+  if (r_contiguous && r <= kPersistentRow) {
+    int64_t rblock = pow2_at_least(r);
+    int64_t xblock = std::clamp<int64_t>(2048 / rblock, 1, std::min<int64_t>(64, pow2_at_least(x)));
+    choice.config = {xblock, rblock, warps_for(xblock * rblock), 1};
+    choice.candidates = {choice.config};
+    for (int64_t xb : {xblock * 2, xblock / 2})
+      if (xb >= 1 && xb <= 64 && xb * rblock <= 16384) choice.candidates.push_back({xb, rblock, warps_for(xb * rblock), 1});
+    return choice;
+  }
+  if (!r_contiguous && r <= 64) {
+    int64_t rblock = pow2_at_least(r);
+    int64_t xblock = std::min<int64_t>(pow2_at_least(x), std::max<int64_t>(1, 4096 / rblock));
+    xblock = std::min<int64_t>(xblock, 256);
+    choice.config = {xblock, rblock, warps_for(xblock * rblock), 1};
+    choice.candidates = {choice.config};
+    return choice;
+  }
+  choice.persistent = false;
+  if (r_contiguous) {
+    int64_t rblock = std::min<int64_t>(2048, pow2_at_least(r));
+    choice.config = {1, rblock, 8, 1};
+    choice.candidates = {choice.config, {1, 1024, 4, 1}, {2, 1024, 8, 1}};
+  } else {
+    int64_t xblock = std::min<int64_t>(64, pow2_at_least(x));
+    int64_t rblock = std::min<int64_t>(64, pow2_at_least(r));
+    choice.config = {xblock, rblock, 8, 1};
+    choice.candidates = {choice.config, {std::min<int64_t>(32, xblock), 32, 4, 1}};
+  }
+  return choice;
+}
+
+}  // namespace cdynamo::codegen::triton

@@ -1,0 +1,53 @@
+// The Triton code generator: one Python module with one @triton.jit kernel per ir::Kernel, plus
+// how to launch it (arguments, grid, block sizes). Assumes static sizes for now (numels are
+// passed as arguments all the same, so symbolic sizes need no change of the kernel text).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+#include "backend/ir/ir.h"
+
+namespace cdynamo::codegen::triton {
+
+// Kernel ABI: `cd_kernel(p0, p1, ..., [cd_error,] xnumel, rnumel, XBLOCK, RBLOCK)` where pK is
+// the storage pointer of the K-th buffer in the order kernel.inputs, kernel.outputs,
+// kernel.locals, addressing element 0 of the buffer's offset space (as the C++ target's
+// buffers[k]); cd_error (present when `error_flag`) points at one int32 that a load at an
+// out-of-range indirect position sets to 1; xnumel and rnumel are the kernel's outer and
+// reduction element counts; XBLOCK and RBLOCK are constexprs. The source names no buffer.
+inline constexpr const char* kFunctionName = "cd_kernel";
+
+struct LaunchConfig {
+  int64_t xblock = 1024, rblock = 1;
+  int num_warps = 4;
+  int num_stages = 1;
+};
+
+struct TritonArg {
+  std::string name;       // the parameter's name in the source: p0.., cd_error, xnumel, rnumel
+  std::string signature;  // triton.compile's type: "*fp32", "*i32", "i32", "i64"
+  std::string buffer;     // for pointers: the buffer ("" for cd_error and numels)
+};
+
+struct GeneratedTritonKernel {
+  std::string name;    // kernel.name, for messages
+  std::string source;  // a complete Python module (prelude() + the kernel)
+  std::vector<TritonArg> args;  // launch arguments in order, constexprs excluded
+  bool error_flag = false;
+  ir::Expr xnumel, rnumel;       // values of the numel arguments
+  bool reduction = false;        // rnumel is meaningful (2-D tiles)
+  bool index64 = false;          // numels and indices are int64
+  LaunchConfig config;           // the heuristic's choice
+  std::vector<LaunchConfig> candidates;  // what max-autotune tries (config first)
+};
+
+// Programs along grid axis 0 for a config: ceil(xnumel / XBLOCK).
+ir::Expr grid_size(const GeneratedTritonKernel& k, const LaunchConfig& config);
+
+GeneratedTritonKernel generate_kernel(const ir::Program& program, const ir::Kernel& kernel);
+
+// The module text every kernel starts with (imports and helpers).
+const char* prelude();
+
+}  // namespace cdynamo::codegen::triton

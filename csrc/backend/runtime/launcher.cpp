@@ -1,0 +1,21 @@
+// The C++ target's launcher: a call of the loaded kernel's entry point.
+// Assumes the kernel follows cpp_codegen.h's ABI.
+#include "backend/runtime/launcher.h"
+
+namespace cdynamo::runtime {
+namespace {
+
+class CpuLauncher final : public KernelLauncher {
+ public:
+  explicit CpuLauncher(cache::KernelFn fn) : fn_(fn) {}
+  int launch(char** buffers, void*) const override { return fn_(buffers); }
+
+ private:
+  cache::KernelFn fn_;
+};
+
+}  // namespace
+
+Launcher cpu_launcher(cache::KernelFn fn) { return std::make_shared<CpuLauncher>(fn); }
+
+}  // namespace cdynamo::runtime

@@ -1,0 +1,147 @@
+// Triton kernel launchers: the CUDA driver with a parameter block per launch, and the
+// interpreter through Python with tensors over the raw buffers. Assumes triton_launch.h.
+#include "backend/runtime/triton_launch.h"
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include "backend/runtime/cuda_driver.h"
+#include "common/error.h"
+
+namespace cdynamo::runtime {
+namespace {
+
+at::ScalarType scalar_type(ir::DType d) {
+  switch (d) {
+    case ir::DType::Bool: return at::kBool;
+    case ir::DType::UInt8: return at::kByte;
+    case ir::DType::Int8: return at::kChar;
+    case ir::DType::Int16: return at::kShort;
+    case ir::DType::Int32: return at::kInt;
+    case ir::DType::Int64: return at::kLong;
+    case ir::DType::Float16: return at::kHalf;
+    case ir::DType::BFloat16: return at::kBFloat16;
+    case ir::DType::Float32: return at::kFloat;
+    case ir::DType::Float64: return at::kDouble;
+  }
+  return at::kFloat;
+}
+
+class CudaTritonLauncher final : public KernelLauncher {
+ public:
+  CudaTritonLauncher(const CubinKernel& binary, TritonLaunchShape shape)
+      : kernel_(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes), shape_(std::move(shape)) {
+    if (shape_.error_flag)  // one int32 on the device; out-of-range positions read element 0 (never outside)
+      error_ = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(at::Device(at::kCUDA, static_cast<int8_t>(binary.device))));
+    for (const auto& [value, wide] : shape_.scalars) {
+      if (wide) scalars64_.push_back(value);
+      else scalars32_.push_back(static_cast<int32_t>(value));
+    }
+  }
+
+  int launch(char** buffers, void* stream) const override {
+    if (shape_.grid == 0) return 0;
+    // The parameter block: each entry points at one parameter's value.
+    constexpr size_t kMaxParams = 256;
+    void* values[kMaxParams];
+    void* params[kMaxParams];
+    size_t n = 0;
+    auto push_pointer = [&](void* p) {
+      values[n] = p;
+      params[n] = &values[n];
+      ++n;
+    };
+    if (shape_.pointer_count + shape_.scalars.size() + 4 > kMaxParams) throw UserError("a Triton kernel with too many arguments");
+    for (size_t k = 0; k < shape_.pointer_count; ++k) push_pointer(buffers[k]);
+    if (shape_.error_flag) push_pointer(error_.data_ptr());
+    size_t i32 = 0, i64 = 0;
+    for (const auto& [value, wide] : shape_.scalars)
+      params[n++] = wide ? const_cast<int64_t*>(&scalars64_[i64++]) : static_cast<void*>(const_cast<int32_t*>(&scalars32_[i32++]));
+    for (int k = 0; k < shape_.implicit_params; ++k) push_pointer(nullptr);
+    std::string error = kernel_.launch(static_cast<uint32_t>(shape_.grid), stream, params);
+    if (!error.empty()) throw UserError("cdynamo: launching a Triton kernel failed: " + error);
+    return 0;
+  }
+  int cuda_device() const override { return kernel_.device(); }
+
+ private:
+  cuda::Kernel kernel_;
+  TritonLaunchShape shape_;
+  at::Tensor error_;
+  std::vector<int32_t> scalars32_;
+  std::vector<int64_t> scalars64_;
+};
+
+class InterpretedTritonLauncher final : public KernelLauncher {
+ public:
+  InterpretedTritonLauncher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape)
+      : launch_(Ref::borrow(launch)), views_(std::move(views)), shape_(std::move(shape)) {}
+  ~InterpretedTritonLauncher() override {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    launch_.reset();
+    PyGILState_Release(gil);
+  }
+
+  int launch(char** buffers, void*) const override {
+    if (shape_.grid == 0) return 0;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int status = 0;
+    try {
+      status = call(buffers);
+    } catch (...) {
+      PyGILState_Release(gil);
+      throw;
+    }
+    PyGILState_Release(gil);
+    return status;
+  }
+
+ private:
+  int call(char** buffers) const {
+    size_t count = views_.size() + (shape_.error_flag ? 1 : 0);
+    Ref args = check(PyTuple_New(static_cast<Py_ssize_t>(count)));
+    for (size_t k = 0; k < views_.size(); ++k) {
+      auto options = at::TensorOptions().dtype(scalar_type(views_[k].dtype));
+      at::Tensor view = at::from_blob(buffers[k], {std::max<int64_t>(views_[k].extent, 1)}, options);
+      PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(k), check(THPVariable_Wrap(view)).release());
+    }
+    at::Tensor error;
+    if (shape_.error_flag) {
+      error = at::zeros({1}, at::TensorOptions().dtype(at::kInt));
+      PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(views_.size()), check(THPVariable_Wrap(error)).release());
+    }
+    Ref result = check(PyObject_Call(launch_.ptr(), args.ptr(), nullptr));
+    return shape_.error_flag && error.item<int32_t>() != 0 ? 1 : 0;
+  }
+
+  Ref launch_;
+  std::vector<BufferView> views_;
+  TritonLaunchShape shape_;
+};
+
+}  // namespace
+
+TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config) {
+  TritonLaunchShape shape;
+  for (const codegen::triton::TritonArg& arg : k.args)
+    if (!arg.buffer.empty()) ++shape.pointer_count;
+  shape.error_flag = k.error_flag;
+  auto value = [](const ir::Expr& e) {
+    if (!e.is_const()) throw UserError("the Triton runtime does not support symbolic sizes yet");
+    return e.const_value();
+  };
+  shape.scalars.emplace_back(value(k.xnumel), k.index64);
+  if (k.reduction) shape.scalars.emplace_back(value(k.rnumel), k.index64);
+  shape.grid = value(codegen::triton::grid_size(k, config));
+  if (shape.grid >= (int64_t{1} << 31)) throw UserError("a Triton kernel with more than 2^31 programs");
+  return shape;
+}
+
+Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape) {
+  shape.implicit_params = binary.implicit_params;
+  return std::make_shared<CudaTritonLauncher>(binary, std::move(shape));
+}
+
+Launcher interpreted_triton_launcher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape) {
+  return std::make_shared<InterpretedTritonLauncher>(launch, std::move(views), std::move(shape));
+}
+
+}  // namespace cdynamo::runtime

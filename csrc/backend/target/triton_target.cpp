@@ -1,0 +1,171 @@
+// The Triton target: codegen/triton modules, compiled by cdynamo.inductor.triton_runtime (worker
+// processes, disk cache) and launched from C++ through the CUDA driver, or, for CPU tensors,
+// run by Triton's interpreter. Assumes the tensors of one kernel live on one device.
+#include <map>
+#include "backend/codegen/triton/triton_codegen.h"
+#include "backend/runtime/triton_launch.h"
+#include "backend/target/target.h"
+#include "common/error.h"
+#include "common/py_import.h"
+
+namespace cdynamo::target {
+namespace {
+
+using codegen::triton::GeneratedTritonKernel;
+using codegen::triton::LaunchConfig;
+
+Ref py_str(const std::string& s) { return check(PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()))); }
+Ref py_int(int64_t v) { return check(PyLong_FromLongLong(v)); }
+
+void set_item(Handle dict, const char* key, const Ref& value) { check_status(PyDict_SetItemString(dict.ptr(), key, value.ptr())); }
+
+Ref config_list(const LaunchConfig& c) {
+  return check(Py_BuildValue("(LLii)", static_cast<long long>(c.xblock), static_cast<long long>(c.rblock), c.num_warps, c.num_stages));
+}
+
+LaunchConfig config_from(Handle tuple) {
+  LaunchConfig c;
+  long long xb = 0, rb = 0;
+  if (!PyArg_ParseTuple(tuple.ptr(), "LLii", &xb, &rb, &c.num_warps, &c.num_stages)) throw PythonError();
+  c.xblock = xb;
+  c.rblock = rb;
+  return c;
+}
+
+std::string kernel_device(const ir::Program& program, const ir::Kernel& kernel) {
+  for (const auto* list : {&kernel.outputs, &kernel.inputs, &kernel.locals})
+    for (const std::string& name : *list) return program.buffer(name).device;
+  return "cpu";
+}
+
+// Elements from a buffer's pointer (element 0 of its offset space) that a kernel may touch.
+int64_t extent_of(const ir::Buffer& b) {
+  int64_t last = b.offset.is_const() ? b.offset.const_value() : 0;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (!b.sizes[d].is_const() || !b.strides[d].is_const()) throw UserError("the Triton target does not support symbolic sizes yet");
+    if (b.sizes[d].const_value() == 0) return 0;
+    last += (b.sizes[d].const_value() - 1) * b.strides[d].const_value();
+  }
+  return last + 1;
+}
+
+Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
+  Ref d = check(PyDict_New());
+  set_item(d, "name", py_str(k.name));
+  set_item(d, "source", py_str(k.source));
+  set_item(d, "function", py_str(codegen::triton::kFunctionName));
+  set_item(d, "device", py_str(device));
+  Ref signature = check(PyDict_New());
+  Ref scalars = check(PyList_New(0));
+  for (const codegen::triton::TritonArg& arg : k.args) check_status(PyDict_SetItemString(signature.ptr(), arg.name.c_str(), py_str(arg.signature).ptr()));
+  set_item(d, "signature", signature);
+  check_status(PyList_Append(scalars.ptr(), py_int(k.xnumel.const_value()).ptr()));
+  if (k.reduction) check_status(PyList_Append(scalars.ptr(), py_int(k.rnumel.const_value()).ptr()));
+  set_item(d, "scalars", scalars);
+  set_item(d, "reduction", Ref::borrow(k.reduction ? Py_True : Py_False));
+  set_item(d, "config", config_list(k.config));
+  Ref candidates = check(PyList_New(0));
+  for (const LaunchConfig& c : k.candidates) check_status(PyList_Append(candidates.ptr(), config_list(c).ptr()));
+  set_item(d, "candidates", candidates);
+  return d;
+}
+
+int int_item(Handle dict, const char* key) {
+  PyObject* v = PyDict_GetItemString(dict.ptr(), key);
+  if (!v) throw InternalError(std::string("triton build result without '") + key + "'");
+  long long value = PyLong_AsLongLong(v);
+  if (value == -1 && PyErr_Occurred()) throw PythonError();
+  return static_cast<int>(value);
+}
+
+class TritonTarget final : public Target {
+ public:
+  const char* name() const override { return "triton"; }
+  Capabilities capabilities() const override { return {true, true, "cuda"}; }
+
+  std::vector<std::pair<std::string, std::string>> generate(const ir::Program& program) const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const ir::Step& step : program.steps)
+      if (const auto* k = std::get_if<ir::Kernel>(&step)) {
+        GeneratedTritonKernel g = codegen::triton::generate_kernel(program, *k);
+        out.emplace_back(g.name, g.source);
+      }
+    return out;
+  }
+
+  CompileJob prepare(const ir::Program& program, std::string* blob) const override {
+    if (blob) blob->clear();  // compiled-graph cache entries hold C++ kernels only, for now
+    struct Item {
+      GeneratedTritonKernel kernel;
+      std::string device;
+      std::vector<runtime::BufferView> views;
+    };
+    auto items = std::make_shared<std::vector<Item>>();
+    Ref descriptions = check(PyList_New(0));
+    for (const ir::Step& step : program.steps) {
+      const auto* k = std::get_if<ir::Kernel>(&step);
+      if (!k) continue;
+      Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), {}};
+      for (const auto* list : {&k->inputs, &k->outputs, &k->locals})
+        for (const std::string& name : *list) item.views.push_back({program.buffer(name).dtype, extent_of(program.buffer(name))});
+      check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device).ptr()));
+      items->push_back(std::move(item));
+    }
+    auto shared_descriptions = std::make_shared<Ref>(std::move(descriptions));
+    return [items, shared_descriptions] {
+      PyGILState_STATE gil = PyGILState_Ensure();
+      try {
+        std::vector<runtime::Launcher> launchers = build(*items, *shared_descriptions);
+        shared_descriptions->reset();
+        PyGILState_Release(gil);
+        return launchers;
+      } catch (...) {
+        shared_descriptions->reset();
+        PyGILState_Release(gil);
+        throw;
+      }
+    };
+  }
+
+ private:
+  template <class Items>
+  static std::vector<runtime::Launcher> build(const Items& items, const Ref& descriptions) {
+    Ref results = call_helper("cdynamo.inductor.triton_runtime", "build_kernels", {descriptions});
+    Ref list = check(PySequence_Fast(results.ptr(), "build_kernels must return a list"));
+    if (static_cast<size_t>(PySequence_Fast_GET_SIZE(list.ptr())) != items.size())
+      throw InternalError("build_kernels returned the wrong number of kernels");
+    std::vector<runtime::Launcher> launchers;
+    for (size_t k = 0; k < items.size(); ++k) {
+      Handle result = PySequence_Fast_GET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k));
+      const auto& item = items[k];
+      if (PyCallable_Check(result.ptr())) {  // Triton's interpreter, on CPU tensors
+        runtime::TritonLaunchShape shape = runtime::launch_shape(item.kernel, item.kernel.config);
+        launchers.push_back(runtime::interpreted_triton_launcher(result, item.views, shape));
+        continue;
+      }
+      Handle config = PyDict_GetItemString(result.ptr(), "config");
+      LaunchConfig chosen = config ? config_from(config) : item.kernel.config;
+      runtime::CubinKernel binary;
+      PyObject* cubin = PyDict_GetItemString(result.ptr(), "cubin");
+      PyObject* symbol = PyDict_GetItemString(result.ptr(), "symbol");
+      if (!cubin || !PyBytes_Check(cubin) || !symbol) throw InternalError("triton build result without cubin/symbol");
+      binary.cubin.assign(PyBytes_AS_STRING(cubin), static_cast<size_t>(PyBytes_GET_SIZE(cubin)));
+      binary.symbol = to_std_string(Handle(symbol));
+      binary.num_warps = int_item(result, "num_warps");
+      binary.shared_bytes = int_item(result, "shared");
+      binary.implicit_params = int_item(result, "implicit_params");
+      binary.device = int_item(result, "device_index");
+      launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen)));
+    }
+    return launchers;
+  }
+};
+
+}  // namespace
+
+const Target& triton_target() {
+  static TritonTarget target;
+  return target;
+}
+
+}  // namespace cdynamo::target
