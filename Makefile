@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 TORCH_PIN := torch==2.13.0
+# Triton from PyPI: on a CPU-only machine its interpreter runs the GPU target's kernels in tests.
+TRITON_PIN := triton==3.9.0
 BUILD_DIR := build/dev
 JOBS ?= 2
 
@@ -12,6 +14,7 @@ $(VENV)/.installed:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH_PIN) numpy pytest scikit-build-core cmake ninja
+	$(PY) -m pip install -q $(TRITON_PIN)
 	touch $@
 
 venv: $(VENV)/.installed

@@ -1,0 +1,114 @@
+"""The Triton target without a GPU: the inductor op sweep again with config.cpu_backend = "triton"
+(the generated kernels run on CPU tensors in Triton's interpreter), kernel shapes the sweep does
+not reach (looped and outer-dimension reductions, NaN in arg reductions, narrow integers,
+out-of-range gathers), and the generated source itself."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import cdynamo
+from cdynamo.utils import counters
+
+pytest.importorskip("triton")
+
+from cpp_support import C, L, T, buffer, like, op  # noqa: E402
+from test_inductor_sweep import *  # noqa: E402,F401,F403  (the sweep's tests, collected again here)
+from test_inductor_sweep import check  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def triton_on_cpu():
+    with cdynamo.config.patch(cpu_backend="triton", suppress_errors=False):
+        yield
+
+
+def test_graphs_go_to_the_triton_target():
+    check(lambda x: (x.sin() + 1).relu(), torch.randn(9, 5))
+    assert counters["inductor"]["target: triton (cpu)"] == 1
+    assert counters["inductor"]["triton_kernels"] >= 1
+
+
+@pytest.mark.parametrize("cols", [10000, 8193])
+def test_looped_row_reductions(cols):
+    check(lambda x: (x.sum(1), torch.softmax(x, 1), x.argmax(1), x.amax(1), F.layer_norm(x, (cols,))),
+          torch.randn(3, cols))
+
+
+@pytest.mark.parametrize("rows", [300, 2000])
+def test_reductions_over_an_outer_dimension(rows):
+    check(lambda x: (x.sum(0), x.max(0).values, x.argmin(0), x.mean(0)), torch.randn(rows, 50))
+
+
+def test_nan_wins_arg_and_value_reductions_like_eager():
+    x = torch.randn(4, 7)
+    x[1, 3] = float("nan")
+    x[2, 0] = float("nan")
+    check(lambda x: (x.argmax(1), x.amax(1), x.argmin(0), x.amin(0), torch.maximum(x, x.flip(0))), x)
+
+
+def test_narrow_integers_wrap_like_eager():
+    a = torch.randint(-100, 100, (5, 9), dtype=torch.int8)
+    check(lambda a: (a + a, a * a, a // 3, a % 7, a >> 2, a << 3, -a, a.abs(), a.sum(1)), a)
+
+
+def test_out_of_range_gather_raises_index_error():
+    table = torch.randn(10, 4)
+    fn = cdynamo.optimize("inductor")(lambda t, i: F.embedding(i, t) * 2)
+    assert torch.equal(fn(table, torch.tensor([1, 9])), F.embedding(torch.tensor([1, 9]), table) * 2)
+    with pytest.raises(IndexError, match="out of bounds"):
+        fn(table, torch.tensor([1, 10]))
+
+
+def test_transposed_and_catted_layouts():
+    check(lambda x: (x.t().contiguous() + 1, torch.cat([x, x * 2], 1).sum(), x[:, ::2] * 3), torch.randn(33, 65))
+
+
+# ---- generated source ------------------------------------------------------------------------
+
+f32 = torch.float32
+
+
+def pointwise_program():
+    return {"buffers": [like("x", torch.randn(7, 13)), buffer("y", [7, 13], "output")], "outputs": ["y"],
+            "steps": [{"kernel": "k0", "ranges": [7, 13],
+                       "nodes": [{"pointwise": "y", "body": op("Tanh", f32, L("x", "i0*13 + i1"))}]}]}
+
+
+def row_sum_program(rows, cols):
+    return {"buffers": [buffer("x", [rows, cols], "input"), buffer("s", [rows], "output")], "outputs": ["s"],
+            "steps": [{"kernel": "k0", "ranges": [rows], "reduction_ranges": [cols],
+                       "nodes": [{"reduction": "s", "type": "Sum", "body": L("x", f"i0*{cols} + r0")}]}]}
+
+
+def test_pointwise_source_is_one_flat_masked_block():
+    source = T.generate_triton(pointwise_program())["k0"]
+    kernel = source[source.index("def cd_kernel"):]
+    assert "def cd_kernel(p0, p1, xnumel, XBLOCK: tl.constexpr):" in kernel
+    assert "xmask = xindex < xnumel" in kernel
+    # contiguous dims collapse to the flat index: no division or modulo left
+    assert "tl.load(p0 + xindex, mask=xmask, other=0)" in kernel
+    assert "libdevice.tanh(" in kernel and "tl.store(p1 + xindex" in kernel
+    assert "//" not in kernel and "%" not in kernel
+
+
+def test_short_rows_are_persistent_and_long_rows_loop():
+    short = T.generate_triton(row_sum_program(64, 1000))["k0"]
+    assert "for roffset" not in short and "tl.reduce(" in short and "rindex = tl.arange(0, RBLOCK)[None, :]" in short
+    long = T.generate_triton(row_sum_program(4, 100000))["k0"]
+    assert "for roffset in range(0, rnumel, RBLOCK):" in long
+    assert "tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)" in long  # the accumulator tile
+
+
+def test_sources_name_no_buffer_and_are_shared_by_identical_kernels():
+    a = T.generate_triton(pointwise_program())["k0"]
+    renamed = pointwise_program()
+    renamed["buffers"][0]["name"] = "other_input"
+    renamed["steps"][0]["nodes"][0]["body"] = op("Tanh", f32, L("other_input", "i0*13 + i1"))
+    assert T.generate_triton(renamed)["k0"] == a
+
+
+def test_64_bit_indexing_from_2_to_the_31_elements():
+    narrow = T.generate_triton(row_sum_program(2, 1000))["k0"]
+    assert "to(tl.int64) * XBLOCK" not in narrow
+    wide = T.generate_triton(row_sum_program(1 << 16, 1 << 15))["k0"]
+    assert "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK" in wide
