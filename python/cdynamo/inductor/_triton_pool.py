@@ -81,6 +81,9 @@ class Worker:
         try:
             command = [sys.executable, "-c", _BOOTSTRAP, os.path.abspath(worker.__file__), str(child_end.fileno()), json.dumps(sys.path)]
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, pass_fds=(child_end.fileno(),))
+        except BaseException:
+            parent_end.close()
+            raise
         finally:
             child_end.close()
         self.conn = Connection(parent_end.detach())

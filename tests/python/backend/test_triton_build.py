@@ -2,7 +2,7 @@
 # pool, build errors, the interpreter path. Assumes triton is installed (else skipped); a GPU only for the launch test.
 """The Triton build service (cdynamo.inductor.triton_build).
 
-Compiles target sm90 and need no GPU (Triton bundles ptxas). On a machine with CUDA one more test
+The compiles target sm90 and need no GPU (Triton bundles ptxas). On a machine with CUDA one more test
 launches the cubins through the driver API exactly as the metadata says, with ctypes, the way the
 C++ launcher will. Subprocess tests use the same cache folder to see the cache across processes.
 """
