@@ -47,7 +47,8 @@ kernel, quoting Triton's message and the saved source's path. Identical descript
 Interpreter: TRITON_INTERPRET=1 must be in the environment before triton is imported (Triton reads
 it when @triton.jit decorates and while an interpreted kernel runs). load_interpreted imports the
 source from the cache entry's kernel.py, because the JIT reads source text with inspect.getsource.
-Triton's interpreter does not implement libdevice: such kernels only run compiled.
+Triton's interpreter implements no libdevice function (3.6 and 3.9 alike): a module's libdevice is
+replaced by triton_interpreter's NumPy versions.
 """
 import contextlib
 import dataclasses
@@ -659,6 +660,10 @@ def load_interpreted(desc):
         module = worker.import_kernel_module(path, desc.key)
     except Exception as error:
         raise TritonBuildError(f"could not import kernel {desc.name!r} from {path}: {error!r}", desc.name, path) from error
+    if hasattr(module, "libdevice"):  # the interpreter has no libdevice: NumPy stands in
+        from . import triton_interpreter
+
+        triton_interpreter.patch_module(module)
     fn = getattr(module, desc.name, None)
     from triton.runtime.interpreter import InterpretedFunction
 
