@@ -31,6 +31,7 @@ run: build
 
 test: build
 	PYTHONPATH=python $(PY) -m pytest -q tests/python tests/fuzz
+	TRITON_INTERPRET=0 PYTHONPATH=python $(PY) -m pytest -q tests/python/backend/test_triton_build.py
 
 # The op sweep and the code-generation tests with clang++ (Debian: apt-get install clang
 # libomp-dev), every kernel compiled with -Wall -Wextra -Werror: generated code must stay portable

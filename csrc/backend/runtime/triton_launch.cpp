@@ -5,6 +5,9 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include "backend/runtime/cuda_driver.h"
 #include "common/error.h"
+#include "common/py_import.h"
+#include <memory>
+#include <mutex>
 
 namespace cdynamo::runtime {
 namespace {
@@ -25,10 +28,20 @@ at::ScalarType scalar_type(ir::DType d) {
   return at::kFloat;
 }
 
+int int_item(Handle dict, const char* key) {
+  PyObject* v = PyDict_GetItemString(dict.ptr(), key);
+  if (!v) throw InternalError(std::string("triton build result without '") + key + "'");
+  long long value = PyLong_AsLongLong(v);
+  if (value == -1 && PyErr_Occurred()) throw PythonError();
+  return static_cast<int>(value);
+}
+
 class CudaTritonLauncher final : public KernelLauncher {
  public:
-  CudaTritonLauncher(const CubinKernel& binary, TritonLaunchShape shape)
-      : kernel_(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes), shape_(std::move(shape)) {
+  CudaTritonLauncher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned)
+      : kernel_(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes),
+        shape_(std::move(shape)),
+        rebuild_unaligned_(Ref::borrow(rebuild_unaligned)) {
     if (shape_.error_flag)  // one int32 on the device; out-of-range positions read element 0 (never outside)
       error_ = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(at::Device(at::kCUDA, static_cast<int8_t>(binary.device))));
     for (const auto& [value, wide] : shape_.scalars) {
@@ -37,8 +50,18 @@ class CudaTritonLauncher final : public KernelLauncher {
     }
   }
 
+  ~CudaTritonLauncher() override {
+    if (!rebuild_unaligned_) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    rebuild_unaligned_.reset();
+    PyGILState_Release(gil);
+  }
+
   int launch(char** buffers, void* stream) const override {
     if (shape_.grid == 0) return 0;
+    bool aligned = true;
+    for (size_t k = 0; k < shape_.pointer_count; ++k) aligned = aligned && reinterpret_cast<uintptr_t>(buffers[k]) % 16 == 0;
+    const cuda::Kernel& kernel = aligned ? kernel_ : unaligned_kernel();
     // The parameter block: each entry points at one parameter's value.
     constexpr size_t kMaxParams = 256;
     void* values[kMaxParams];
@@ -56,15 +79,36 @@ class CudaTritonLauncher final : public KernelLauncher {
     for (const auto& [value, wide] : shape_.scalars)
       params[n++] = wide ? const_cast<int64_t*>(&scalars64_[i64++]) : static_cast<void*>(const_cast<int32_t*>(&scalars32_[i32++]));
     for (int k = 0; k < shape_.implicit_params; ++k) push_pointer(nullptr);
-    std::string error = kernel_.launch(static_cast<uint32_t>(shape_.grid), stream, params);
+    std::string error = kernel.launch(static_cast<uint32_t>(shape_.grid), stream, params);
     if (!error.empty()) throw UserError("cdynamo: launching a Triton kernel failed: " + error);
     return 0;
   }
   int cuda_device() const override { return kernel_.device(); }
 
  private:
+  // The kernel compiled without alignment assumptions, built (with the GIL) on first need.
+  const cuda::Kernel& unaligned_kernel() const {
+    std::lock_guard<std::mutex> lock(unaligned_mutex_);
+    if (unaligned_) return *unaligned_;
+    if (!rebuild_unaligned_) throw InternalError("a Triton kernel got a misaligned pointer and has no unaligned variant");
+    PyGILState_STATE gil = PyGILState_Ensure();
+    try {
+      Ref result = check(PyObject_CallNoArgs(rebuild_unaligned_.ptr()));
+      CubinKernel binary = cubin_from_result(result);
+      unaligned_ = std::make_unique<cuda::Kernel>(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes);
+    } catch (...) {
+      PyGILState_Release(gil);
+      throw;
+    }
+    PyGILState_Release(gil);
+    return *unaligned_;
+  }
+
   cuda::Kernel kernel_;
   TritonLaunchShape shape_;
+  Ref rebuild_unaligned_;
+  mutable std::mutex unaligned_mutex_;
+  mutable std::unique_ptr<cuda::Kernel> unaligned_;
   at::Tensor error_;
   std::vector<int32_t> scalars32_;
   std::vector<int64_t> scalars64_;
@@ -135,9 +179,24 @@ TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, 
   return shape;
 }
 
-Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape) {
+CubinKernel cubin_from_result(Handle result) {
+  if (!PyDict_Check(result.ptr())) throw InternalError("a Triton build result is not a dict");
+  CubinKernel binary;
+  PyObject* cubin = PyDict_GetItemString(result.ptr(), "cubin");
+  PyObject* symbol = PyDict_GetItemString(result.ptr(), "symbol");
+  if (!cubin || !PyBytes_Check(cubin) || !symbol) throw InternalError("a Triton build result without cubin or symbol");
+  binary.cubin.assign(PyBytes_AS_STRING(cubin), static_cast<size_t>(PyBytes_GET_SIZE(cubin)));
+  binary.symbol = to_std_string(Handle(symbol));
+  binary.num_warps = int_item(result, "num_warps");
+  binary.shared_bytes = int_item(result, "shared");
+  binary.implicit_params = int_item(result, "implicit_params");
+  binary.device = int_item(result, "device_index");
+  return binary;
+}
+
+Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned) {
   shape.implicit_params = binary.implicit_params;
-  return std::make_shared<CudaTritonLauncher>(binary, std::move(shape));
+  return std::make_shared<CudaTritonLauncher>(binary, std::move(shape), rebuild_unaligned);
 }
 
 Launcher interpreted_triton_launcher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape) {

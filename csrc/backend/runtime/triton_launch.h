@@ -30,7 +30,13 @@ struct CubinKernel {
   int implicit_params = 0;
   int device = 0;
 };
-Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape);
+// The binary described by a build result dict (cdynamo.inductor.triton_runtime: "cubin",
+// "symbol", "num_warps", "shared", "implicit_params", "device_index"). Throws if one is missing.
+CubinKernel cubin_from_result(Handle result);
+// rebuild_unaligned: a Python callable returning the result dict of the variant compiled
+// without assuming 16-byte aligned pointers, used from the first launch with a misaligned one
+// (an input that is a slice at an odd offset). Ownership contract: keeps a new reference to it.
+Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned);
 
 // Runs `launch(*tensors)` with the GIL, where tensors view the buffers (one per pointer, of the
 // buffer's dtype and extent), plus a one-element int32 error tensor when shape.error_flag.

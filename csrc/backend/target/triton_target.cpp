@@ -70,14 +70,6 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
   return d;
 }
 
-int int_item(Handle dict, const char* key) {
-  PyObject* v = PyDict_GetItemString(dict.ptr(), key);
-  if (!v) throw InternalError(std::string("triton build result without '") + key + "'");
-  long long value = PyLong_AsLongLong(v);
-  if (value == -1 && PyErr_Occurred()) throw PythonError();
-  return static_cast<int>(value);
-}
-
 class TritonTarget final : public Target {
  public:
   const char* name() const override { return "triton"; }
@@ -145,17 +137,9 @@ class TritonTarget final : public Target {
       }
       Handle config = PyDict_GetItemString(result.ptr(), "config");
       LaunchConfig chosen = config ? config_from(config) : item.kernel.config;
-      runtime::CubinKernel binary;
-      PyObject* cubin = PyDict_GetItemString(result.ptr(), "cubin");
-      PyObject* symbol = PyDict_GetItemString(result.ptr(), "symbol");
-      if (!cubin || !PyBytes_Check(cubin) || !symbol) throw InternalError("triton build result without cubin/symbol");
-      binary.cubin.assign(PyBytes_AS_STRING(cubin), static_cast<size_t>(PyBytes_GET_SIZE(cubin)));
-      binary.symbol = to_std_string(Handle(symbol));
-      binary.num_warps = int_item(result, "num_warps");
-      binary.shared_bytes = int_item(result, "shared");
-      binary.implicit_params = int_item(result, "implicit_params");
-      binary.device = int_item(result, "device_index");
-      launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen)));
+      runtime::CubinKernel binary = runtime::cubin_from_result(result);
+      Handle unaligned = PyDict_GetItemString(result.ptr(), "unaligned");
+      launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen), unaligned));
     }
     return launchers;
   }

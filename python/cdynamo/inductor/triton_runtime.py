@@ -7,72 +7,35 @@ with "name", "source", "function", "device", "signature", "scalars", "reduction"
 launch(*tensors) for CPU tensors (Triton's interpreter, TRITON_INTERPRET=1), or for CUDA a dict
 with "cubin", "symbol", "num_warps", "shared", "implicit_params", "device_index", "config".
 """
-import hashlib
-import importlib.util
 import os
 import sys
 
-from .. import config, utils
+from .. import utils
 
 INTERPRET_ENV = "TRITON_INTERPRET"
 
 
-class _interpreting:
-    """TRITON_INTERPRET=1 while a module's @triton.jit decorators run: Triton reads the variable
-    when it decorates, so these kernels are interpreted and the process's other kernels are not."""
-
-    def __enter__(self):
-        # Triton's own modules (its standard library, gluon) must be decorated normally first:
-        # they check later that the mode they were decorated in is the mode in force.
-        import triton  # noqa: F401
-        import triton.language  # noqa: F401
-
-        try:
-            import triton.experimental.gluon  # noqa: F401
-        except ImportError:
-            pass
-        self.saved = os.environ.get(INTERPRET_ENV)
+def _require_interpreter():
+    """Triton's interpreter runs kernels on CPU tensors only when the whole process is in
+    interpreter mode (Triton reads TRITON_INTERPRET when it decorates and while kernels run):
+    it is switched on here if Triton is not imported yet."""
+    triton = sys.modules.get("triton")
+    if triton is None:
         os.environ[INTERPRET_ENV] = "1"
-
-    def __exit__(self, *exc):
-        if self.saved is None:
-            os.environ.pop(INTERPRET_ENV, None)
-        else:
-            os.environ[INTERPRET_ENV] = self.saved
-
-
-def _module_from_source(source, function, interpret):
-    """The @triton.jit function of a generated module, imported from a file (Triton's JIT reads
-    its source through inspect)."""
-    key = hashlib.sha256(source.encode()).hexdigest()
-    folder = os.path.join(os.path.expanduser(config.cache_dir), "triton_src", key[:2])
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"k{key}.py")
-    if not os.path.exists(path):
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w") as f:
-            f.write(source)
-        os.replace(temporary, path)
-    name = f"cdynamo_triton_{'interpreted_' if interpret else ''}{key}"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        if interpret:
-            from . import triton_interpreter
-
-            with _interpreting():
-                spec.loader.exec_module(module)
-            triton_interpreter.patch_module(module)
-        else:
-            spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return getattr(module, function)
+        return
+    if not triton.knobs.runtime.interpret:
+        raise RuntimeError(
+            "cdynamo: the Triton target on CPU tensors (cdynamo.config.cpu_backend = 'triton') runs Triton's "
+            f"interpreter, which needs {INTERPRET_ENV}=1 before triton is imported; triton is already imported "
+            f"without it: set {INTERPRET_ENV}=1 in the environment")
 
 
 def _interpreted_launch(desc):
-    kernel = _module_from_source(desc["source"], desc["function"], interpret=True)
+    _require_interpreter()
+    from . import triton_build
+
     xblock, rblock, num_warps, _ = desc["config"]
+    kernel = triton_build.load_interpreted(_kernel_desc(desc, desc["config"], aligned=False, target=triton_build.Target()))
     scalars = list(desc["scalars"])
     constexprs = {"XBLOCK": xblock}
     if desc["reduction"]:
@@ -85,6 +48,66 @@ def _interpreted_launch(desc):
     return launch
 
 
+def _device_index(device):
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
+def _kernel_desc(desc, launch_config, aligned, target=None):
+    """The build service's description of a generated kernel under one launch configuration.
+    aligned: every pointer argument is 16-byte aligned (the launcher checks it per launch)."""
+    from . import triton_build
+
+    xblock, rblock, num_warps, num_stages = launch_config
+    signature = dict(desc["signature"])
+    constexprs = {"XBLOCK": xblock}
+    signature["XBLOCK"] = "constexpr"
+    if desc["reduction"]:
+        signature["RBLOCK"] = "constexpr"
+        constexprs["RBLOCK"] = rblock
+    divisible = [name for name, kind in desc["signature"].items() if kind.startswith("*") and aligned]
+    scalar_names = [name for name, kind in desc["signature"].items() if not kind.startswith("*")]
+    divisible += [name for name, value in zip(scalar_names, desc["scalars"]) if value % 16 == 0 and value > 0]
+    return triton_build.KernelDesc(
+        source=desc["source"], name=desc["function"], signature=signature, constexprs=constexprs,
+        attrs=triton_build.divisibility_attrs(divisible), options={"num_warps": num_warps, "num_stages": num_stages},
+        target=target or triton_build.target_of(_device_index(desc["device"])))
+
+
+def _launch_info(built, desc, launch_config):
+    if built.global_scratch_bytes or built.profile_scratch_bytes:
+        raise RuntimeError(f"cdynamo: Triton kernel {desc['name']} needs scratch memory, which the launcher does not provide")
+    if built.num_ctas != 1 or built.launch_cooperative_grid or built.launch_pdl:
+        raise RuntimeError(f"cdynamo: Triton kernel {desc['name']} needs a launch the C++ launcher does not make")
+    return {"cubin": built.cubin, "symbol": built.symbol, "num_warps": built.num_warps, "shared": built.shared_bytes,
+            "implicit_params": len(built.implicit_params), "device_index": _device_index(desc["device"]),
+            "config": tuple(launch_config)}
+
+
+def build_for_launch(descriptions):
+    """Cubins and launch data for CUDA kernels, all compiled at once (in parallel). Each result
+    also has "unaligned": a callable building the variant for pointers not 16-byte aligned, which
+    the launcher calls on the first launch that needs it."""
+    from . import triton_build
+
+    configs = [tuple(desc["config"]) for desc in descriptions]
+    built = triton_build.build_many([_kernel_desc(d, c, True) for d, c in zip(descriptions, configs)])
+    results = []
+    for desc, launch_config, kernel in zip(descriptions, configs, built):
+        info = _launch_info(kernel, desc, launch_config)
+
+        def unaligned(desc=desc, launch_config=launch_config):
+            return _launch_info(triton_build.build(_kernel_desc(desc, launch_config, False)), desc, launch_config)
+
+        info["unaligned"] = unaligned
+        results.append(info)
+    return results
+
+
+# A triton_build.Target, or None: kernels interpreted on CPU tensors are also compiled for that
+# GPU (tests on machines without one: the very source must compile, not only interpret).
+cubin_check_target = None
+
+
 def build_kernels(descriptions):
     results = [None] * len(descriptions)
     cuda = []
@@ -93,6 +116,11 @@ def build_kernels(descriptions):
             results[k] = _interpreted_launch(desc)
         else:
             cuda.append(k)
+    if cubin_check_target is not None:
+        from . import triton_build
+
+        interpreted = [d for d in descriptions if d["device"] == "cpu"]
+        triton_build.build_many([_kernel_desc(d, d["config"], True, cubin_check_target) for d in interpreted])
     if cuda:
         from . import triton_build
 

@@ -93,7 +93,7 @@ def test_pointwise_source_is_one_flat_masked_block():
 
 def test_short_rows_are_persistent_and_long_rows_loop():
     short = T.generate_triton(row_sum_program(64, 1000))["k0"]
-    assert "for roffset" not in short and "tl.reduce(" in short and "rindex = tl.arange(0, RBLOCK)[None, :]" in short
+    assert "for roffset" not in short and "tl.sum(" in short and "rindex = tl.arange(0, RBLOCK)[None, :]" in short
     long = T.generate_triton(row_sum_program(4, 100000))["k0"]
     assert "for roffset in range(0, rnumel, RBLOCK):" in long
     assert "tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)" in long  # the accumulator tile
@@ -112,3 +112,28 @@ def test_64_bit_indexing_from_2_to_the_31_elements():
     assert "to(tl.int64) * XBLOCK" not in narrow
     wide = T.generate_triton(row_sum_program(1 << 16, 1 << 15))["k0"]
     assert "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK" in wide
+
+
+# ---- the same kernels compiled for the GPU (sm90 cubins; no GPU needed) ------------------------
+
+
+@pytest.fixture
+def cubins_too():
+    from cdynamo.inductor import triton_build, triton_runtime
+
+    triton_runtime.cubin_check_target = triton_build.Target("cuda", 90, 32)
+    try:
+        yield
+    finally:
+        triton_runtime.cubin_check_target = None
+
+
+def test_generated_kernels_compile_for_sm90(cubins_too):
+    def fn(x, w, idx, table, h):
+        y = F.gelu(F.layer_norm(x, (x.shape[-1],))) @ w
+        return (y, torch.softmax(x, -1), x.argmax(1), x.sum(0), F.embedding(idx, table) * 2,
+                (h.float() * 2).half(), x[:, ::3].t() + 1, torch.where(x > 0, x, 0.1 * x).amax())
+
+    check(fn, torch.randn(16, 96), torch.randn(96, 8), torch.tensor([[1, 2], [3, 4]]), torch.randn(10, 4),
+          torch.randn(7, 9, dtype=torch.float16))
+    assert counters["inductor"]["triton_compiled"] + counters["inductor"]["triton_disk_hits"] >= 4

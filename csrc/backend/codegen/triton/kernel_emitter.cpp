@@ -323,6 +323,16 @@ const char* combine_function(ir::ReductionType type) {
   return "cd_add";
 }
 
+// The row-combining expression of a reduction's tile over axis 1. Sums of 32- and 64-bit types
+// use tl.sum (a tree on the GPU; NumPy's pairwise sum in the interpreter), which would widen
+// narrower integers; the other reductions and types combine with the prelude's helpers.
+std::string reduce_rows(ir::ReductionType type, DType dtype, const std::string& tile, const char* combine) {
+  bool wide = dtype == DType::Float32 || dtype == DType::Float64 || dtype == DType::Int32 || dtype == DType::Int64 ||
+              dtype == DType::Float16 || dtype == DType::BFloat16;  // (held as float32)
+  if (type == ir::ReductionType::Sum && wide) return "tl.sum(" + tile + ", 1)";
+  return "tl.reduce(" + tile + ", 1, " + combine + ")";
+}
+
 bool is_arg_reduction(ir::ReductionType type) {
   return type == ir::ReductionType::ArgMax || type == ir::ReductionType::ArgMin;
 }
@@ -354,7 +364,7 @@ void KernelEmitter::emit_persistent_reduction(ValueEmitter& ve, TileNode& node) 
     w_.line("_, " + pair + " = tl.reduce((" + values.name + ", " + where.name + "), 1, " + combine + ")");
     result = ve.define(pair + "[:, None]", DType::Int64, kXAxis);
   } else {
-    result = ve.define("tl.reduce(" + values.name + ", 1, " + combine + ")[:, None]", values.dtype, kXAxis);
+    result = ve.define(reduce_rows(node.reduction, values.dtype, values.name, combine) + "[:, None]", values.dtype, kXAxis);
   }
   const ir::Buffer& b = program_.buffer(node.output);
   result = ve.cast(result, b.dtype);
@@ -419,7 +429,8 @@ void KernelEmitter::emit_loops(ValueEmitter& ve) {
         w_.line("_, " + pair + " = tl.reduce((" + names.first + ", " + names.second + "), 1, " + combine + ")");
         result = ve.define(pair + "[:, None]", DType::Int64, kXAxis);
       } else {
-        result = ve.define("tl.reduce(" + names.first + ", 1, " + combine + ")[:, None]", node.body->dtype, kXAxis);
+        result = ve.define(reduce_rows(node.reduction, node.body->dtype, names.first, combine) + "[:, None]", node.body->dtype,
+                           kXAxis);
       }
       result = ve.cast(result, program_.buffer(node.output).dtype);
       if (needs_store(node)) ve.store(node.output, node.store_index, result, kXAxis);
