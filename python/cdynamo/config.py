@@ -140,8 +140,28 @@ graph_cache = os.environ.get("CDYNAMO_GRAPH_CACHE", "1") != "0"
 # without a GPU). CUDA tensors always use Triton. Initialised from CDYNAMO_CPU_BACKEND.
 cpu_backend = os.environ.get("CDYNAMO_CPU_BACKEND", "cpp")
 
+# True: the inductor backend hands back its compiled callable wrapped in CUDA graphs (see
+# cdynamo/cudagraphs): what compile(mode="reduce-overhead") and torch's option spelling
+# {"triton.cudagraphs": True} turn on. Graphs that cannot be recorded run without, saying why.
+cudagraphs = False
+
+# Calls of a new input signature (shapes, strides, dtypes, non-tensor values) that run plainly,
+# on a side stream, before the signature is recorded into a CUDA graph: lazy initialisation
+# (cuBLAS workspaces, autotuning, a runtime's first-call work) must not happen during capture.
+cudagraphs_warmup_calls = 1
+
+# How many input signatures one compiled function records CUDA graphs for; calls with further
+# signatures run without CUDA graphs, with one warning (each recording keeps its inputs' and
+# outputs' memory).
+cudagraphs_max_graphs = 8
+
+# How many recordings of one signature may hand out their outputs at once: a call that finds
+# the outputs of every recording still referenced (a kept result, `h = f(h)`) records another
+# one, up to this number; past it the outputs are copied out of a private recording.
+cudagraphs_instances = 2
+
 # True: each Triton kernel of the inductor backend is compiled with a few block-size/warp
-# candidates, each timed on the GPU once, and the fastest kept (mode="max-autotune").
+# candidates, each timed on the GPU once, and the fastest kept (compile(mode="max-autotune")).
 max_autotune = False
 
 _KNOB_NAMES = frozenset(
@@ -162,6 +182,10 @@ _KNOB_NAMES = frozenset(
         "freeze_constants",
         "graph_cache",
         "cpu_backend",
+        "cudagraphs",
+        "cudagraphs_warmup_calls",
+        "cudagraphs_max_graphs",
+        "cudagraphs_instances",
         "max_autotune",
     }
 )

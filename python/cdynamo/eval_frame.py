@@ -4,12 +4,14 @@ A wrapped function runs with a thread-local hook mode: compile (a (backend, opti
 run-only (False: cached code only) or off (None). The hook itself lives in cdynamo._C.
 """
 import functools
+import sys
 import threading
 
 import torch
 
 from . import _C, _entry
 from .backends.registry import list_backends, lookup_backend
+from .compile_modes import configured_backend
 
 
 class CompileOptions:
@@ -160,11 +162,28 @@ class OptimizedModule(torch.nn.Module):
 
 
 def compile(model=None, *, backend=None, fullgraph=False, dynamic=None, mode=None, options=None, disable=False):
-    """Like torch.compile: compile(fn_or_module, backend=...), or @compile / @compile(...)."""
+    """Like torch.compile: compile(fn_or_module, backend=...), or @compile / @compile(...).
+
+    mode: "default", "reduce-overhead" (CUDA graphs), "max-autotune" (kernel autotuning and CUDA
+    graphs) or "max-autotune-no-cudagraphs"; it configures the inductor backend, and any other
+    backend gets it as a `mode` keyword, as torch.compile does. options: a dict of config
+    overrides held while the backend compiles (cdynamo's knob names, or torch's such as
+    "triton.cudagraphs"); not together with mode."""
     if model is None:
         return lambda m: compile(
             m, backend=backend, fullgraph=fullgraph, dynamic=dynamic, mode=mode, options=options, disable=disable
         )
+    if backend is None:
+        backend = _default_backend()
+    compiler_fn = lookup_backend(backend)
+    configured = configured_backend(compiler_fn, mode, options, _is_inductor(compiler_fn))
     if disable:
         return model
-    return optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
+    context = optimize(configured, nopython=fullgraph, dynamic=dynamic)
+    context.callback[1].backend_name = _backend_name(backend, compiler_fn)
+    return context(model)
+
+
+def _is_inductor(compiler_fn):
+    inductor_module = sys.modules.get("cdynamo.inductor")
+    return inductor_module is not None and compiler_fn in (inductor_module, getattr(inductor_module, "inductor", None))

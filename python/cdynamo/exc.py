@@ -33,3 +33,7 @@ class InvalidBackend(CdynamoError):
 
 class InternalError(CdynamoError):
     """A bug in cdynamo while tracing; please report it with the user code that triggered it."""
+
+
+class InvalidCompileOption(CdynamoError):
+    """An unknown compile(mode=...), an unknown or mistyped options key, or both given at once."""

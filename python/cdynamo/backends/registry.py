@@ -14,7 +14,7 @@ _TAGS = {}  # name -> tuple of tags ("debug", "experimental", ...)
 
 # Built-in backends living in modules that may not exist yet (or need optional dependencies):
 # imported the first time the registry is asked for the full list or an unknown name.
-_LAZY_BACKEND_MODULES = ("cdynamo.inductor",)
+_LAZY_BACKEND_MODULES = ("cdynamo.inductor", "cdynamo.cudagraphs")
 _lazy_modules_loaded = False
 
 

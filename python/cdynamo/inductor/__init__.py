@@ -4,6 +4,7 @@ of PyTorch's own compiler: torch.compile(model, backend=cdynamo.inductor)."""
 import sys
 import types
 
+from .. import config
 from ..backends.registry import register_backend
 
 
@@ -12,7 +13,12 @@ def inductor(gm, example_inputs):
     """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
     from .compile_fx import compile_fx
 
-    return compile_fx(gm, example_inputs)
+    compiled = compile_fx(gm, example_inputs)
+    if config.cudagraphs:  # compile(mode="reduce-overhead") and options={"triton.cudagraphs": True}
+        from ..cudagraphs import cudagraphify
+
+        compiled = cudagraphify(compiled, gm, example_inputs)
+    return compiled
 
 
 class _CallableModule(types.ModuleType):

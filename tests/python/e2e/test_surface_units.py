@@ -169,7 +169,7 @@ def test_call_backend_lets_cdynamo_errors_through():
 
 def test_lookup_backend():
     assert registry.lookup_backend(add_then_relu) is add_then_relu
-    with pytest.raises(exc.InvalidBackend, match="aot_eager, eager"):
+    with pytest.raises(exc.InvalidBackend, match="aot_eager, cudagraphs, eager"):
         registry.lookup_backend("nope")
     with pytest.raises(TypeError):
         registry.lookup_backend(3)
