@@ -38,6 +38,7 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   lower_options.device_type = device_type;
   sched::ScheduleOptions schedule_options;
   schedule_options.full_pointwise_in_reductions = capabilities.full_pointwise_in_reductions;
+  schedule_options.split_long_reductions = capabilities.split_long_reductions;
   schedule_options.cache_constant_kernels = config_bool("freeze_constants");
   lower::LoweredGraph lowered = lower::lower_graph(aten_graph_module, lower_options);
   std::vector<std::pair<std::string, Ref>> constants = lowered.constants;

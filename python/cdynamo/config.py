@@ -139,6 +139,8 @@ graph_cache = os.environ.get("CDYNAMO_GRAPH_CACHE", "1") != "0"
 # (the GPU target's Triton kernels, run by Triton's interpreter: slow, for testing that target
 # without a GPU). CUDA tensors always use Triton. Initialised from CDYNAMO_CPU_BACKEND.
 cpu_backend = os.environ.get("CDYNAMO_CPU_BACKEND", "cpp")
+if cpu_backend == "triton":  # the interpreter must be on before anything imports triton
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 # True: the inductor backend hands back its compiled callable wrapped in CUDA graphs (see
 # cdynamo/cudagraphs): what compile(mode="reduce-overhead") and torch's option spelling

@@ -6,6 +6,7 @@
 #include "backend/runtime/cuda_driver.h"
 #include "common/error.h"
 #include "common/py_import.h"
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -142,9 +143,19 @@ class InterpretedTritonLauncher final : public KernelLauncher {
   int call(char** buffers) const {
     size_t count = views_.size() + (shape_.error_flag ? 1 : 0);
     Ref args = check(PyTuple_New(static_cast<Py_ssize_t>(count)));
+    // Buffers at one address (an alias and its root) share one storage of the largest extent:
+    // the interpreter keys its copies of the arguments by storage address.
+    std::map<char*, int64_t> bytes_at;
     for (size_t k = 0; k < views_.size(); ++k) {
-      auto options = at::TensorOptions().dtype(scalar_type(views_[k].dtype));
-      at::Tensor view = at::from_blob(buffers[k], {std::max<int64_t>(views_[k].extent, 1)}, options);
+      int64_t bytes = std::max<int64_t>(views_[k].extent, 1) * ir::dtype_size(views_[k].dtype);
+      bytes_at[buffers[k]] = std::max(bytes_at[buffers[k]], bytes);
+    }
+    std::map<char*, at::Storage> storage_at;
+    for (const auto& [address, bytes] : bytes_at)
+      storage_at[address] = at::from_blob(address, {bytes}, at::TensorOptions().dtype(at::kByte)).storage();
+    for (size_t k = 0; k < views_.size(); ++k) {
+      at::Tensor view = at::empty({0}, at::TensorOptions().dtype(scalar_type(views_[k].dtype)));
+      view.set_(storage_at[buffers[k]], 0, {std::max<int64_t>(views_[k].extent, 1)}, {1});
       PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(k), check(THPVariable_Wrap(view)).release());
     }
     at::Tensor error;

@@ -36,6 +36,7 @@ ir::Expr store_index(const ir::Node& node, const ir::Buffer& output, const Space
 bool reads_only_at(const ir::Node& node, const std::string& buffer, const ir::Expr& at, const Space& space);
 
 // The passes, in pipeline order.
+void split_long_reductions(lower::LoweredGraph& graph);
 void eliminate_dead_code(lower::LoweredGraph& graph, ScheduleStats& stats);
 struct Group {
   bool is_extern = false;

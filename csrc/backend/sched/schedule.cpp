@@ -1,5 +1,5 @@
-// The scheduling pipeline, as a table of contents: dead code, fusion, kernel interfaces,
-// in-place reuse, memory plan. Assumes a LoweredGraph from lower_graph (valid node order).
+// The scheduling pipeline, as a table of contents: reduction splits (GPU targets), dead code,
+// fusion, kernel interfaces, in-place reuse, memory plan. Assumes a LoweredGraph from lower_graph (valid node order).
 #include "backend/sched/schedule.h"
 #include "backend/sched/sched_internal.h"
 
@@ -33,6 +33,7 @@ Space space_of(const ir::Node& node) {
 
 ir::Program schedule(lower::LoweredGraph graph, ScheduleStats* stats_out, const ScheduleOptions& options) {
   ScheduleStats stats;
+  if (options.split_long_reductions) split_long_reductions(graph);
   eliminate_dead_code(graph, stats);
   std::vector<Group> groups = fuse(graph, stats, options);
 

@@ -21,6 +21,9 @@ struct ScheduleOptions {
   bool reuse_buffers = true;  // in-place reuse of dying buffers
   // Buffer::cached on kernels that read only constants (config.freeze_constants).
   bool cache_constant_kernels = false;
+  // Reductions of a few long rows become partial reductions over chunks plus a reduction of the
+  // partial results (a GPU target: one program per row would leave the device idle).
+  bool split_long_reductions = false;
 };
 
 // The full pipeline: dead-code elimination, fusion, kernel inputs/outputs/locals, in-place

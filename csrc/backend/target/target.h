@@ -18,6 +18,7 @@ struct Capabilities {
   bool indirect_loads = true;
   bool full_pointwise_in_reductions = true;
   std::string device_type = "cpu";  // what its kernels' pointers address ("cpu", "cuda")
+  bool split_long_reductions = false;  // few long rows become two reductions (many programs)
 };
 
 class Target {

@@ -73,7 +73,7 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
 class TritonTarget final : public Target {
  public:
   const char* name() const override { return "triton"; }
-  Capabilities capabilities() const override { return {true, true, "cuda"}; }
+  Capabilities capabilities() const override { return {true, true, "cuda", true}; }
 
   std::vector<std::pair<std::string, std::string>> generate(const ir::Program& program) const override {
     std::vector<std::pair<std::string, std::string>> out;

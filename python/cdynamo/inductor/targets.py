@@ -29,11 +29,12 @@ def _is_plain_tensor(t):
 
 @functools.cache
 def _triton_missing_reason():
-    """None when Triton imports, else why not (in user terms)."""
-    try:
-        import triton  # noqa: F401
-    except ImportError as error:
-        return f"Triton is not installed ({error}); pip install triton"
+    """None when Triton is installed, else why not (in user terms). Does not import it: whether
+    it interprets is decided when it is first imported (triton_runtime)."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is None:
+        return "Triton is not installed (pip install triton)"
     return None
 
 
@@ -90,6 +91,9 @@ def choose_target(gm, example_inputs):
     if config.cpu_backend == "triton":
         if _triton_missing_reason():
             raise RuntimeError(f"cdynamo.config.cpu_backend = 'triton' needs Triton: {_triton_missing_reason()}")
+        from . import triton_runtime
+
+        triton_runtime.require_interpreter()
         return "triton", "cpu"
     if config.cpu_backend != "cpp":
         raise ValueError(f"cdynamo.config.cpu_backend must be 'cpp' or 'triton', not {config.cpu_backend!r}")

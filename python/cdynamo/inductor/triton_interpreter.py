@@ -44,6 +44,41 @@ class NumpyLibdevice:
         return lambda *args: _apply(fn, args)
 
 
+_COMPARISONS = {
+    "EQ": np.equal, "NE": np.not_equal, "GT": np.greater, "GE": np.greater_equal, "LT": np.less, "LE": np.less_equal,
+}
+
+
+def _fix_comparisons():
+    """Triton's interpreter stores a comparison's result in the left operand's element type
+    (float data under an int1 type), which NumPy then refuses to combine with |, & or ^.
+    Comparisons here return bool data, as the GPU does."""
+    from triton.language import int1
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    if getattr(InterpreterBuilder, "_cdynamo_comparisons", False):
+        return
+    for name in dir(InterpreterBuilder):
+        kind = name[-2:]
+        if not (name.startswith("create_icmp") or name.startswith("create_fcmp")) or kind not in _COMPARISONS:
+            continue
+        # fcmpO*: false where an operand is NaN; fcmpU*: true there; icmp*: integers.
+        nan_rule = "ordered" if name.startswith("create_fcmpO") else "unordered" if name.startswith("create_fcmpU") else None
+
+        def compare(self, lhs, rhs, op=_COMPARISONS[kind], nan_rule=nan_rule):
+            with np.errstate(invalid="ignore"):
+                out = np.asarray(op(lhs.data, rhs.data)).astype(np.bool_)
+                if nan_rule is not None:
+                    nan = np.isnan(lhs.data) | np.isnan(rhs.data)
+                    out = out & ~nan if nan_rule == "ordered" else out | nan
+            return TensorHandle(out, int1)
+
+        setattr(InterpreterBuilder, name, compare)
+    InterpreterBuilder._cdynamo_comparisons = True
+
+
 def patch_module(module):
-    """Makes an interpreted kernel module's libdevice calls run on NumPy."""
+    """Makes an interpreted kernel module's libdevice calls run on NumPy (and the interpreter's
+    comparisons return bool data)."""
+    _fix_comparisons()
     module.libdevice = NumpyLibdevice()

@@ -15,7 +15,7 @@ from .. import utils
 INTERPRET_ENV = "TRITON_INTERPRET"
 
 
-def _require_interpreter():
+def require_interpreter():
     """Triton's interpreter runs kernels on CPU tensors only when the whole process is in
     interpreter mode (Triton reads TRITON_INTERPRET when it decorates and while kernels run):
     it is switched on here if Triton is not imported yet."""
@@ -26,12 +26,12 @@ def _require_interpreter():
     if not triton.knobs.runtime.interpret:
         raise RuntimeError(
             "cdynamo: the Triton target on CPU tensors (cdynamo.config.cpu_backend = 'triton') runs Triton's "
-            f"interpreter, which needs {INTERPRET_ENV}=1 before triton is imported; triton is already imported "
-            f"without it: set {INTERPRET_ENV}=1 in the environment")
+            f"interpreter, which must be on before triton is imported (torch imports it too); triton is already "
+            f"imported without it: start the process with CDYNAMO_CPU_BACKEND=triton or {INTERPRET_ENV}=1")
 
 
 def _interpreted_launch(desc):
-    _require_interpreter()
+    require_interpreter()
     from . import triton_build
 
     xblock, rblock, num_warps, _ = desc["config"]

@@ -278,6 +278,10 @@ Value ValueEmitter::load_at(const std::string& buffer, DType dtype, const Expr& 
   // Indirect positions are clamped into [0, size), so they count as non-negative.
   for (const auto& [var, tile] : ind_vars) ranges[tile] = Expr(int64_t{1} << 62);
   std::string address = pointer(buffer) + " + " + render(at, ranges);
+  // A masked load needs its address as wide as its mask (a padding mask along x of a broadcast).
+  unsigned missing = mask.empty() ? kNoAxes : axes & ~axes_of(at);
+  if (missing & kXAxis) address += " + 0 * " + tiles_.x_var;
+  if (missing & kRAxis) address += " + 0 * " + tiles_.r_var;
   std::string load = mask.empty() ? "tl.load(" + address + ")" : "tl.load(" + address + ", mask=" + mask + ", other=0)";
   Value raw = define(load, dtypes_.at(buffer), axes);
   raw.dtype = dtypes_.at(buffer);
@@ -287,8 +291,16 @@ Value ValueEmitter::load_at(const std::string& buffer, DType dtype, const Expr& 
 
 Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
   const bool masked = n.op == ScalarOp::MaskedLoad;
-  if (!masked && n.indirect.empty())
-    if (auto v = lookup_produced(n.buffer, n.index)) return cast(*v, n.dtype);
+  // A buffer of this kernel kept in registers: the value itself (masked: where the mask holds).
+  if (n.indirect.empty())
+    if (auto v = lookup_produced(n.buffer, n.index)) {
+      Value value = cast(*v, n.dtype);
+      if (!masked) return value;
+      Value mask = cast(emit(n.args[0]), DType::Bool);
+      Value other = cast(emit(n.args[1]), n.dtype);
+      return define("tl.where(" + mask.name + ", " + value.name + ", " + other.name + ")", n.dtype,
+                    mask.axes | value.axes | other.axes);
+    }
   std::optional<Value> mask, other;
   unsigned extra_axes = kNoAxes;
   if (masked) {
