@@ -5,6 +5,7 @@ import dataclasses
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,15 +152,20 @@ def run_job(options, job, timeout_s, log_path):
             json.dump(job_task(options, job, folder), task_file)
         command = [options.python, "-m", "cdynamo.bench.gpu_worker", task_path, record_path]
         with open(log_path, "w") as log:
+            # A session of its own: on a timeout the worker goes together with the compile
+            # workers torch.compile started (they would hold CPU cores through the next jobs).
+            worker = subprocess.Popen(command, env=worker_env(options, folder), stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                completed = subprocess.run(command, env=worker_env(options, folder), stdout=log,
-                                           stderr=subprocess.STDOUT, timeout=timeout_s)
+                returncode = worker.wait(timeout=max(1.0, timeout_s))
             except subprocess.TimeoutExpired:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait()
                 return base_record(options, job, "timeout", f"killed after {timeout_s:.0f} s (log: {log_path})")
         if os.path.exists(record_path):
             with open(record_path) as record_file:
                 return json.load(record_file)
-    reason = f"worker exited with status {completed.returncode}: {last_log_line(log_path)}"
+    reason = f"worker exited with status {returncode}: {last_log_line(log_path)}"
     return base_record(options, job, "error", reason)
 
 
@@ -225,6 +231,7 @@ def execute(options, jobs, results_path, log_dir):
         if reason is not None:
             latest[key] = base_record(options, job, "skipped", reason)
             report.append_records(results_path, [latest[key]])
+            _say(options, f"[{index}/{len(jobs)}] {job.label}: skipped: {reason}")
             continue
         if job.phase == "warm" and not os.path.exists(marker_path(options, job)):
             # Resumed on another machine (or after the temp folder was cleaned): the warm job
