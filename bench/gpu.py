@@ -1,6 +1,5 @@
-"""The GPU benchmark: eager, cdynamo's inductor and torch.compile's inductor on anchors.md's GPU
-table (plus softmax, ViT-B/16, GPT-2 batch 1, copy bandwidth, launch cost), each job in its own
-process. Assumes a CUDA GPU (or --device cpu --small to test the plumbing); see bench/README.md.
+"""The GPU benchmark: eager, cdynamo's and torch.compile's inductor on anchors.md's GPU table, each
+job in its own process. Assumes a CUDA GPU (--device cpu --small: the plumbing); bench/README.md.
 
     python3 bench/gpu.py --out DIR [--models a,b] [--time-budget-s 540] [--dtype bfloat16]
 """
@@ -28,7 +27,8 @@ def build_parser():
     add("--small", action="store_true", help="tiny shapes and few repeats: tests the plumbing, measures nothing")
     add("--models", type=_comma_list,
         help="comma-separated cases (default: all; see --list); the copy probe always runs")
-    add("--systems", type=_comma_list, default=list(gpu_runner.SYSTEMS), help="default: %(default)s")
+    add("--systems", type=_comma_list, default=list(gpu_runner.SYSTEMS),
+        help="the report's columns are the first cdynamo:* and torch:* ones; eager always runs (default: %(default)s)")
     add("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
         help="float32 runs with TF32 matmuls and convolutions (default: %(default)s)")
     add("--time-budget-s", type=float, default=defaults.time_budget_s,

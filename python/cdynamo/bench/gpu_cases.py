@@ -1,6 +1,5 @@
-"""The cases of the GPU benchmark (bench/gpu.py): the models of anchors.md's GPU table, softmax,
-ViT-B/16 and GPT-2 at batch 1, the copy-bandwidth probe and the launch-overhead case, at the GPU
-sizes and at tiny --small sizes. Builders use models.py's (random weights, no downloads)."""
+"""The cases of bench/gpu.py: anchors.md's GPU table, softmax, ViT-B/16, GPT-2 batch 1, the copy probe
+and the launch case, at GPU and --small sizes. Assumes models.py's builders (random weights)."""
 import dataclasses
 
 import torch

@@ -1,6 +1,5 @@
-"""Runs the GPU benchmark: every (case, system, phase) as its own worker process with its own cache
-folders, inside a time budget, recording each result in OUT/results.jsonl as it comes (a rerun
-resumes), then the report. Assumes one GPU that nothing else uses while it runs."""
+"""Runs the GPU benchmark: each (case, system, phase) a worker process with its own caches, inside a
+time budget, resumable from OUT/results.jsonl, then the report. Assumes one GPU nothing else uses."""
 import dataclasses
 import json
 import os
@@ -65,7 +64,7 @@ class Job:
 def plan_jobs(cases, systems, warm=True):
     """Jobs in the order they run, most telling first, so a budget that runs out cuts the least:
     the copy probe, each model's eager, cold cdynamo and cold torch.compile jobs, the launch case,
-    and the warm compiles last."""
+    and the warm compiles last. Eager always runs: every speedup is over it."""
     compilers = [system for system in systems if system != "eager"]
     jobs = []
     for case in cases:
@@ -73,7 +72,7 @@ def plan_jobs(cases, systems, warm=True):
             jobs.append(Job(case, "eager", "run"))
     for kind in (gpu_cases.MODEL, gpu_cases.LAUNCH):
         for case in (c for c in cases if c.kind == kind):
-            jobs += [Job(case, "eager", "run")] if "eager" in systems else []
+            jobs.append(Job(case, "eager", "run"))
             jobs += [Job(case, system, "cold") for system in compilers]
     if warm:
         jobs += [Job(case, system, "warm") for case in cases if case.kind == gpu_cases.MODEL for system in compilers]

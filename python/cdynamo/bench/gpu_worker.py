@@ -1,6 +1,5 @@
-"""One job of the GPU benchmark in its own process: one case on one system in one phase ("run"
-for eager, "cold" or "warm" for a compiler), written as one JSON record. Assumes the runner set the
-cache variables (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR, CDYNAMO_CACHE_DIR) before the start.
+"""One job of the GPU benchmark in its own process (a case, a system, a phase: run, cold or warm),
+written as one JSON record. Assumes the runner set the job's TORCHINDUCTOR/TRITON/CDYNAMO_CACHE_DIR.
 `python -m cdynamo.bench.gpu_worker TASK.json RECORD.json`"""
 import gc
 import importlib.metadata
