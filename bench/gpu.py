@@ -26,7 +26,8 @@ def build_parser():
     add("--device", choices=("cuda", "cpu"), default="cuda")
     add("--small", action="store_true", help="tiny shapes and few repeats: tests the plumbing, measures nothing")
     add("--models", type=_comma_list,
-        help="comma-separated cases (default: all; see --list); the copy probe always runs")
+        help="comma-separated cases or groups (micro, vision, transformers; default: all; see --list); "
+        "the copy probe always runs")
     add("--systems", type=_comma_list, default=list(gpu_runner.SYSTEMS),
         help="the report's columns are the first cdynamo:* and torch:* ones; eager always runs (default: %(default)s)")
     add("--dtype", choices=("float32", "bfloat16", "float16"), default="float32",
@@ -42,7 +43,7 @@ def build_parser():
     add("--max-timing-s", type=float, default=defaults.max_timing_s,
         help="one job's timing: fewer repeats past this (default: %(default)s)")
     add("--kernel-counts", action="store_true", help="also count every model call's kernels (torch.profiler)")
-    add("--threads", type=int, help="torch threads in the workers (default: torch's; --device cpu: 2)")
+    add("--threads", type=int, help="torch threads in the workers (default: torch's; --device cpu: 1)")
     add("--cache-root", help="folder of the per-job compiler caches (default: one under the temp dir)")
     add("--merge", type=_comma_list, help="one report in --out from these results.jsonl files; runs nothing")
     add("--no-progress", action="store_true")
@@ -56,9 +57,10 @@ def options_from(args):
         out=args.out, device=args.device, dtype=args.dtype, small=small, cases=args.models, systems=tuple(args.systems),
         warm=not args.no_warm, fresh=args.fresh, time_budget_s=args.time_budget_s, timeout_s=args.timeout_s,
         max_timing_s=args.max_timing_s, kernel_counts=args.kernel_counts, cache_root=args.cache_root,
-        threads=args.threads or (2 if args.device == "cpu" else None), progress=not args.no_progress,
+        threads=args.threads or (1 if args.device == "cpu" else None), progress=not args.no_progress,
     )
-    # --small checks that everything runs; a few calls show that as well as many.
+    # --small checks that everything runs; a few calls show that as well as many. (On the CPU one
+    # thread: OpenMP's threads on cores shared with other work stall for whole scheduler slices.)
     options.repeats = args.repeats or (3 if small else options.repeats)
     options.warmup = args.warmup or (1 if small else options.warmup)
     if small:
@@ -73,6 +75,8 @@ def main(argv=None):
             missing = case.missing_packages()
             note = f"  [missing {', '.join(missing)}]" if missing else ""
             print(f"{case.name:<22} {case.kind:<7} {case.title}{note}")
+        for group, members in gpu_cases.GROUPS.items():
+            print(f"group {group}: {', '.join(members)}")
         return 0
     if args.merge:
         built = gpu_runner.merge_results(args.merge, args.out, tuple(args.systems))

@@ -49,6 +49,8 @@ class Results:
 
     def __init__(self, records, systems):
         self.by_key = {(r["case"], r["system"], r["phase"]): r for r in records}
+        # Copy probes by run: each memory-bound row is read against the copy of its own run.
+        self.copies = {r.get("run_id"): r for r in records if r["case"] == "copy_bandwidth" and r["status"] == "ok"}
         # The columns: the first cdynamo and torch systems asked for, else the default ones (a
         # run of some systems into a folder that holds the others still shows all of them).
         self.cdynamo = next((s for s in systems if s.startswith("cdynamo:")), "cdynamo:inductor")
@@ -94,6 +96,9 @@ def model_row(results, case):
     row["cold_ratio"] = _ratio(row["cdynamo_cold_s"], row["torch_cold_s"])
     row["warm_ratio"] = _ratio(row["cdynamo_warm_s"], row["torch_warm_s"])
     row["notes"] = _notes(results, name)
+    timed = [results.ok(name, system) for system in ("eager", cdynamo, torch)]
+    if len({record.get("run_id") for record in timed if record}) > 1:
+        row["notes"].append("its times come from different runs (resumed or merged): side by side only within a run")
     return row
 
 
@@ -124,9 +129,18 @@ def geomeans(rows):
     return {key: over(key) for key in ("cdynamo_speedup", "torch_speedup", "vs_torch", "cold_ratio", "warm_ratio")}
 
 
+def _bandwidth_entry(results, case_name, system):
+    """TB/s of one job and its fraction of the copy bandwidth of the same run (None without one)."""
+    record = results.ok(case_name, system)
+    if record is None or record.get("tbps") is None:
+        return {"tbps": None, "fraction_of_copy": None}
+    copy = results.copies.get(record.get("run_id"))
+    copy_tbps = copy.get("tbps") if copy else None
+    return {"tbps": record["tbps"], "copy_tbps": copy_tbps, "fraction_of_copy": _ratio(record["tbps"], copy_tbps)}
+
+
 def bandwidth(results):
     """The copy bandwidth and, for each memory-bound case, each system's TB/s and its fraction."""
-    copy_tbps = results.value("copy_bandwidth", "eager", "tbps")
     rows = []
     measured = {case for case, _, _ in results.by_key}
     for case in gpu_cases.CASES:
@@ -134,10 +148,11 @@ def bandwidth(results):
             continue
         row = {"case": case.name, "title": case.title}
         for label, system in (("eager", "eager"), ("cdynamo", results.cdynamo), ("torch", results.torch)):
-            tbps = results.value(case.name, system, "tbps")
-            row[label] = {"tbps": tbps, "fraction_of_copy": _ratio(tbps, copy_tbps)}
+            row[label] = _bandwidth_entry(results, case.name, system)
         rows.append(row)
-    return {"copy_tbps": copy_tbps, "copy_bytes": results.value("copy_bandwidth", "eager", "bytes_moved"), "rows": rows}
+    copies = {run: record["tbps"] for run, record in results.copies.items()}
+    return {"copy_tbps": results.value("copy_bandwidth", "eager", "tbps"), "copy_tbps_by_run": copies,
+            "copy_bytes": results.value("copy_bandwidth", "eager", "bytes_moved"), "rows": rows}
 
 
 def launch_rows(results):
@@ -278,7 +293,11 @@ def markdown_bandwidth(bandwidths):
     mib = (bandwidths["copy_bytes"] or 0) / 2 / 2**20
     size = f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib:g} MiB"
     lines = [f"Device-to-device copy (`dst.copy_(src)`, {size} each way, bytes read + written): "
-             f"**{_fmt(copy_tbps, '.3g', ' TB/s')}**", ""]
+             f"**{_fmt(copy_tbps, '.3g', ' TB/s')}**"]
+    if len(bandwidths["copy_tbps_by_run"]) > 1:  # merged or resumed: each row against its own run's
+        runs = ", ".join(f"{tbps:.3g} ({run})" for run, tbps in bandwidths["copy_tbps_by_run"].items())
+        lines.append(f"(this is the last run's; by run: {runs}; each row below is read against its own run's copy)")
+    lines.append("")
     if bandwidths["rows"]:
         lines += ["| case (bytes read + written once) | eager | cdynamo | torch.compile |", "|---|---|---|---|"]
         for row in bandwidths["rows"]:

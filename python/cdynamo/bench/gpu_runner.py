@@ -45,6 +45,9 @@ class GpuOptions:
     cache_root: str = None  # per-job cache folders; None: a folder under the system's temp dir
     python: str = sys.executable
     progress: bool = True
+    # Names the run in every record it writes: ratios pair records of one run (the copy probe
+    # with the memory-bound rows, above all), also when results of several runs are merged.
+    run_id: str = dataclasses.field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
 
     def config(self):
         return {"device": self.device, "dtype": self.dtype, "small": bool(self.small)}
@@ -122,12 +125,14 @@ def job_task(options, job, folder):
         "warmup": options.warmup, "repeats": options.repeats, "min_batch_s": options.min_batch_s,
         "max_timing_s": options.max_timing_s, "launch_repeats": options.launch_repeats,
         "kernel_counts": options.kernel_counts, "threads": options.threads, "cache_dir": folder,
+        "run_id": options.run_id,
     }
 
 
 def base_record(options, job, status, reason):
     return {"case": job.case.name, "system": job.system, "phase": job.phase, **options.config(),
-            "status": status, "error": reason, "notes": [], "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            "run_id": options.run_id, "status": status, "error": reason, "notes": [],
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
 def last_log_line(log_path):
@@ -222,8 +227,8 @@ def execute(options, jobs, results_path, log_dir):
     budget = Budget(options.time_budget_s)
     for index, job in enumerate(jobs, 1):
         key = job_key(job, options)
-        if latest.get(key, {}).get("status") in FINAL_STATUSES:
-            continue  # measured by an earlier run into the same folder
+        if latest.get(key, {}).get("status") in FINAL_STATUSES and job.case.kind != gpu_cases.COPY:
+            continue  # measured by an earlier run into the same folder (the copy probe: every run)
         reason = unavailable.get(job.system) or unavailable.get(job.case.name) or warm_blocker(options, job, latest)
         if reason is None and budget.left() < MIN_JOB_S:
             reason = f"time budget ({options.time_budget_s:.0f} s) spent"
@@ -293,16 +298,25 @@ def run_gpu_bench(options):
     # of parts of the table (--models) into one folder add up to the whole table.
     config = options.config()
     records = [r for r in report.load_records(results_path) if all(r.get(k) == v for k, v in config.items())]
-    latest = list({record_key(r): r for r in records}.values())
+    latest = latest_records(records)
     info = run_info(options, latest, time.perf_counter() - start)
     return gpu_report.write_report(options.out, latest, info, options.systems)
+
+
+def latest_records(records):
+    """The last record of each job, plus the copy probes of earlier runs: a row measured by an
+    earlier run is read against that run's copy bandwidth."""
+    latest = {record_key(r): r for r in records}
+    kept = set(map(id, latest.values()))
+    older_copies = [r for r in records if r.get("case") == "copy_bandwidth" and id(r) not in kept]
+    return older_copies + list(latest.values())
 
 
 def merge_results(paths, out, systems=SYSTEMS):
     """One report from the results.jsonl of several runs (e.g. two device calls of part of the
     table each); every ratio in it still compares jobs of one run."""
     records = [record for path in paths for record in report.load_records(path)]
-    latest = list({record_key(r): r for r in records}.values())
+    latest = latest_records(records)
     os.makedirs(out, exist_ok=True)
     info = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "merged_from": list(paths)}
     environment = next((r for r in latest if r.get("device_name")), {})

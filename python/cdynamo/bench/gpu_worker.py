@@ -243,6 +243,7 @@ def run_job(task):
     case = gpu_cases.get_case(task["case"])
     spec = get_backend(task["system"], mode=case.compile_mode)
     record = {key: task[key] for key in ("case", "system", "phase", "device", "dtype", "small")}
+    record["run_id"] = task.get("run_id")
     record.update(status=None, error=None, notes=[], timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
     try:
         configure(task)

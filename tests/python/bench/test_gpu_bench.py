@@ -17,14 +17,24 @@ def test_plan_runs_the_copy_probe_first_and_warm_compiles_last():
     cases = gpu_cases.select_cases(["mlp", "launch_overhead"])
     jobs = [(job.case.name, job.system, job.phase) for job in gpu_runner.plan_jobs(cases, gpu_runner.SYSTEMS)]
     assert jobs[0] == ("copy_bandwidth", "eager", "run")
-    assert jobs[1:4] == [("mlp", "eager", "run"), ("mlp", "cdynamo:inductor", "cold"), ("mlp", "torch:inductor", "cold")]
+    assert jobs[1:4] == [
+        ("mlp", "eager", "run"), ("mlp", "cdynamo:inductor", "cold"), ("mlp", "torch:inductor", "cold")]
     assert [job for job in jobs if job[2] == "warm"] == jobs[-2:]  # launch and copy cases have none
     assert not any(name == "copy_bandwidth" and system != "eager" for name, system, _ in jobs)
 
 
+def test_groups_cover_the_table_once():
+    grouped = [name for group in gpu_cases.GROUPS.values() for name in group]
+    assert sorted(grouped) == sorted(case.name for case in gpu_cases.CASES if case.name != "copy_bandwidth")
+    assert [case.name for case in gpu_cases.select_cases(["vision", "mlp"])] == [
+        "copy_bandwidth", "mlp", "resnet18", "vit_b16"]
+    with pytest.raises(KeyError):
+        gpu_cases.select_cases(["no_such_case"])
+
+
 def _record(case, system, phase, **fields):
     return {"case": case, "system": system, "phase": phase, "device": "cuda", "dtype": "float32", "small": False,
-            "status": "ok", "error": None, "notes": [], **fields}
+            "run_id": "run-1", "status": "ok", "error": None, "notes": [], **fields}
 
 
 def fake_records():
@@ -38,9 +48,11 @@ def fake_records():
         records.append(_record(case, "cdynamo:inductor", "warm", first_call_s=0.05))
         records.append(_record(case, "torch:inductor", "warm", first_call_s=1.0))
     records.append(_record("gpt2_reduce_overhead", "eager", "run", time_ms=11.0))
+    no_graph = "mode='reduce-overhead' replayed no CUDA graph (5 kernels launched one by one)"
     records.append(_record("gpt2_reduce_overhead", "cdynamo:inductor", "cold", status="error", first_call_s=1.0,
-                           time_ms=11.0, error="mode='reduce-overhead' replayed no CUDA graph (5 kernels launched one by one)"))
-    records.append(_record("gpt2_reduce_overhead", "torch:inductor", "cold", status="skipped", error="time budget (540 s) spent"))
+                           time_ms=11.0, error=no_graph))
+    records.append(_record("gpt2_reduce_overhead", "torch:inductor", "cold", status="skipped",
+                           error="time budget (540 s) spent"))
     variants = [{"ops": 8, "kernels": 8, "cpu_us_per_call": 20.0}, {"ops": 64, "kernels": 64, "cpu_us_per_call": 132.0}]
     records.append(_record("launch_overhead", "cdynamo:inductor", "cold", us_per_launch=2.0, variants=variants))
     return records
@@ -62,6 +74,19 @@ def test_report_ratios_targets_and_error_rows():
     assert "replayed no CUDA graph" in text  # the one-line error, in the row's notes
     assert "gpt2_reduce_overhead torch:inductor cold: skipped: time budget" in text
     assert "| **geomean** |" in text and "**2.00**" in text  # the launch slope
+
+
+def test_memory_bound_rows_are_read_against_the_copy_probe_of_their_own_run():
+    records = fake_records()
+    # A later run measured only the copy probe and mlp; merged, the chain keeps run-1's copy.
+    later = [_record("copy_bandwidth", "eager", "run", tbps=2.0, run_id="run-2"),
+             _record("mlp", "eager", "run", time_ms=0.6, run_id="run-2")]
+    latest = gpu_runner.latest_records(records + later)
+    built = gpu_report.build_report(latest, {}, gpu_runner.SYSTEMS)
+    chain = built["bandwidth"]["rows"][0]
+    assert chain["cdynamo"]["copy_tbps"] == 4.0 and built["bandwidth"]["copy_tbps"] == 2.0
+    mlp = next(row for row in built["rows"] if row["case"] == "mlp")
+    assert any("different runs" in note for note in mlp["notes"])
 
 
 def _task(case, system, phase, tmp_path):
