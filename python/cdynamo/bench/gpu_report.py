@@ -118,7 +118,14 @@ def _notes(results, case_name):
             notes.append(f"{label}: {record.get('status')}: {record.get('error')}")
         if phase != "warm":
             notes += [f"{label}: {note}" for note in record.get("notes") or []]
+        elif _cache_misses(record):  # a warm compile that compiled again is not a warm start
+            notes.append(f"{label}: {_cache_misses(record)} compiled-graph cache misses")
     return notes
+
+
+def _cache_misses(record):
+    counters = record.get("inductor_counters") or {}
+    return counters.get("graph_cache_miss", 0) + counters.get("fxgraph_cache_miss", 0)
 
 
 def geomeans(rows):
@@ -336,7 +343,8 @@ def markdown(built):
     info = built["run"]
     header = (f"# GPU benchmark: eager, cdynamo, torch.compile\n\n"
               f"{info.get('device_name') or info.get('device')}, torch {info.get('torch_version')}, "
-              f"Triton {info.get('triton_version')}, {info.get('dtype')} (TF32 matmuls and convolutions on), "
+              f"Triton {info.get('triton_version')}, {info.get('dtype')}"
+              f"{' (TF32 matmuls and convolutions on)' if info.get('dtype') == 'float32' else ''}, "
               f"{'--small shapes (plumbing only, not a benchmark), ' if info.get('small') else ''}"
               f"commit {info.get('git_commit') or '?'}, {info.get('time')}"
               + (f", {info['wall_s']:.0f} s" if info.get("wall_s") else "") + ".\n\n"

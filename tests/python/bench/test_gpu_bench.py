@@ -46,7 +46,8 @@ def fake_records():
         records.append(_record(case, "torch:inductor", "cold", time_ms=theirs_ms, first_call_s=3.0, max_rel_err=1e-7,
                                tbps=0.5 / theirs_ms))
         records.append(_record(case, "cdynamo:inductor", "warm", first_call_s=0.05))
-        records.append(_record(case, "torch:inductor", "warm", first_call_s=1.0))
+        records.append(_record(case, "torch:inductor", "warm", first_call_s=1.0,
+                               inductor_counters={"fxgraph_cache_miss": 1 if case == "mlp" else 0}))
     records.append(_record("gpt2_reduce_overhead", "eager", "run", time_ms=11.0))
     no_graph = "mode='reduce-overhead' replayed no CUDA graph (5 kernels launched one by one)"
     records.append(_record("gpt2_reduce_overhead", "cdynamo:inductor", "cold", status="error", first_call_s=1.0,
@@ -73,6 +74,7 @@ def test_report_ratios_targets_and_error_rows():
     text = gpu_report.markdown(built)
     assert "replayed no CUDA graph" in text  # the one-line error, in the row's notes
     assert "gpt2_reduce_overhead torch:inductor cold: skipped: time budget" in text
+    assert "torch:inductor (warm): 1 compiled-graph cache misses" in text
     assert "| **geomean** |" in text and "**2.00**" in text  # the launch slope
 
 
