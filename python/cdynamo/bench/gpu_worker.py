@@ -70,6 +70,10 @@ def compile_stats(spec):
         counters = torch._dynamo.utils.counters
     inductor = {str(key): int(value) for key, value in counters.get("inductor", {}).items()}
     stats["inductor_counters"] = inductor
+    # cdynamo's CUDA-graph layer counts recordings, replays and why it ran a call without one.
+    cudagraphs = {str(key): int(value) for key, value in counters.get("cudagraphs", {}).items()}
+    if cudagraphs:
+        stats["cudagraphs_counters"] = cudagraphs
     notes = []
     if stats.get("graph_breaks"):
         top = next(iter(stats["break_reasons"]), "")
@@ -81,6 +85,7 @@ def compile_stats(spec):
             notes.append(f"{count} graph(s) ran as captured: {key.split(': ', 1)[1][:80]}")
     if inductor.get("autograd_fallback"):
         notes.append(f"{inductor['autograd_fallback']} graph(s) ran with eager autograd")
+    notes += [f"CUDA graphs {key} ({count}×)"[:120] for key, count in cudagraphs.items() if key.startswith("skipped: ")]
     return stats, notes
 
 
