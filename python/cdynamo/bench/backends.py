@@ -18,6 +18,7 @@ class BackendSpec:
     name: str  # "eager", "cdynamo:<backend>" or "torch:<backend>"
     compiler: str  # "none", "cdynamo" or "torch"
     backend: str  # the backend name given to the compiler
+    mode: str = None  # compile mode given to both compilers alike (e.g. "reduce-overhead"); None: default
 
     def availability(self):
         """(available, reason): cdynamo backends must be registered (inductor registers itself
@@ -38,9 +39,10 @@ class BackendSpec:
             return False, f"{self.backend!r} not in cdynamo.list_backends()"
         return True, ""
 
-    def prepare(self):
+    def prepare(self, extra_trace_files=()):
         """Imports the compiler stack ahead of timing, so cold compile times measure compiling
-        and not the first import of modules every backend shares (AOTAutograd, decompositions)."""
+        and not the first import of modules every backend shares (AOTAutograd, decompositions).
+        extra_trace_files: more files of this package whose modules are benchmarked."""
         if self.compiler == "cdynamo":
             import cdynamo
 
@@ -49,8 +51,9 @@ class BackendSpec:
             cdynamo.lookup_backend(self.backend)
             import torch._subclasses.fake_tensor  # noqa: F401  (its tracer's metadata engine)
             # cdynamo never traces its own package; the microbenchmark modules live in it.
-            if models.__file__ not in cdynamo.config.trace_dirs:
-                cdynamo.config.trace_dirs.append(models.__file__)
+            for path in (models.__file__, *extra_trace_files):
+                if path not in cdynamo.config.trace_dirs:
+                    cdynamo.config.trace_dirs.append(path)
         if self.compiler == "torch" or self.backend in ("aot_eager", "inductor"):
             import torch._dynamo  # noqa: F401
             import torch._functorch.aot_autograd  # noqa: F401
@@ -62,13 +65,15 @@ class BackendSpec:
         so the tiny-input overhead variant adds a cache entry instead of a dynamic graph."""
         if self.compiler == "none":
             return model
+        # mode is passed only when set: a compiler without modes still compiles the default way.
+        mode = {"mode": self.mode} if self.mode else {}
         if self.compiler == "cdynamo":
             import cdynamo
 
-            return cdynamo.compile(model, backend=self.backend, dynamic=False)
+            return cdynamo.compile(model, backend=self.backend, dynamic=False, **mode)
         import torch
 
-        return torch.compile(model, backend=self.backend, dynamic=False)
+        return torch.compile(model, backend=self.backend, dynamic=False, **mode)
 
     def set_cache_dir(self, path):
         """Points the compiler's on-disk cache at `path` (an empty directory gives a cold start)."""
@@ -118,8 +123,9 @@ class BackendSpec:
         }
 
 
-def get_backend(name):
-    """The BackendSpec for "eager", "cdynamo:<backend>" or "torch:<backend>"."""
+def get_backend(name, mode=None):
+    """The BackendSpec for "eager", "cdynamo:<backend>" or "torch:<backend>", compiling with
+    `mode` (eager ignores it)."""
     if name == EAGER:
         return BackendSpec(EAGER, "none", EAGER)
     compiler, _, backend = name.partition(":")
@@ -128,7 +134,7 @@ def get_backend(name):
             f"unknown backend {name!r}: use 'eager', 'cdynamo:<backend>' or 'torch:<backend>' "
             f"(default set: {', '.join(ALL_BACKENDS)})"
         )
-    return BackendSpec(name, compiler, backend)
+    return BackendSpec(name, compiler, backend, mode)
 
 
 def default_backends():

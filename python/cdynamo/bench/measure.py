@@ -1,6 +1,9 @@
-"""Measurement primitives used inside a worker: timing with device sync, error against an fp64
-reference, peak memory (sampled RSS on the CPU, the allocator's peak on CUDA), and casts."""
+"""Measurement primitives used inside a worker: timing with device sync (batches of calls between
+two synchronizations), error against an fp64 reference, kernel launches counted by the profiler on
+CUDA, peak memory (sampled RSS on the CPU, the allocator's peak on CUDA), and casts."""
 import copy
+import gc
+import math
 import os
 import resource
 import statistics
@@ -35,7 +38,9 @@ def max_relative_error(actual, reference):
     for got, want in zip(actual, reference):
         if got.shape != want.shape:
             raise ValueError(f"output shape {tuple(got.shape)}, reference {tuple(want.shape)}")
-        got, want = got.detach().cpu(), want.detach().cpu()
+        # Compared where the reference lives: copying a GPU model's fp64 logits to the host
+        # would cost more than the comparison.
+        got, want = got.detach().to(want.device), want.detach()
         if not want.is_floating_point():
             worst = max(worst, 0.0 if torch.equal(got.to(want.dtype), want) else float("inf"))
             continue
@@ -112,6 +117,84 @@ def timed_call(fn, device):
     result = fn()
     synchronize(device)
     return time.perf_counter() - start, result
+
+
+def batched_timing(fn, device, warmup=3, repeats=7, min_batch_s=0.02, max_timing_s=3.0):
+    """Median time of one call of fn() with device work included: after `warmup` calls, each
+    repeat times a batch of back-to-back calls between two synchronizations (so launches overlap
+    as in a real loop and the sync's own cost is spread over the batch), long enough to last
+    min_batch_s. Fewer repeats (never under 3) when they would take over max_timing_s.
+    Returns sample_stats of the per-call seconds plus "calls_per_batch" and "repeats"."""
+    per_call = 0.0
+    for _ in range(max(1, warmup)):
+        per_call, _ = timed_call(fn, device)
+    calls = max(1, math.ceil(min_batch_s / per_call)) if per_call > 0 else 1000
+    if repeats * calls * per_call > max_timing_s:
+        repeats = max(3, int(max_timing_s / (calls * per_call)))
+
+    def batch():
+        for _ in range(calls):
+            fn()
+
+    samples = [timed_call(batch, device)[0] / calls for _ in range(repeats)]
+    return {**sample_stats(samples), "calls_per_batch": calls, "repeats": repeats}
+
+
+def cpu_side_seconds(fn, device, warmup=20, repeats=200):
+    """sample_stats of the CPU time one call of fn() takes to return, the GPU's work excluded:
+    each call is timed alone and the device is synchronized after the timer stopped, so the
+    launch queue never fills and the figure is what the CPU spends issuing the call."""
+    for _ in range(warmup):
+        fn()
+        synchronize(device)
+    samples = []
+    collecting = gc.isenabled()
+    gc.disable()  # a collection inside one timed call would be charged to that call
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            result = fn()
+            stop = time.perf_counter()
+            del result
+            synchronize(device)
+            samples.append(stop - start)
+    finally:
+        if collecting:
+            gc.enable()
+    return sample_stats(samples)
+
+
+# Names of the profiler's CPU-side events for one kernel launch: the runtime API (aten, cuBLAS,
+# cuDNN) and the driver API (Triton's launchers), and for a replay of a whole CUDA graph.
+KERNEL_LAUNCH_CALLS = frozenset({
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cuLaunchKernel",
+    "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+
+
+def cuda_kernel_counts(fn):
+    """What one call of fn() runs on the GPU, from torch.profiler (CUPTI): {"kernels": kernels that
+    ran on the device (memcpy/memset not counted), "launch_calls": kernel launch API calls on the
+    CPU, "graph_launches": CUDA graph replays}. Counted, not assumed: a compiler that fused more
+    than the source suggests shows fewer kernels, a CUDA graph shows as one replay."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiler:
+        fn()
+        torch.cuda.synchronize()
+    counts = {"kernels": 0, "launch_calls": 0, "graph_launches": 0}
+    for event in profiler.events():
+        if event.device_type == DeviceType.CUDA:
+            if not event.name.startswith(("Memcpy", "Memset")):
+                counts["kernels"] += 1
+        elif event.name in KERNEL_LAUNCH_CALLS:
+            counts["launch_calls"] += 1
+        elif event.name in GRAPH_LAUNCH_CALLS:
+            counts["graph_launches"] += 1
+    return counts
 
 
 def sample_stats(samples):
