@@ -46,6 +46,26 @@ def test_fixed_seed_range():
     assert not findings, f"{len(findings)} fuzzer findings:\n" + "\n".join(report)
 
 
+# The Triton target through Triton's interpreter (children run with CDYNAMO_CPU_BACKEND=triton):
+# a shorter range, it interprets slowly, plus the seeds its own long runs found (all fixed).
+TRITON_SEEDS = int(os.environ.get("CDYNAMO_FUZZ_TRITON_SEEDS", "200"))
+FOUND_ON_THE_TRITON_TARGET = (11, 111, 126, 202, 347, 750, 1087)
+
+
+def test_fixed_seed_range_on_the_triton_target(monkeypatch):
+    pytest.importorskip("triton")
+    monkeypatch.setenv("CDYNAMO_CPU_BACKEND", "triton")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    seeds = sorted(set(range(TRITON_SEEDS)) | set(FOUND_ON_THE_TRITON_TARGET))
+    programs = [(seed, fuzzlib.generate_source(seed)) for seed in seeds]
+    outcomes = fuzzlib.run_programs(programs, "inductor", batch_size=len(programs))
+    sources = dict(programs)
+    findings = [o for o in outcomes if o.status != "pass"]
+    paths = [fuzzlib.save_finding(FINDINGS_DIR, o, sources[o.seed]) for o in findings]
+    report = [f"{o.status} triton seed {o.seed}: {fuzzlib.finding_signature(o)}\n  repro: {p}" for o, p in zip(findings, paths)]
+    assert not findings, f"{len(findings)} fuzzer findings on the Triton target:\n" + "\n".join(report)
+
+
 # Hand-written programs in the generator's format for bugs found before or by the fuzzer; each one
 # must pass like the generated ones (they fail until the bug is fixed: they are not expected failures).
 TARGETED = {
