@@ -238,6 +238,11 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
 Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants) {
   Stopwatch watch;
   ProgramBlob stored = deserialize_program(blob);
+  if (!stored.kernel_keys.empty() && target::is_triton_blob_key(stored.kernel_keys.front())) {
+    std::vector<Launcher> launchers = target::triton_launchers_from_blob(stored.program, stored.kernel_keys);
+    watch.lap("kernels");
+    return make_executor(std::move(stored.program), constants, std::move(launchers), executor_options_from_config());
+  }
   cache::CacheOptions options = cache_options_from_config();
   std::vector<cache::KernelFn> kernels;
   {

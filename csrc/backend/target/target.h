@@ -40,4 +40,10 @@ class Target {
 // "cpp" or "triton"; throws UserError naming the known targets otherwise.
 const Target& target_named(const std::string& name);
 
+// Compiled-graph cache entries of the Triton target: their kernel keys are Triton kernel
+// descriptions (is_triton_blob_key); loading builds the launchers through the build service's
+// caches (GIL held). Throws UserError (ValueError) for a malformed key.
+bool is_triton_blob_key(const std::string& key);
+std::vector<runtime::Launcher> triton_launchers_from_blob(const ir::Program& program, const std::vector<std::string>& keys);
+
 }  // namespace cdynamo::target

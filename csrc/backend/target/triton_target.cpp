@@ -3,6 +3,7 @@
 // run by Triton's interpreter. Assumes the tensors of one kernel live on one device.
 #include <map>
 #include "backend/codegen/triton/triton_codegen.h"
+#include "backend/runtime/program_blob.h"
 #include "backend/runtime/triton_launch.h"
 #include "backend/target/target.h"
 #include "common/error.h"
@@ -70,6 +71,114 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
   return d;
 }
 
+// Compiled-graph cache entries name each Triton kernel by its whole description (source and
+// launch data, as JSON): loading builds it again through the build service's caches.
+constexpr const char* kBlobKeyPrefix = "triton:";
+
+struct Item {
+  GeneratedTritonKernel kernel;
+  std::string device;
+  std::vector<runtime::BufferView> views;
+};
+
+std::vector<runtime::BufferView> views_of(const ir::Program& program, const ir::Kernel& kernel) {
+  std::vector<runtime::BufferView> views;
+  for (const auto* list : {&kernel.inputs, &kernel.outputs, &kernel.locals})
+    for (const std::string& name : *list) views.push_back({program.buffer(name).dtype, extent_of(program.buffer(name))});
+  return views;
+}
+
+// What the launchers read of a generated kernel, back from its description (see describe()).
+GeneratedTritonKernel kernel_from_description(Handle desc) {
+  GeneratedTritonKernel k;
+  auto item = [&](const char* key) {
+    PyObject* v = PyDict_GetItemString(desc.ptr(), key);
+    if (!v) throw UserError(std::string("a stored Triton kernel has no '") + key + "'", PyExc_ValueError);
+    return Handle(v);
+  };
+  k.name = to_std_string(item("name"));
+  k.source = to_std_string(item("source"));
+  k.reduction = PyObject_IsTrue(item("reduction").ptr()) == 1;
+  k.config = config_from(Ref(check(PySequence_Tuple(item("config").ptr()))));
+  Handle signature = item("signature");
+  PyObject *key, *value;
+  Py_ssize_t at = 0;
+  while (PyDict_Next(signature.ptr(), &at, &key, &value)) {  // insertion order: the parameters'
+    std::string name = to_std_string(Handle(key)), type = to_std_string(Handle(value));
+    bool pointer = !type.empty() && type[0] == '*' && name != "cd_error";
+    k.error_flag = k.error_flag || name == "cd_error";
+    k.index64 = k.index64 || type == "i64";
+    k.args.push_back({name, type, pointer ? name : ""});
+  }
+  Ref scalars = check(PySequence_Fast(item("scalars").ptr(), "scalars must be a list"));
+  auto scalar = [&](Py_ssize_t i) {
+    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(scalars.ptr(), i));
+    if (v == -1 && PyErr_Occurred()) throw PythonError();
+    return ir::Expr(static_cast<int64_t>(v));
+  };
+  if (PySequence_Fast_GET_SIZE(scalars.ptr()) < (k.reduction ? 2 : 1))
+    throw UserError("a stored Triton kernel lacks its sizes", PyExc_ValueError);
+  k.xnumel = scalar(0);
+  k.rnumel = k.reduction ? scalar(1) : ir::Expr(1);
+  return k;
+}
+
+std::vector<runtime::Launcher> build(const std::vector<Item>& items, const Ref& descriptions) {
+  Ref results = call_helper("cdynamo.inductor.triton_runtime", "build_kernels", {descriptions});
+  Ref list = check(PySequence_Fast(results.ptr(), "build_kernels must return a list"));
+  if (static_cast<size_t>(PySequence_Fast_GET_SIZE(list.ptr())) != items.size())
+    throw InternalError("build_kernels returned the wrong number of kernels");
+  std::vector<runtime::Launcher> launchers;
+  for (size_t k = 0; k < items.size(); ++k) {
+    Handle result = PySequence_Fast_GET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k));
+    const auto& item = items[k];
+    if (PyCallable_Check(result.ptr())) {  // Triton's interpreter, on CPU tensors
+      runtime::TritonLaunchShape shape = runtime::launch_shape(item.kernel, item.kernel.config);
+      launchers.push_back(runtime::interpreted_triton_launcher(result, item.views, shape));
+      continue;
+    }
+    Handle config = PyDict_GetItemString(result.ptr(), "config");
+    LaunchConfig chosen = config ? config_from(config) : item.kernel.config;
+    runtime::CubinKernel binary = runtime::cubin_from_result(result);
+    Handle unaligned = PyDict_GetItemString(result.ptr(), "unaligned");
+    launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen), unaligned));
+  }
+  return launchers;
+}
+
+// The compile job: the build service, with the GIL, on whatever thread runs it.
+Target::CompileJob job(std::shared_ptr<std::vector<Item>> items, Ref descriptions) {
+  auto shared_descriptions = std::make_shared<Ref>(std::move(descriptions));
+  return [items, shared_descriptions] {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    try {
+      std::vector<runtime::Launcher> launchers = build(*items, *shared_descriptions);
+      shared_descriptions->reset();
+      PyGILState_Release(gil);
+      return launchers;
+    } catch (...) {
+      shared_descriptions->reset();
+      PyGILState_Release(gil);
+      throw;
+    }
+  };
+}
+
+// The program as a compiled-graph cache value, or "" when it cannot be stored.
+std::string storable(const ir::Program& program, const Ref& descriptions) {
+  std::vector<std::string> keys, symbols;
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(descriptions.ptr()); ++k) {
+    Ref text = call_helper("json", "dumps", {Handle(PyList_GET_ITEM(descriptions.ptr(), k))});
+    keys.push_back(kBlobKeyPrefix + to_std_string(text));
+    symbols.emplace_back("");
+  }
+  try {
+    return runtime::serialize_program(program, keys, symbols);
+  } catch (const UserError&) {
+    return "";  // not storable (symbolic sizes): compiled, just not cached
+  }
+}
+
 class TritonTarget final : public Target {
  public:
   const char* name() const override { return "triton"; }
@@ -86,62 +195,17 @@ class TritonTarget final : public Target {
   }
 
   CompileJob prepare(const ir::Program& program, std::string* blob) const override {
-    if (blob) blob->clear();  // compiled-graph cache entries hold C++ kernels only, for now
-    struct Item {
-      GeneratedTritonKernel kernel;
-      std::string device;
-      std::vector<runtime::BufferView> views;
-    };
     auto items = std::make_shared<std::vector<Item>>();
     Ref descriptions = check(PyList_New(0));
     for (const ir::Step& step : program.steps) {
       const auto* k = std::get_if<ir::Kernel>(&step);
       if (!k) continue;
-      Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), {}};
-      for (const auto* list : {&k->inputs, &k->outputs, &k->locals})
-        for (const std::string& name : *list) item.views.push_back({program.buffer(name).dtype, extent_of(program.buffer(name))});
+      Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), views_of(program, *k)};
       check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device).ptr()));
       items->push_back(std::move(item));
     }
-    auto shared_descriptions = std::make_shared<Ref>(std::move(descriptions));
-    return [items, shared_descriptions] {
-      PyGILState_STATE gil = PyGILState_Ensure();
-      try {
-        std::vector<runtime::Launcher> launchers = build(*items, *shared_descriptions);
-        shared_descriptions->reset();
-        PyGILState_Release(gil);
-        return launchers;
-      } catch (...) {
-        shared_descriptions->reset();
-        PyGILState_Release(gil);
-        throw;
-      }
-    };
-  }
-
- private:
-  template <class Items>
-  static std::vector<runtime::Launcher> build(const Items& items, const Ref& descriptions) {
-    Ref results = call_helper("cdynamo.inductor.triton_runtime", "build_kernels", {descriptions});
-    Ref list = check(PySequence_Fast(results.ptr(), "build_kernels must return a list"));
-    if (static_cast<size_t>(PySequence_Fast_GET_SIZE(list.ptr())) != items.size())
-      throw InternalError("build_kernels returned the wrong number of kernels");
-    std::vector<runtime::Launcher> launchers;
-    for (size_t k = 0; k < items.size(); ++k) {
-      Handle result = PySequence_Fast_GET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k));
-      const auto& item = items[k];
-      if (PyCallable_Check(result.ptr())) {  // Triton's interpreter, on CPU tensors
-        runtime::TritonLaunchShape shape = runtime::launch_shape(item.kernel, item.kernel.config);
-        launchers.push_back(runtime::interpreted_triton_launcher(result, item.views, shape));
-        continue;
-      }
-      Handle config = PyDict_GetItemString(result.ptr(), "config");
-      LaunchConfig chosen = config ? config_from(config) : item.kernel.config;
-      runtime::CubinKernel binary = runtime::cubin_from_result(result);
-      Handle unaligned = PyDict_GetItemString(result.ptr(), "unaligned");
-      launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen), unaligned));
-    }
-    return launchers;
+    if (blob) *blob = storable(program, descriptions);
+    return job(items, std::move(descriptions));
   }
 };
 
@@ -150,6 +214,27 @@ class TritonTarget final : public Target {
 const Target& triton_target() {
   static TritonTarget target;
   return target;
+}
+
+bool is_triton_blob_key(const std::string& key) { return key.rfind(kBlobKeyPrefix, 0) == 0; }
+
+std::vector<runtime::Launcher> triton_launchers_from_blob(const ir::Program& program, const std::vector<std::string>& keys) {
+  auto items = std::make_shared<std::vector<Item>>();
+  Ref descriptions = check(PyList_New(0));
+  size_t next = 0;
+  for (const ir::Step& step : program.steps) {
+    const auto* k = std::get_if<ir::Kernel>(&step);
+    if (!k) continue;
+    if (next >= keys.size() || !is_triton_blob_key(keys[next]))
+      throw UserError("a stored program's Triton kernel is malformed", PyExc_ValueError);
+    Ref text = py_str(keys[next++].substr(std::string(kBlobKeyPrefix).size()));
+    Ref desc = call_helper("json", "loads", {text});
+    if (!PyDict_Check(desc.ptr())) throw UserError("a stored program's Triton kernel is malformed", PyExc_ValueError);
+    items->push_back({kernel_from_description(desc), to_std_string(Handle(PyDict_GetItemString(desc.ptr(), "device"))),
+                      views_of(program, *k)});
+    check_status(PyList_Append(descriptions.ptr(), desc.ptr()));
+  }
+  return job(items, std::move(descriptions))();
 }
 
 }  // namespace cdynamo::target

@@ -73,8 +73,7 @@ def compile_fx(gm, example_inputs):
     from . import graph_cache
 
     target, device_type = targets.choose_target(gm, example_inputs)
-    # The compiled-graph cache holds C++ target programs only.
-    key = graph_cache.graph_key(gm, example_inputs) if target == "cpp" else None
+    key = graph_cache.graph_key(gm, example_inputs)
     if key is not None:
         compiled = graph_cache.load(key, gm)
         if compiled is not None:

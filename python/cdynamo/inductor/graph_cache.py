@@ -223,7 +223,7 @@ def _global_state():
         f"grad={torch.is_grad_enabled()} inference={torch.is_inference_mode_enabled()} autocast={autocast} "
         f"dtype={torch.get_default_dtype()} deterministic={torch.are_deterministic_algorithms_enabled()} "
         f"verify_ir={config.verify_ir} channels_last={config.channels_last_convolutions} "
-        f"freeze={config.freeze_constants}"
+        f"freeze={config.freeze_constants} cpu_backend={config.cpu_backend}"
     )
 
 
