@@ -4,7 +4,9 @@
 #include "backend/codegen/cpp/prelude.h"
 #include "backend/runtime/compiled_program.h"
 #include "backend/runtime/expr_parser.h"
+#include "backend/runtime/gil.h"
 #include "backend/runtime/program_dict.h"
+#include "backend/runtime/triton_launch.h"
 #include "common/error.h"
 #include "common/py_import.h"
 #include "module.h"
@@ -146,6 +148,47 @@ PyObject* py_parse_index(PyObject*, PyObject* arg) {
 
 #define CDYNAMO_FASTCALL(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))
 
+// _triton_time_kernel(result, pointers, scalars, grid, stream) -> milliseconds per launch:
+// result is a build result dict (cdynamo.inductor.triton_runtime), pointers device addresses
+// (ints), scalars [(value, is_int64), ...], stream a CUstream as an int. For max-autotune.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_triton_time_kernel(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 5, 5, "_triton_time_kernel");
+  std::vector<uint64_t> pointers;
+  Ref pointer_list = check(PySequence_Fast(args[1], "pointers must be a list of ints"));
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(pointer_list.ptr()); ++k) {
+    unsigned long long p = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(pointer_list.ptr(), k));
+    if (PyErr_Occurred()) throw PythonError();
+    pointers.push_back(p);
+  }
+  std::vector<std::pair<int64_t, bool>> scalars;
+  Ref scalar_list = check(PySequence_Fast(args[2], "scalars must be a list of (value, is_int64)"));
+  for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(scalar_list.ptr()); ++k) {
+    long long value = 0;
+    int wide = 0;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(scalar_list.ptr(), k), "Lp", &value, &wide)) throw PythonError();
+    scalars.emplace_back(value, wide != 0);
+  }
+  long long grid = PyLong_AsLongLong(args[3]);
+  if (grid == -1 && PyErr_Occurred()) throw PythonError();
+  void* stream = PyLong_AsVoidPtr(args[4]);
+  if (!stream && PyErr_Occurred()) throw PythonError();
+  runtime::CubinKernel binary = runtime::cubin_from_result(Handle(args[0]));
+  double ms = 0;
+  {
+    runtime::GilRelease nogil;
+    ms = runtime::time_triton_kernel(binary, pointers, scalars, grid, stream);
+  }
+  return PyFloat_FromDouble(ms);
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
+PyMethodDef module_methods[] = {
+    {"_triton_time_kernel", CDYNAMO_FASTCALL(py_triton_time_kernel), METH_FASTCALL,
+     "_triton_time_kernel(result, pointers, scalars, grid, stream) -> ms per launch (max-autotune)"},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyMethodDef testing_methods[] = {
     {"program_from_dict", CDYNAMO_FASTCALL(py_program_from_dict), METH_FASTCALL, "program_from_dict(d) -> IR text"},
     {"generate_cpp", CDYNAMO_FASTCALL(py_generate_cpp), METH_FASTCALL, "generate_cpp(d) -> {kernel: C++ source}"},
@@ -165,7 +208,7 @@ PyMethodDef testing_methods[] = {
 }  // namespace
 
 void init_backend_runtime(PyObject* module, PyObject* testing) {
-  (void)module;
+  add_functions(module, module_methods);
   add_functions(testing, testing_methods);
 }
 

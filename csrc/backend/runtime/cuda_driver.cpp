@@ -2,7 +2,9 @@
 // the Kernel wrapper. Assumes torch uses each device's primary context (it does).
 #include "backend/runtime/cuda_driver.h"
 #include <dlfcn.h>
+#include <algorithm>
 #include <mutex>
+#include <vector>
 #include "common/error.h"
 
 namespace cdynamo::runtime::cuda {
@@ -31,6 +33,11 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                              void**, void**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*cuEventCreate)(void**, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(void*, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(void*) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, void*, void*) = nullptr;
+  CUresult (*cuEventDestroy)(void*) = nullptr;
 };
 
 template <class F>
@@ -57,6 +64,13 @@ const Driver& driver() {
     resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute, d);
     resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, d);
     resolve(lib, "cuGetErrorString", d.cuGetErrorString, d);
+    resolve(lib, "cuEventCreate", d.cuEventCreate, d);
+    resolve(lib, "cuEventRecord", d.cuEventRecord, d);
+    resolve(lib, "cuEventSynchronize", d.cuEventSynchronize, d);
+    resolve(lib, "cuEventElapsedTime", d.cuEventElapsedTime, d);
+    // cuEventDestroy is exported as cuEventDestroy_v2 since CUDA 4.0
+    d.cuEventDestroy = reinterpret_cast<decltype(d.cuEventDestroy)>(dlsym(lib, "cuEventDestroy_v2"));
+    if (!d.cuEventDestroy) resolve(lib, "cuEventDestroy", d.cuEventDestroy, d);
     d.ok = d.missing.empty() && d.cuInit(0) == 0;
     if (d.missing.empty() && !d.ok) d.missing = "cuInit";
     return d;
@@ -124,6 +138,40 @@ std::string Kernel::launch(uint32_t grid_x, void* stream, void** params) const {
                                      static_cast<CUstream>(stream), params, nullptr);
   if (current && current != context_) d.cuCtxSetCurrent(current);
   return status == 0 ? std::string() : error_text(status);
+}
+
+double Kernel::time_launches(uint32_t grid_x, void* stream, void** params, int launches, int repeats) const {
+  const Driver& d = driver();
+  struct Events {
+    const Driver& d;
+    void* start = nullptr;
+    void* stop = nullptr;
+    ~Events() {
+      if (start) d.cuEventDestroy(start);
+      if (stop) d.cuEventDestroy(stop);
+    }
+  } events{d};
+  check_cu(d.cuEventCreate(&events.start, 0), "cuEventCreate");
+  check_cu(d.cuEventCreate(&events.stop, 0), "cuEventCreate");
+  auto run = [&] {
+    for (int k = 0; k < launches; ++k) {
+      std::string error = launch(grid_x, stream, params);
+      if (!error.empty()) throw UserError("timing a Triton kernel: " + error);
+    }
+  };
+  run();  // warm: first-launch work (module load) out of the timings
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    check_cu(d.cuEventRecord(events.start, static_cast<CUstream>(stream)), "cuEventRecord");
+    run();
+    check_cu(d.cuEventRecord(events.stop, static_cast<CUstream>(stream)), "cuEventRecord");
+    check_cu(d.cuEventSynchronize(events.stop), "cuEventSynchronize");
+    float ms = 0;
+    check_cu(d.cuEventElapsedTime(&ms, events.start, events.stop), "cuEventElapsedTime");
+    times.push_back(static_cast<double>(ms) / launches);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace cdynamo::runtime::cuda

@@ -205,6 +205,25 @@ CubinKernel cubin_from_result(Handle result) {
   return binary;
 }
 
+double time_triton_kernel(const CubinKernel& binary, const std::vector<uint64_t>& pointers,
+                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, void* stream) {
+  cuda::Kernel kernel(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes);
+  std::vector<uint64_t> values(pointers);
+  std::vector<int64_t> wide;
+  std::vector<int32_t> narrow;
+  wide.reserve(scalars.size());
+  narrow.reserve(scalars.size());
+  std::vector<void*> params;
+  for (uint64_t& p : values) params.push_back(&p);
+  for (const auto& [value, is64] : scalars) {
+    if (is64) params.push_back(&wide.emplace_back(value));
+    else params.push_back(&narrow.emplace_back(static_cast<int32_t>(value)));
+  }
+  uint64_t null_pointer[8] = {};
+  for (int k = 0; k < binary.implicit_params && k < 8; ++k) params.push_back(&null_pointer[k]);
+  return kernel.time_launches(static_cast<uint32_t>(grid), stream, params.data(), 10, 5);
+}
+
 Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned) {
   shape.implicit_params = binary.implicit_params;
   return std::make_shared<CudaTritonLauncher>(binary, std::move(shape), rebuild_unaligned);

@@ -38,6 +38,12 @@ CubinKernel cubin_from_result(Handle result);
 // (an input that is a slice at an odd offset). Ownership contract: keeps a new reference to it.
 Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned);
 
+// Milliseconds per launch of a built kernel on the given device pointers and numels (value,
+// passed as int64), grid programs on `stream`: what max-autotune compares. Blocks until the
+// timing launches finish; needs no GIL.
+double time_triton_kernel(const CubinKernel& binary, const std::vector<uint64_t>& pointers,
+                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, void* stream);
+
 // Runs `launch(*tensors)` with the GIL, where tensors view the buffers (one per pointer, of the
 // buffer's dtype and extent), plus a one-element int32 error tensor when shape.error_flag.
 // Ownership contract: keeps a new reference to launch (released with the GIL held).

@@ -50,7 +50,7 @@ int64_t extent_of(const ir::Buffer& b) {
   return last + 1;
 }
 
-Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
+Ref describe(const GeneratedTritonKernel& k, const std::string& device, const std::vector<runtime::BufferView>& views) {
   Ref d = check(PyDict_New());
   set_item(d, "name", py_str(k.name));
   set_item(d, "source", py_str(k.source));
@@ -68,6 +68,10 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device) {
   Ref candidates = check(PyList_New(0));
   for (const LaunchConfig& c : k.candidates) check_status(PyList_Append(candidates.ptr(), config_list(c).ptr()));
   set_item(d, "candidates", candidates);
+  Ref bytes = check(PyList_New(0));  // per pointer argument: what max-autotune allocates to time it
+  for (const runtime::BufferView& v : views)
+    check_status(PyList_Append(bytes.ptr(), py_int(std::max<int64_t>(v.extent, 1) * ir::dtype_size(v.dtype)).ptr()));
+  set_item(d, "buffer_bytes", bytes);
   return d;
 }
 
@@ -201,7 +205,7 @@ class TritonTarget final : public Target {
       const auto* k = std::get_if<ir::Kernel>(&step);
       if (!k) continue;
       Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), views_of(program, *k)};
-      check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device).ptr()));
+      check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device, item.views).ptr()));
       items->push_back(std::move(item));
     }
     if (blob) *blob = storable(program, descriptions);

@@ -86,10 +86,16 @@ def _launch_info(built, desc, launch_config):
 def build_for_launch(descriptions):
     """Cubins and launch data for CUDA kernels, all compiled at once (in parallel). Each result
     also has "unaligned": a callable building the variant for pointers not 16-byte aligned, which
-    the launcher calls on the first launch that needs it."""
+    the launcher calls on the first launch that needs it. With config.max_autotune each kernel's
+    candidate configurations are built and timed once (autotune.py), and the fastest launches."""
+    from .. import config
     from . import triton_build
 
     configs = [tuple(desc["config"]) for desc in descriptions]
+    if config.max_autotune:
+        from . import autotune
+
+        configs = autotune.choose_configs(descriptions, lambda d, c: _kernel_desc(d, c, True), _launch_info)
     built = triton_build.build_many([_kernel_desc(d, c, True) for d, c in zip(descriptions, configs)])
     results = []
     for desc, launch_config, kernel in zip(descriptions, configs, built):

@@ -168,3 +168,30 @@ def test_async_compile_runs_eagerly_until_the_triton_kernels_are_built():
             time.sleep(0.05)
         assert torch.allclose(compiled(x), fn(x), atol=1e-6)
     assert counters["inductor"]["triton_kernels"] >= 1
+
+
+def test_max_autotune_times_each_candidate_once_and_keeps_the_fastest(tmp_path, monkeypatch):
+    from cdynamo.inductor import autotune, triton_build, triton_runtime
+
+    seen = []
+    real_build = triton_runtime.build_kernels
+    monkeypatch.setattr(triton_runtime, "build_kernels", lambda descs: seen.extend(descs) or real_build(descs))
+    check(lambda x: (x * 2).sin(), torch.randn(5000))  # a pointwise kernel with several candidates
+    descs = [dict(d, device="cuda:0") for d in seen]
+    assert len(descs[0]["candidates"]) >= 2
+    calls = []
+
+    def fake_timer(desc, info, launch_config):  # the GPU's answer, made up: the last candidate wins
+        calls.append(launch_config)
+        assert info["cubin"][:4] == b"\x7fELF"
+        return 1.0 if launch_config != tuple(desc["candidates"][-1]) else 0.5
+
+    def choose():
+        return autotune.choose_configs(descs, lambda d, c: triton_runtime._kernel_desc(d, c, True),
+                                       triton_runtime._launch_info, timer=fake_timer)
+
+    with cdynamo.config.patch(cache_dir=str(tmp_path)), triton_build.override_target(triton_build.Target()):
+        assert choose()[0] == tuple(descs[0]["candidates"][-1])
+        assert len(calls) == len(descs[0]["candidates"]) and counters["inductor"]["autotuned_kernels"] == 1
+        assert choose()[0] == tuple(descs[0]["candidates"][-1])  # stored: not timed again
+    assert len(calls) == len(descs[0]["candidates"]) and counters["inductor"]["autotune_cache_hits"] == 1
