@@ -148,7 +148,7 @@ PyObject* py_parse_index(PyObject*, PyObject* arg) {
 
 #define CDYNAMO_FASTCALL(fn) reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn))
 
-// _triton_time_kernel(result, pointers, scalars, grid, stream) -> milliseconds per launch:
+// _triton_time_kernel(result, pointers, scalars, (grid_x, grid_y), stream) -> ms per launch:
 // result is a build result dict (cdynamo.inductor.triton_runtime), pointers device addresses
 // (ints), scalars [(value, is_int64), ...], stream a CUstream as an int. For max-autotune.
 // Ownership contract: args borrowed; returns a new reference or NULL with an error.
@@ -170,15 +170,15 @@ PyObject* py_triton_time_kernel(PyObject*, PyObject* const* args, Py_ssize_t nar
     if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(scalar_list.ptr(), k), "Lp", &value, &wide)) throw PythonError();
     scalars.emplace_back(value, wide != 0);
   }
-  long long grid = PyLong_AsLongLong(args[3]);
-  if (grid == -1 && PyErr_Occurred()) throw PythonError();
+  long long grid = 0, grid_y = 1;
+  if (!PyArg_ParseTuple(args[3], "LL", &grid, &grid_y)) throw PythonError();
   void* stream = PyLong_AsVoidPtr(args[4]);
   if (!stream && PyErr_Occurred()) throw PythonError();
   runtime::CubinKernel binary = runtime::cubin_from_result(Handle(args[0]));
   double ms = 0;
   {
     runtime::GilRelease nogil;
-    ms = runtime::time_triton_kernel(binary, pointers, scalars, grid, stream);
+    ms = runtime::time_triton_kernel(binary, pointers, scalars, grid, grid_y, stream);
   }
   return PyFloat_FromDouble(ms);
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -186,7 +186,7 @@ PyObject* py_triton_time_kernel(PyObject*, PyObject* const* args, Py_ssize_t nar
 
 PyMethodDef module_methods[] = {
     {"_triton_time_kernel", CDYNAMO_FASTCALL(py_triton_time_kernel), METH_FASTCALL,
-     "_triton_time_kernel(result, pointers, scalars, grid, stream) -> ms per launch (max-autotune)"},
+     "_triton_time_kernel(result, pointers, scalars, (grid_x, grid_y), stream) -> ms per launch (max-autotune)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyMethodDef testing_methods[] = {

@@ -128,19 +128,19 @@ Kernel::Kernel(const std::string& cubin, const std::string& symbol, int device, 
   function_ = fn;
 }
 
-std::string Kernel::launch(uint32_t grid_x, void* stream, void** params) const {
+std::string Kernel::launch(uint32_t grid_x, uint32_t grid_y, void* stream, void** params) const {
   const Driver& d = driver();
   CUcontext current = nullptr;
   d.cuCtxGetCurrent(&current);
   // Another device's context may be current (torch sets it per device): launch in ours, put it back.
   if (current != context_ && d.cuCtxSetCurrent(context_) != 0) return "cuCtxSetCurrent failed";
-  CUresult status = d.cuLaunchKernel(static_cast<CUfunction>(function_), grid_x, 1, 1, block_x_, 1, 1, shared_,
+  CUresult status = d.cuLaunchKernel(static_cast<CUfunction>(function_), grid_x, grid_y, 1, block_x_, 1, 1, shared_,
                                      static_cast<CUstream>(stream), params, nullptr);
   if (current && current != context_) d.cuCtxSetCurrent(current);
   return status == 0 ? std::string() : error_text(status);
 }
 
-double Kernel::time_launches(uint32_t grid_x, void* stream, void** params, int launches, int repeats) const {
+double Kernel::time_launches(uint32_t grid_x, uint32_t grid_y, void* stream, void** params, int launches, int repeats) const {
   const Driver& d = driver();
   struct Events {
     const Driver& d;
@@ -155,7 +155,7 @@ double Kernel::time_launches(uint32_t grid_x, void* stream, void** params, int l
   check_cu(d.cuEventCreate(&events.stop, 0), "cuEventCreate");
   auto run = [&] {
     for (int k = 0; k < launches; ++k) {
-      std::string error = launch(grid_x, stream, params);
+      std::string error = launch(grid_x, grid_y, stream, params);
       if (!error.empty()) throw UserError("timing a Triton kernel: " + error);
     }
   };

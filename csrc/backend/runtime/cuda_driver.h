@@ -18,12 +18,12 @@ class Kernel {
  public:
   // Throws UserError when the driver is missing or rejects the binary (message from the driver).
   Kernel(const std::string& cubin, const std::string& symbol, int device, int num_warps, int shared_bytes);
-  // Launches grid_x programs on `stream` (a CUstream; 0 for the legacy default stream).
+  // Launches grid_x * grid_y programs on `stream` (a CUstream; 0 for the legacy default stream).
   // params[k] points at the k-th kernel parameter's value. Returns "" or the driver's error.
-  std::string launch(uint32_t grid_x, void* stream, void** params) const;
+  std::string launch(uint32_t grid_x, uint32_t grid_y, void* stream, void** params) const;
   // Milliseconds per launch, median of `repeats` timed batches of `launches` launches on stream
   // (CUDA events; blocks until they finish). Throws UserError on a driver error.
-  double time_launches(uint32_t grid_x, void* stream, void** params, int launches, int repeats) const;
+  double time_launches(uint32_t grid_x, uint32_t grid_y, void* stream, void** params, int launches, int repeats) const;
   int device() const { return device_; }
 
  private:

@@ -59,7 +59,7 @@ class CudaTritonLauncher final : public KernelLauncher {
   }
 
   int launch(char** buffers, void* stream) const override {
-    if (shape_.grid == 0) return 0;
+    if (shape_.grid == 0 || shape_.grid_y == 0) return 0;
     bool aligned = true;
     for (size_t k = 0; k < shape_.pointer_count; ++k) aligned = aligned && reinterpret_cast<uintptr_t>(buffers[k]) % 16 == 0;
     const cuda::Kernel& kernel = aligned ? kernel_ : unaligned_kernel();
@@ -80,7 +80,7 @@ class CudaTritonLauncher final : public KernelLauncher {
     for (const auto& [value, wide] : shape_.scalars)
       params[n++] = wide ? const_cast<int64_t*>(&scalars64_[i64++]) : static_cast<void*>(const_cast<int32_t*>(&scalars32_[i32++]));
     for (int k = 0; k < shape_.implicit_params; ++k) push_pointer(nullptr);
-    std::string error = kernel.launch(static_cast<uint32_t>(shape_.grid), stream, params);
+    std::string error = kernel.launch(static_cast<uint32_t>(shape_.grid), static_cast<uint32_t>(shape_.grid_y), stream, params);
     if (!error.empty()) throw UserError("cdynamo: launching a Triton kernel failed: " + error);
     return 0;
   }
@@ -126,7 +126,7 @@ class InterpretedTritonLauncher final : public KernelLauncher {
   }
 
   int launch(char** buffers, void*) const override {
-    if (shape_.grid == 0) return 0;
+    if (shape_.grid == 0 || shape_.grid_y == 0) return 0;
     PyGILState_STATE gil = PyGILState_Ensure();
     int status = 0;
     try {
@@ -186,7 +186,9 @@ TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, 
   shape.scalars.emplace_back(value(k.xnumel), k.index64);
   if (k.reduction) shape.scalars.emplace_back(value(k.rnumel), k.index64);
   shape.grid = value(codegen::triton::grid_size(k, config));
+  shape.grid_y = value(codegen::triton::grid_columns(k, config));
   if (shape.grid >= (int64_t{1} << 31)) throw UserError("a Triton kernel with more than 2^31 programs");
+  if (shape.grid_y > 65535) throw UserError("a tiled Triton kernel with more than 65535 column blocks");
   return shape;
 }
 
@@ -206,7 +208,8 @@ CubinKernel cubin_from_result(Handle result) {
 }
 
 double time_triton_kernel(const CubinKernel& binary, const std::vector<uint64_t>& pointers,
-                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, void* stream) {
+                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, int64_t grid_y,
+                          void* stream) {
   cuda::Kernel kernel(binary.cubin, binary.symbol, binary.device, binary.num_warps, binary.shared_bytes);
   std::vector<uint64_t> values(pointers);
   std::vector<int64_t> wide;
@@ -221,7 +224,7 @@ double time_triton_kernel(const CubinKernel& binary, const std::vector<uint64_t>
   }
   uint64_t null_pointer[8] = {};
   for (int k = 0; k < binary.implicit_params && k < 8; ++k) params.push_back(&null_pointer[k]);
-  return kernel.time_launches(static_cast<uint32_t>(grid), stream, params.data(), 10, 5);
+  return kernel.time_launches(static_cast<uint32_t>(grid), static_cast<uint32_t>(grid_y), stream, params.data(), 10, 5);
 }
 
 Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape, Handle rebuild_unaligned) {

@@ -17,6 +17,7 @@ struct TritonLaunchShape {
   bool error_flag = false;
   std::vector<std::pair<int64_t, bool>> scalars;  // numel values; true: passed as int64
   int64_t grid = 0;           // programs along axis 0 (0: nothing to run)
+  int64_t grid_y = 1;         // programs along axis 1 (tiled kernels' columns)
   int implicit_params = 0;    // null pointers Triton appends (global / profile scratch)
 };
 TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config);
@@ -42,7 +43,8 @@ Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape
 // passed as int64), grid programs on `stream`: what max-autotune compares. Blocks until the
 // timing launches finish; needs no GIL.
 double time_triton_kernel(const CubinKernel& binary, const std::vector<uint64_t>& pointers,
-                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, void* stream);
+                          const std::vector<std::pair<int64_t, bool>>& scalars, int64_t grid, int64_t grid_y,
+                          void* stream);
 
 // Runs `launch(*tensors)` with the GIL, where tensors view the buffers (one per pointer, of the
 // buffer's dtype and extent), plus a one-element int32 error tensor when shape.error_flag.

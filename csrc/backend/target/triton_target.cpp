@@ -64,6 +64,7 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device, const st
   if (k.reduction) check_status(PyList_Append(scalars.ptr(), py_int(k.rnumel.const_value()).ptr()));
   set_item(d, "scalars", scalars);
   set_item(d, "reduction", Ref::borrow(k.reduction ? Py_True : Py_False));
+  set_item(d, "tiled", Ref::borrow(k.tiled ? Py_True : Py_False));
   set_item(d, "config", config_list(k.config));
   Ref candidates = check(PyList_New(0));
   for (const LaunchConfig& c : k.candidates) check_status(PyList_Append(candidates.ptr(), config_list(c).ptr()));
@@ -103,6 +104,7 @@ GeneratedTritonKernel kernel_from_description(Handle desc) {
   k.name = to_std_string(item("name"));
   k.source = to_std_string(item("source"));
   k.reduction = PyObject_IsTrue(item("reduction").ptr()) == 1;
+  k.tiled = PyObject_IsTrue(item("tiled").ptr()) == 1;
   k.config = config_from(Ref(check(PySequence_Tuple(item("config").ptr()))));
   Handle signature = item("signature");
   PyObject *key, *value;

@@ -49,8 +49,9 @@ def time_on_scratch(desc, info, launch_config):
         buffers.append(torch.zeros(1, dtype=torch.int32, device=device))
     scalar_types = [kind for kind in desc["signature"].values() if not kind.startswith("*")]
     scalars = [(int(v), kind == "i64") for v, kind in zip(desc["scalars"], scalar_types)]
-    xblock = launch_config[0]
-    grid = (int(desc["scalars"][0]) + xblock - 1) // xblock
+    from .triton_runtime import launch_grid
+
+    grid = launch_grid(desc, launch_config)
     stream = torch.cuda.current_stream(device).cuda_stream
     return _C._triton_time_kernel(info, [b.data_ptr() for b in buffers], scalars, grid, stream)
 

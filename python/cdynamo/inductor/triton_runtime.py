@@ -30,6 +30,14 @@ def require_interpreter():
             f"imported without it: start the process with CDYNAMO_CPU_BACKEND=triton or {INTERPRET_ENV}=1")
 
 
+def launch_grid(desc, launch_config):
+    """(programs along axis 0, along axis 1): rows of XBLOCK; tiled kernels also columns of RBLOCK."""
+    xblock, rblock = launch_config[0], launch_config[1]
+    rows = (int(desc["scalars"][0]) + xblock - 1) // xblock
+    columns = (int(desc["scalars"][1]) + rblock - 1) // rblock if desc.get("tiled") else 1
+    return rows, columns
+
+
 def _interpreted_launch(desc):
     require_interpreter()
     from . import triton_build
@@ -40,7 +48,7 @@ def _interpreted_launch(desc):
     constexprs = {"XBLOCK": xblock}
     if desc["reduction"]:
         constexprs["RBLOCK"] = rblock
-    grid = ((scalars[0] + xblock - 1) // xblock,)
+    grid = launch_grid(desc, desc["config"])
 
     def launch(*tensors):
         kernel[grid](*tensors, *scalars, **constexprs)

@@ -63,6 +63,26 @@ def test_transposed_and_catted_layouts():
     check(lambda x: (x.t().contiguous() + 1, torch.cat([x, x * 2], 1).sum(), x[:, ::2] * 3), torch.randn(33, 65))
 
 
+@pytest.mark.parametrize("fn, shape", [
+    (lambda x: x.t().contiguous() * 2, (67, 130)),
+    (lambda x: x.permute(0, 2, 3, 1).contiguous() + 1, (2, 20, 9, 33)),
+    (lambda x: x.transpose(1, 2).contiguous().sin(), (3, 40, 50)),
+    (lambda x: (x + x.t()).relu(), (64, 64)),
+])
+def test_transposes_run_on_2d_tiles(fn, shape):
+    check(fn, torch.randn(shape))
+
+
+def test_a_transpose_is_one_2d_tiled_kernel():
+    prog = {"buffers": [buffer("x", [40, 50], "input"), buffer("y", [50, 40], "output")], "outputs": ["y"],
+            "steps": [{"kernel": "k0", "ranges": [50, 40],
+                       "nodes": [{"pointwise": "y", "body": L("x", "i1*50 + i0")}]}]}
+    kernel = T.generate_triton(prog)["k0"]
+    assert "rindex = tl.program_id(1) * RBLOCK + tl.arange(0, RBLOCK)[None, :]" in kernel
+    assert "tl.store(p1 + (rindex + (40 * xindex))" in kernel  # columns walk the store contiguously
+    assert "tl.load(p0 + (xindex + (50 * rindex))" in kernel  # rows walk the load contiguously
+
+
 # ---- generated source ------------------------------------------------------------------------
 
 f32 = torch.float32
@@ -137,6 +157,21 @@ def test_generated_kernels_compile_for_sm90(cubins_too):
     check(fn, torch.randn(16, 96), torch.randn(96, 8), torch.tensor([[1, 2], [3, 4]]), torch.randn(10, 4),
           torch.randn(7, 9, dtype=torch.float16))
     assert counters["inductor"]["triton_compiled"] + counters["inductor"]["triton_disk_hits"] >= 4
+
+
+@pytest.mark.parametrize("case", ["looped", "outer", "split", "narrow_ints", "bf16", "transpose"])
+def test_more_kernel_kinds_compile_for_sm90(cubins_too, case):
+    inputs = {
+        "looped": (lambda x: (torch.softmax(x, 1), x.argmax(1), F.layer_norm(x, (10000,))), torch.randn(3, 10000)),
+        "outer": (lambda x: (x.sum(0), x.argmin(0), x.amax(0)), torch.randn(3000, 40)),
+        "split": (lambda x: (x.sum(), x.amax(), (x > 2).any()), torch.randn(1 << 17)),
+        "narrow_ints": (lambda a: (a * a + 3, a // 3, a % 7, a >> 2, a.sum(1)),
+                        torch.randint(-100, 100, (5, 9), dtype=torch.int8)),
+        "bf16": (lambda x: (F.gelu(x) * 2, torch.softmax(x, -1), x.var(1)), torch.randn(6, 70, dtype=torch.bfloat16)),
+        "transpose": (lambda x: x.transpose(1, 2).contiguous() * 2, torch.randn(3, 40, 50)),
+    }
+    fn, x = inputs[case]
+    check(fn, x)
 
 
 def test_compiled_graph_cache_rebuilds_triton_programs(tmp_path):

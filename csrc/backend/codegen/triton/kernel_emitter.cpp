@@ -2,6 +2,7 @@
 // computations, persistent reductions (a row in one tile) or looped ones (r blocks, accumulators).
 // Assumes the scheduler's contract (ir::Kernel): reads of in-kernel buffers are at the producing point.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include "backend/codegen/triton/launch_heuristics.h"
@@ -86,6 +87,36 @@ std::vector<size_t> outer_order(const ir::Program& program, const ir::Kernel& ke
   return order;
 }
 
+// A pointwise kernel whose store walks memory along one dimension (A) while a load walks it
+// along another (B, a transpose or permute) runs on 2-D tiles, rows over the other dimensions
+// with B innermost, columns over A: then both the loads and the stores can be coalesced (Triton
+// moves the tile between layouts through shared memory). {A, B} positions in kernel.ranges.
+std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Program& program, const ir::Kernel& kernel,
+                                                          const std::vector<size_t>& order) {
+  constexpr int64_t kMinSide = 16;
+  if (!kernel.reduction_ranges.empty() || order.size() < 2) return std::nullopt;
+  for (const ir::Node& node : kernel.nodes) {
+    const auto* p = std::get_if<ir::Pointwise>(&node);
+    if (!p || p->ranges.size() != kernel.ranges.size()) return std::nullopt;
+  }
+  auto side_ok = [&](size_t k) { return kernel.ranges[k].is_const() && kernel.ranges[k].const_value() >= kMinSide; };
+  const size_t a = order.back();
+  if (!side_ok(a)) return std::nullopt;
+  std::optional<size_t> b;
+  for (const ir::Node& node : kernel.nodes) {
+    ir::visit_leaves(std::get<ir::Pointwise>(node).body, [&](const ir::ScalarNode& leaf) {
+      if (b || leaf.op == ir::ScalarOp::Index || !leaf.indirect.empty()) return;
+      for (size_t k = 0; k < kernel.ranges.size(); ++k) {
+        ir::Affine along = ir::affine_in(leaf.index, loop_var('i', k));
+        if (k != a && along.ok && along.coef.is_const(1) && side_ok(k)) b = k;
+      }
+    });
+  }
+  (void)program;
+  if (!b) return std::nullopt;
+  return std::make_pair(a, *b);
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const ir::Program& program, const ir::Kernel& kernel) : program_(program), kernel_(kernel) {}
@@ -113,20 +144,33 @@ class KernelEmitter {
   std::map<std::string, DType> dtypes_;
   int64_t xnumel_ = 1, rnumel_ = 1;
   bool persistent_ = true;
+  bool tiled_ = false;  // a pointwise kernel on 2-D tiles (transpose_tiling)
   int loops_ = 0;
 };
 
 void KernelEmitter::collect_nodes() {
   std::vector<std::pair<std::string, Expr>> xdims, rdims;
-  for (size_t k : outer_order(program_, kernel_)) xdims.emplace_back(loop_var('i', k), kernel_.ranges[k]);
+  std::vector<size_t> order = outer_order(program_, kernel_);
+  std::optional<std::pair<size_t, size_t>> tiling = transpose_tiling(program_, kernel_, order);
+  if (tiling) {  // rows: every dimension but A, B innermost; columns: A
+    const auto [a, b] = *tiling;
+    for (size_t k : order)
+      if (k != a && k != b) xdims.emplace_back(loop_var('i', k), kernel_.ranges[k]);
+    xdims.emplace_back(loop_var('i', b), kernel_.ranges[b]);
+    tiled_ = true;
+  } else {
+    for (size_t k : order) xdims.emplace_back(loop_var('i', k), kernel_.ranges[k]);
+  }
   for (size_t k = 0; k < kernel_.reduction_ranges.size(); ++k) rdims.emplace_back(loop_var('r', k), kernel_.reduction_ranges[k]);
-  for (const Expr& s : kernel_.ranges) xnumel_ *= static_size(s, "kernel size");
+  for (const auto& [var, size] : xdims) xnumel_ *= static_size(size, "kernel size");
   for (const Expr& s : kernel_.reduction_ranges) rnumel_ *= static_size(s, "reduction size");
+  if (tiled_) rnumel_ = static_size(kernel_.ranges[tiling->first], "kernel size");
   // A reduction over no dimension (of a 0-d tensor) still reduces: one r lane.
-  tiles_.has_r = !kernel_.reduction_ranges.empty();
+  tiles_.has_r = !kernel_.reduction_ranges.empty() || tiled_;
   for (const ir::Node& node : kernel_.nodes) tiles_.has_r = tiles_.has_r || std::holds_alternative<ir::Reduction>(node);
   tiles_.ranges = {{tiles_.x_var, Expr(std::max<int64_t>(xnumel_, 1))}, {tiles_.r_var, Expr(std::max<int64_t>(rnumel_, 1))}};
   std::map<std::string, Expr> outer = unflatten(xdims, tiles_.x_var);
+  if (tiled_) outer[loop_var('i', tiling->first)] = Expr::var(tiles_.r_var);
   std::map<std::string, Expr> reduce = outer, full = outer;
   std::map<std::string, Expr> r = unflatten(rdims, tiles_.r_var);
   const size_t n = kernel_.ranges.size();
@@ -148,7 +192,7 @@ void KernelEmitter::collect_nodes() {
     TileNode t;
     if (const auto* p = std::get_if<ir::Pointwise>(&node)) {
       bool is_full = p->ranges.size() > n;
-      t.kind = is_full ? NodeKind::Full : NodeKind::Outer;
+      t.kind = is_full || tiled_ ? NodeKind::Full : NodeKind::Outer;
       const auto& subst = is_full ? full : outer;
       t.output = p->output;
       t.body = rewrite(p->body, subst, is_full ? memo_full : memo_outer);
@@ -261,7 +305,10 @@ void KernelEmitter::emit_header() {
   w_.line(out_.index64 ? "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK" : "xoffset = tl.program_id(0) * XBLOCK");
   w_.line(tiles_.has_r ? "xindex = xoffset + tl.arange(0, XBLOCK)[:, None]" : "xindex = xoffset + tl.arange(0, XBLOCK)");
   w_.line("xmask = xindex < xnumel");
-  if (tiles_.has_r && persistent_) {
+  if (tiled_) {
+    w_.line("rindex = tl.program_id(1) * RBLOCK + tl.arange(0, RBLOCK)[None, :]");
+    w_.line("rmask = rindex < rnumel");
+  } else if (tiles_.has_r && persistent_) {
     w_.line("rindex = tl.arange(0, RBLOCK)[None, :]");
     w_.line("rmask = rindex < rnumel");
   }
@@ -463,7 +510,8 @@ GeneratedTritonKernel KernelEmitter::run() {
       });
     }
   }
-  HeuristicChoice choice = choose_launch(xnumel_, rnumel_, tiles_.has_r, r_contiguous);
+  HeuristicChoice choice = tiled_ ? choose_tiled_launch(xnumel_, rnumel_) : choose_launch(xnumel_, rnumel_, tiles_.has_r, r_contiguous);
+  out_.tiled = tiled_;
   out_.config = choice.config;
   out_.candidates = choice.candidates;
   persistent_ = !tiles_.has_r || choice.persistent;
@@ -486,6 +534,11 @@ GeneratedTritonKernel KernelEmitter::run() {
 
 ir::Expr grid_size(const GeneratedTritonKernel& k, const LaunchConfig& config) {
   return ir::floordiv(k.xnumel + Expr(config.xblock - 1), Expr(config.xblock));
+}
+
+ir::Expr grid_columns(const GeneratedTritonKernel& k, const LaunchConfig& config) {
+  if (!k.tiled) return Expr(1);
+  return ir::floordiv(k.rnumel + Expr(config.rblock - 1), Expr(config.rblock));
 }
 
 GeneratedTritonKernel generate_kernel(const ir::Program& program, const ir::Kernel& kernel) {

@@ -61,4 +61,15 @@ HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bo
   return choice;
 }
 
+HeuristicChoice choose_tiled_launch(int64_t rows, int64_t columns) {
+  HeuristicChoice choice;
+  int64_t r = std::min<int64_t>(64, pow2_at_least(std::max<int64_t>(rows, 1)));
+  int64_t c = std::min<int64_t>(64, pow2_at_least(std::max<int64_t>(columns, 1)));
+  choice.config = {r, c, 4, 1};
+  choice.candidates = {choice.config};
+  if (r >= 32 && c >= 32) choice.candidates.push_back({32, 32, 4, 1});
+  if (rows >= 128 && c >= 64) choice.candidates.push_back({128, 64, 8, 1});
+  return choice;
+}
+
 }  // namespace cdynamo::codegen::triton

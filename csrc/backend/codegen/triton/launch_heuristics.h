@@ -16,5 +16,7 @@ struct HeuristicChoice {
 // r_contiguous: the reduction's loads walk memory along r (a row reduction); otherwise along x
 // (a reduction over an outer dimension), where wide x blocks keep the loads coalesced.
 HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bool r_contiguous);
+// A pointwise kernel on 2-D tiles: rows x columns.
+HeuristicChoice choose_tiled_launch(int64_t rows, int64_t columns);
 
 }  // namespace cdynamo::codegen::triton

@@ -15,7 +15,8 @@ namespace cdynamo::codegen::triton {
 // kernel.locals, addressing element 0 of the buffer's offset space (as the C++ target's
 // buffers[k]); cd_error (present when `error_flag`) points at one int32 that a load at an
 // out-of-range indirect position sets to 1; xnumel and rnumel are the kernel's outer and
-// reduction element counts; XBLOCK and RBLOCK are constexprs. The source names no buffer.
+// reduction element counts (for a tiled pointwise kernel: rows and columns); XBLOCK and RBLOCK
+// are constexprs. The source names no buffer.
 inline constexpr const char* kFunctionName = "cd_kernel";
 
 struct LaunchConfig {
@@ -38,12 +39,15 @@ struct GeneratedTritonKernel {
   ir::Expr xnumel, rnumel;       // values of the numel arguments
   bool reduction = false;        // rnumel is meaningful (2-D tiles)
   bool index64 = false;          // numels and indices are int64
+  bool tiled = false;            // a pointwise kernel on 2-D tiles: RBLOCK columns of rnumel, grid axis 1
   LaunchConfig config;           // the heuristic's choice
   std::vector<LaunchConfig> candidates;  // what max-autotune tries (config first)
 };
 
-// Programs along grid axis 0 for a config: ceil(xnumel / XBLOCK).
+// Programs along grid axis 0 for a config: ceil(xnumel / XBLOCK); along axis 1: ceil(rnumel /
+// RBLOCK) for tiled kernels, else 1.
 ir::Expr grid_size(const GeneratedTritonKernel& k, const LaunchConfig& config);
+ir::Expr grid_columns(const GeneratedTritonKernel& k, const LaunchConfig& config);
 
 GeneratedTritonKernel generate_kernel(const ir::Program& program, const ir::Kernel& kernel);
 
