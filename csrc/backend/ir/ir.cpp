@@ -74,6 +74,16 @@ int scalar_op_arity(ScalarOp op) {
   return -1;
 }
 
+bool is_expensive(ScalarOp op) {
+  switch (op) {
+#define CDYNAMO_EXPENSIVE_CASE(name) case ScalarOp::name:
+    CDYNAMO_EXPENSIVE_SCALAR_OPS(CDYNAMO_EXPENSIVE_CASE)
+#undef CDYNAMO_EXPENSIVE_CASE
+    return true;
+    default: return false;
+  }
+}
+
 const char* reduction_type_name(ReductionType type) {
   switch (type) {
 #define CDYNAMO_REDUCTION_NAME(name) \

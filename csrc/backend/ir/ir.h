@@ -85,6 +85,12 @@ enum class ScalarOp {
 const char* scalar_op_name(ScalarOp op);
 int scalar_op_arity(ScalarOp op);
 
+// Ops that cost far more than a load or an add (transcendentals, pow): worth computing once and
+// reusing where two nodes of a kernel compute the same value (softmax's exp(x - max)).
+#define CDYNAMO_EXPENSIVE_SCALAR_OPS(X) \
+  X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Tanh) X(Sigmoid) X(Erf) X(Sin) X(Cos) X(Pow)
+bool is_expensive(ScalarOp op);
+
 struct ScalarNode;
 using Scalar = std::shared_ptr<const ScalarNode>;
 

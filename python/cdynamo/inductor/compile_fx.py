@@ -73,6 +73,7 @@ def compile_fx(gm, example_inputs):
     from . import graph_cache
 
     target, device_type = targets.choose_target(gm, example_inputs)
+    utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
     key = graph_cache.graph_key(gm, example_inputs)
     if key is not None:
         compiled = graph_cache.load(key, gm)
@@ -91,7 +92,6 @@ def compile_fx(gm, example_inputs):
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
-    utils.counters["inductor"][f"target: {target} ({device_type})"] += 1
     if key is None:
         return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
     compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True, target, device_type)

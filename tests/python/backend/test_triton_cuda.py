@@ -43,7 +43,7 @@ def test_cuda_graphs_run_on_the_triton_target():
     fn = lambda x: torch.softmax(x * 2, -1).sum(1)  # noqa: E731
     compiled = cdynamo.optimize("inductor")(fn)
     assert torch.allclose(compiled(x), fn(x), atol=1e-5)
-    assert counters["inductor"]["target: triton (cuda)"] == 1
+    assert counters["inductor_targets"]["triton (cuda)"] == 1
 
 
 def test_misaligned_inputs_get_the_unaligned_variant():

@@ -273,16 +273,6 @@ class KernelEmitter {
     return true;
   }
 
-  static bool expensive(ir::ScalarOp op) {
-    using ir::ScalarOp;
-    switch (op) {
-      case ScalarOp::Exp: case ScalarOp::Exp2: case ScalarOp::Expm1: case ScalarOp::Log: case ScalarOp::Log2:
-      case ScalarOp::Log10: case ScalarOp::Log1p: case ScalarOp::Tanh: case ScalarOp::Sigmoid: case ScalarOp::Erf:
-      case ScalarOp::Sin: case ScalarOp::Cos: case ScalarOp::Pow: return true;
-      default: return false;
-    }
-  }
-
   // Only in the row-vectorized layout (both loops over the r space in the same order, per i
   // point, on one thread) with a float value, a scratch row of at most 32 KiB, and loads of
   // buffers nothing from the reduction on writes (so the value is the same at both points).
@@ -312,7 +302,7 @@ class KernelEmitter {
         std::function<void(const ir::ScalarNode*)> scan = [&](const ir::ScalarNode* n) {
           if (!scanned.insert(n).second) return;
           ir::RecursionGuard recursion("a reduction's scalar graph");
-          costly = costly || expensive(n->op);
+          costly = costly || ir::is_expensive(n->op);
           if (!n->indirect.empty() || n->op == ir::ScalarOp::Index) stable = false;
           if (n->op == ir::ScalarOp::Load || n->op == ir::ScalarOp::MaskedLoad) {
             if (written.count(n->buffer)) stable = false;

@@ -179,9 +179,15 @@ void ValueEmitter::produced(const std::string& buffer, const Expr& index, const 
 }
 
 Value ValueEmitter::define(const std::string& expr, DType dtype, unsigned axes) {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto found = it->by_text.find(expr);
+    if (found != it->by_text.end() && found->second.dtype == dtype) return found->second;
+  }
   std::string name = w_.fresh("t");
   w_.line(name + " = " + expr);
-  return {name, dtype, axes};
+  Value v{name, dtype, axes};
+  scopes_.back().by_text.emplace(expr, v);
+  return v;
 }
 
 std::string ValueEmitter::pointer(const std::string& buffer) const {
@@ -354,6 +360,11 @@ void ValueEmitter::store(const std::string& buffer, const Expr& index, const Val
   if (is_reduced_float(stored)) data += ".to(" + storage_type(stored) + ")";
   std::string mask = mask_of(axes);
   w_.line("tl.store(" + pointer(buffer) + " + " + at + ", " + data + (mask.empty() ? "" : ", mask=" + mask) + ")");
+  // Loads of this buffer defined so far may read what the store replaced: forget them.
+  const std::string reads = "tl.load(" + pointer(buffer) + " ";
+  for (Scope& scope : scopes_)
+    for (auto it = scope.by_text.begin(); it != scope.by_text.end();)
+      it = it->first.find(reads) != std::string::npos ? scope.by_text.erase(it) : std::next(it);
 }
 
 // torch's conversions: to bool is != 0; floating point to a narrow integer goes through int64

@@ -49,6 +49,8 @@ class ValueEmitter {
 
   Value emit(const ir::Scalar& s);
   Value cast(const Value& v, ir::DType to);
+  // Defines a value for expr, or returns the one an identical expression already defined (so
+  // two nodes of a tile computing the same exp(x - max) compute it once).
   Value define(const std::string& expr, ir::DType dtype, unsigned axes);
   // Later loads of buffer at index (in this scope and inner ones) read v instead of memory.
   void produced(const std::string& buffer, const ir::Expr& index, const Value& v);
@@ -67,6 +69,9 @@ class ValueEmitter {
   struct Scope {
     std::unordered_map<const ir::ScalarNode*, Value> memo;
     std::map<std::string, std::pair<ir::Expr, Value>> produced;
+    // Value numbering: expression text -> the value defined for it (every expression is a pure
+    // function of earlier values; loads are forgotten when their buffer is stored to).
+    std::unordered_map<std::string, Value> by_text;
   };
   std::optional<Value> lookup(const ir::ScalarNode* n) const;
   std::optional<Value> lookup_produced(const std::string& buffer, const ir::Expr& index) const;
