@@ -2,10 +2,13 @@
 wrote (cubins for the C++ launcher on CUDA; interpreter callables on CPU tensors).
 
 Called from C++ (target/triton_target.cpp) as build_kernels(descriptions): one dict per kernel
-with "name", "source", "function", "device", "signature", "scalars", "reduction", "config"
-(XBLOCK, RBLOCK, num_warps, num_stages) and "candidates". Returns, per kernel, a callable
+with "name", "source", "function", "device", "signature" (parameters in order, constexprs
+left out), "scalars" (the numel values), "reduction" and "tiled" (2-D tiles: rnumel and RBLOCK
+exist; tiled kernels also use grid axis 1), "config" (XBLOCK, RBLOCK, num_warps, num_stages),
+"candidates" (max-autotune's) and "buffer_bytes" (per pointer). Returns, per kernel, a callable
 launch(*tensors) for CPU tensors (Triton's interpreter, TRITON_INTERPRET=1), or for CUDA a dict
-with "cubin", "symbol", "num_warps", "shared", "implicit_params", "device_index", "config".
+with "cubin", "symbol", "num_warps", "shared", "implicit_params", "device_index", "config" and
+"unaligned" (a callable building the variant for misaligned pointers).
 """
 import os
 import sys
@@ -42,7 +45,7 @@ def _interpreted_launch(desc):
     require_interpreter()
     from . import triton_build
 
-    xblock, rblock, num_warps, _ = desc["config"]
+    xblock, rblock = desc["config"][0], desc["config"][1]
     kernel = triton_build.load_interpreted(_kernel_desc(desc, desc["config"], aligned=False, target=triton_build.Target()))
     scalars = list(desc["scalars"])
     constexprs = {"XBLOCK": xblock}

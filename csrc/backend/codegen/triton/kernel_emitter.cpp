@@ -77,11 +77,10 @@ std::vector<size_t> outer_order(const ir::Program& program, const ir::Kernel& ke
       if (!s.is_const()) return order;
       strides.push_back(s.const_value());
     }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
-      bool a1 = kernel.ranges[a].is_const(1), c1 = kernel.ranges[c].is_const(1);
-      if (a1 || c1) return false;
-      return strides[a] > strides[c];
-    });
+    // Size-1 dimensions have no stride to speak of (their variable is 0): they go first.
+    std::stable_partition(order.begin(), order.end(), [&](size_t k) { return kernel.ranges[k].is_const(1); });
+    auto sized = std::find_if(order.begin(), order.end(), [&](size_t k) { return !kernel.ranges[k].is_const(1); });
+    std::stable_sort(sized, order.end(), [&](size_t a, size_t c) { return strides[a] > strides[c]; });
     return order;
   }
   return order;
@@ -91,8 +90,7 @@ std::vector<size_t> outer_order(const ir::Program& program, const ir::Kernel& ke
 // along another (B, a transpose or permute) runs on 2-D tiles, rows over the other dimensions
 // with B innermost, columns over A: then both the loads and the stores can be coalesced (Triton
 // moves the tile between layouts through shared memory). {A, B} positions in kernel.ranges.
-std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Program& program, const ir::Kernel& kernel,
-                                                          const std::vector<size_t>& order) {
+std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Kernel& kernel, const std::vector<size_t>& order) {
   constexpr int64_t kMinSide = 16;
   if (!kernel.reduction_ranges.empty() || order.size() < 2) return std::nullopt;
   for (const ir::Node& node : kernel.nodes) {
@@ -112,7 +110,6 @@ std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Program& pro
       }
     });
   }
-  (void)program;
   if (!b) return std::nullopt;
   return std::make_pair(a, *b);
 }
@@ -151,7 +148,7 @@ class KernelEmitter {
 void KernelEmitter::collect_nodes() {
   std::vector<std::pair<std::string, Expr>> xdims, rdims;
   std::vector<size_t> order = outer_order(program_, kernel_);
-  std::optional<std::pair<size_t, size_t>> tiling = transpose_tiling(program_, kernel_, order);
+  std::optional<std::pair<size_t, size_t>> tiling = transpose_tiling(kernel_, order);
   if (tiling) {  // rows: every dimension but A, B innermost; columns: A
     const auto [a, b] = *tiling;
     for (size_t k : order)
@@ -184,10 +181,6 @@ void KernelEmitter::collect_nodes() {
   };
   outer = simplified(outer), reduce = simplified(reduce), full = simplified(full);
   std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo_outer, memo_reduce, memo_full;
-  auto rewrite = [&](const ir::Scalar& body, const std::map<std::string, Expr>& subst, auto& memo) {
-    ir::Scalar s = ir::rewrite_indices(body, subst, memo);
-    return s;
-  };
   for (const ir::Node& node : kernel_.nodes) {
     TileNode t;
     if (const auto* p = std::get_if<ir::Pointwise>(&node)) {
@@ -195,7 +188,7 @@ void KernelEmitter::collect_nodes() {
       t.kind = is_full || tiled_ ? NodeKind::Full : NodeKind::Outer;
       const auto& subst = is_full ? full : outer;
       t.output = p->output;
-      t.body = rewrite(p->body, subst, is_full ? memo_full : memo_outer);
+      t.body = ir::rewrite_indices(p->body, subst, is_full ? memo_full : memo_outer);
       std::vector<Expr> index;
       for (size_t k = 0; k < p->ranges.size(); ++k) index.push_back(Expr::var(loop_var('i', k)));
       const ir::Buffer& b = program_.buffer(p->output);
@@ -204,7 +197,7 @@ void KernelEmitter::collect_nodes() {
       t.kind = NodeKind::Reduction;
       t.output = red->output;
       t.reduction = red->type;
-      t.body = rewrite(red->body, reduce, memo_reduce);
+      t.body = ir::rewrite_indices(red->body, reduce, memo_reduce);
       std::vector<Expr> index;
       for (size_t k = 0; k < red->ranges.size(); ++k) index.push_back(Expr::var(loop_var('i', k)));
       const ir::Buffer& b = program_.buffer(red->output);
@@ -237,8 +230,7 @@ void KernelEmitter::choose_index_width() {
   };
   for (const auto* list : {&kernel_.inputs, &kernel_.outputs, &kernel_.locals})
     for (const std::string& name : *list) wide = wide || extent(name) >= kLimit - 1;
-  out_.index64 = wide;
-  tiles_.index_type = wide ? "tl.int64" : "tl.int32";
+  out_.index64 = wide;  // the tiles widen from the program id on (emit_header)
 }
 
 bool KernelEmitter::needs_store(const TileNode& node) const {

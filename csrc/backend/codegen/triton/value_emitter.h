@@ -31,8 +31,7 @@ struct Value {
 struct TileContext {
   std::string x_var = "xindex", r_var = "rindex";  // the flat index tiles (Expr variable names)
   std::string x_mask = "xmask", r_mask = "rmask";  // their masks
-  bool has_r = false;                              // a reduction kernel (2-D tiles)
-  std::string index_type = "tl.int32";             // tl.int64 with 64-bit indexing
+  bool has_r = false;                              // 2-D tiles (reduction and tiled kernels)
   ir::VarRanges ranges;                            // xindex -> xnumel, rindex -> rnumel
 };
 
