@@ -77,6 +77,11 @@ def unsupported_reason(gm, example_inputs):
         devices.add(t.device)
     if len(devices) > 1:
         return "tensors on several devices (" + ", ".join(sorted(str(d) for d in devices)) + ")"
+    for device in devices:
+        if device.type == "cuda":
+            from .triton_selfcheck import failure_reason
+
+            return failure_reason(device.index if device.index is not None else torch.cuda.current_device())
     return None
 
 

@@ -74,3 +74,9 @@ def test_reduce_overhead_mode_replays_the_compiled_program():
         out = compiled(x)
     assert torch.allclose(out, fn(x), atol=1e-5)
     assert counters["cudagraphs"]["replays"] >= 1
+
+
+def test_the_triton_path_passes_its_self_check_here():
+    from cdynamo.inductor import triton_selfcheck
+
+    assert triton_selfcheck.failure_reason(torch.cuda.current_device()) is None

@@ -230,3 +230,11 @@ def test_max_autotune_times_each_candidate_once_and_keeps_the_fastest(tmp_path, 
         assert len(calls) == len(descs[0]["candidates"]) and counters["inductor"]["autotuned_kernels"] == 1
         assert choose()[0] == tuple(descs[0]["candidates"][-1])  # stored: not timed again
     assert len(calls) == len(descs[0]["candidates"]) and counters["inductor"]["autotune_cache_hits"] == 1
+
+
+def test_the_gpu_self_check_probe_passes_through_the_interpreter():
+    from cdynamo.inductor import triton_selfcheck
+
+    counters["inductor"]["before"] = 1
+    assert triton_selfcheck.probe_failure(torch.device("cpu")) is None
+    assert dict(counters["inductor"]) == {"before": 1}  # the probe counts as nobody's graph

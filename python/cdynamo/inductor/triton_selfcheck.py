@@ -1,0 +1,56 @@
+"""A once-per-device check that the Triton target's whole path (code generation, the build
+service, the C++ launcher through the CUDA driver) computes what eager computes with this
+machine's GPU, driver and Triton, before any user graph relies on it. A failure makes graphs on
+that device run as captured (aten's kernels), with the reason: never a crash or a wrong result."""
+import copy
+import functools
+
+from .. import utils
+
+
+def _probe(x, idx, table):
+    # One kernel of each kind the target generates: pointwise, a persistent row reduction with an
+    # epilogue (softmax), a gather (indirect loads and the error flag), a transpose (2-D tiles).
+    return (x * 2 + 1).relu().sum(1), x.softmax(-1), table[idx] * 3, x.t().contiguous()
+
+
+def probe_failure(device):
+    """None when the Triton target computes the probe on `device` (a torch.device: CUDA, or the
+    CPU through Triton's interpreter) as eager does, else what went wrong."""
+    import torch
+    import torch.fx
+
+    from .. import _C
+    from .compile_fx import aten_graph
+
+    saved = copy.deepcopy(utils.counters["inductor"])  # the probe's compile is nobody's graph
+    try:
+        g = torch.Generator().manual_seed(0)
+        inputs = [torch.randn(37, 300, generator=g).to(device), torch.tensor([3, 0, 5]).to(device),
+                  torch.randn(8, 16, generator=g).to(device)]
+        gm = torch.fx.symbolic_trace(_probe)
+        compiled = _C._inductor_compile(aten_graph(gm, inputs), gm.forward, False, "triton", device.type)
+        got, want = compiled(*inputs), _probe(*inputs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        for k, (a, b) in enumerate(zip(got, want)):
+            if a.shape != b.shape or not torch.allclose(a, b, rtol=1e-4, atol=1e-5):
+                return f"output {k} differs from eager"
+    except Exception as error:  # noqa: BLE001 - any failure means: do not use this path here
+        message = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+        return f"{type(error).__name__}: {message}"
+    finally:
+        utils.counters["inductor"].clear()
+        utils.counters["inductor"].update(saved)
+    return None
+
+
+@functools.cache
+def failure_reason(device_index):
+    """None when the Triton target works on cuda:<device_index>, else why not (user terms)."""
+    import torch
+
+    problem = probe_failure(torch.device("cuda", device_index))
+    if problem is None:
+        return None
+    return f"tensors on cuda:{device_index}, where the Triton target failed its self-check ({problem})"
