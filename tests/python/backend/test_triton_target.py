@@ -14,6 +14,9 @@ pytest.importorskip("triton")
 from cpp_support import C, L, T, buffer, like, op  # noqa: E402
 from test_inductor_sweep import *  # noqa: E402,F401,F403  (the sweep's tests, collected again here)
 from test_inductor_sweep import check  # noqa: E402
+from test_inductor_models import (  # noqa: E402,F401  (whole models, also on this target)
+    test_layernorm_gelu_linear, test_mlp, test_small_cnn_with_batchnorm, test_tiny_gpt, test_torchvision_resnet18,
+    test_transformers_gpt2_and_bert)
 
 
 @pytest.fixture(autouse=True)
