@@ -241,3 +241,22 @@ def test_the_gpu_self_check_probe_passes_through_the_interpreter():
     counters["inductor"]["before"] = 1
     assert triton_selfcheck.probe_failure(torch.device("cpu")) is None
     assert dict(counters["inductor"]) == {"before": 1}  # the probe counts as nobody's graph
+
+
+@pytest.mark.parametrize("row", [2, 12])
+def test_masked_gather_at_a_constant_position(row):
+    # mask varies along x, the position does not: the load and the error flag broadcast to the mask
+    table = torch.randn(10, 4)
+    i64 = torch.int64
+    mask = op("Lt", torch.bool, ("Index", "int64", "i0"), C(3, i64))
+    gathered = ("MaskedLoad", "float32", "t", "ind0*4 + i1", mask, C(-1.0), [(C(row, i64), 10)])
+    prog = {"buffers": [like("t", table), buffer("y", [6, 4], "output")], "outputs": ["y"],
+            "steps": [{"kernel": "k0", "ranges": [6, 4], "nodes": [{"pointwise": "y", "body": gathered}]}]}
+    if row >= 10:
+        with pytest.raises(IndexError):
+            T.run_program(prog, [table], None, "triton")
+        return
+    (y,) = T.run_program(prog, [table], None, "triton")
+    expected = torch.full((6, 4), -1.0)
+    expected[:3] = table[row]
+    assert torch.equal(y, expected)

@@ -315,7 +315,6 @@ Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
     extra_axes |= mask->axes | other->axes;
   }
   std::map<std::string, std::string> ind_vars;
-  std::string in_range;  // lanes whose positions are all inside their dimensions
   for (size_t k = 0; k < n.indirect.size(); ++k) {
     Value p = cast(emit(n.indirect[k]), DType::Int64);
     std::string size = render(n.indirect_sizes[k], tiles_.ranges);
@@ -324,13 +323,17 @@ Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
     // Out-of-range positions (eager raises IndexError) read element 0 instead and raise the
     // kernel's error flag, so no read leaves the buffer.
     Value clamped = define("tl.where(" + inside.name + ", " + p.name + ", 0)", DType::Int64, p.axes);
-    std::string lanes = mask_of(p.axes);
+    const unsigned flag_axes = p.axes | (masked ? mask->axes : kNoAxes);
+    std::string lanes = mask_of(flag_axes);
     if (masked) lanes = lanes.empty() ? mask->name : lanes + " & " + mask->name;
     if (!error_flag_.empty()) {
       std::string bad = "(" + inside.name + " == 0)" + (lanes.empty() ? "" : " & " + lanes);
-      w_.line("tl.store(" + error_flag_ + " + " + p.name + " * 0, tl.full([], 1, tl.int32), mask=" + bad + ")");
+      // The flag's address as wide as the lanes that may set it (every lane writes the same 1).
+      std::string address = error_flag_ + " + " + p.name + " * 0";
+      if (flag_axes & kXAxis) address += " + 0 * " + tiles_.x_var;
+      if (flag_axes & kRAxis) address += " + 0 * " + tiles_.r_var;
+      w_.line("tl.store(" + address + ", tl.full([], 1, tl.int32), mask=" + bad + ")");
     }
-    in_range = in_range.empty() ? inside.name : in_range + " & " + inside.name;
     ind_vars[ir::indirect_var(k)] = clamped.name;
     extra_axes |= p.axes;
   }
