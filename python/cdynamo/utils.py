@@ -21,6 +21,27 @@ counters = collections.defaultdict(collections.Counter)
 timings = collections.Counter()
 
 
+def cache_root():
+    """cdynamo's cache folder (kernels, compiled graphs, Triton builds), resolved as the C++
+    kernel cache resolves it (compiled_program.cpp): config.cache_dir, else $CDYNAMO_CACHE_DIR,
+    else ~/.cache/cdynamo."""
+    root = config.cache_dir
+    if root is not None:
+        root = os.path.expanduser(os.fspath(root))
+    if not root:
+        root = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.environ.get("HOME") or "/tmp", ".cache", "cdynamo")
+    return root
+
+
+def log_and_warn_once(kind, message, key, warned, stacklevel=2):
+    """Logs message under kind every time and warns with it the first time key is seen in the
+    set `warned` (one warning per reason, as users want; the log keeps the full history)."""
+    log(kind, message)
+    if key not in warned:
+        warned.add(key)
+        warnings.warn(message, stacklevel=stacklevel + 1)
+
+
 def add_time(phase, seconds):
     timings[phase] += seconds
 

@@ -1,6 +1,7 @@
 // IR tables (names, arities, dtype facts), scalar-graph builders and Program lookups.
 // Assumes the X-macro lists in ir.h are the single source of every per-kind table.
 #include "backend/ir/ir.h"
+#include <cstdlib>
 #include "common/error.h"
 
 namespace cdynamo::ir {
@@ -82,6 +83,49 @@ bool is_expensive(ScalarOp op) {
     return true;
     default: return false;
   }
+}
+
+std::optional<int64_t> element_extent(const Buffer& b) {
+  if (!b.offset.is_const()) return std::nullopt;
+  int64_t last = b.offset.const_value();
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (!b.sizes[d].is_const() || !b.strides[d].is_const()) return std::nullopt;
+    if (b.sizes[d].const_value() == 0) return int64_t{0};
+    last += (b.sizes[d].const_value() - 1) * std::abs(b.strides[d].const_value());
+  }
+  return last + 1;
+}
+
+bool is_reduced_float(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
+
+bool is_comparison(ScalarOp op) {
+  return op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le || op == ScalarOp::Gt ||
+         op == ScalarOp::Ge;
+}
+
+bool is_logical(ScalarOp op) { return op == ScalarOp::LogicalAnd || op == ScalarOp::LogicalOr || op == ScalarOp::LogicalXor; }
+
+DType comparison_dtype(DType a, DType b) {
+  if (a == b) return a;
+  if (is_floating(a) != is_floating(b)) return is_floating(a) ? a : b;
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
+  return dtype_size(a) >= dtype_size(b) ? a : b;
+}
+
+DType operand_dtype(const ScalarNode& n, size_t k, const std::vector<DType>& operand_dtypes) {
+  switch (n.op) {
+    case ScalarOp::Cast:
+    case ScalarOp::IsNan:
+    case ScalarOp::IsInf: return operand_dtypes[k];
+    case ScalarOp::LogicalNot: return DType::Bool;
+    case ScalarOp::Where: return k == 0 ? DType::Bool : n.dtype;
+    default: break;
+  }
+  if (is_comparison(n.op)) return comparison_dtype(operand_dtypes[0], operand_dtypes[1]);
+  if (is_logical(n.op)) return DType::Bool;
+  return n.dtype;
 }
 
 const char* reduction_type_name(ReductionType type) {

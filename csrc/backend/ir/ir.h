@@ -91,6 +91,13 @@ int scalar_op_arity(ScalarOp op);
   X(Exp) X(Exp2) X(Expm1) X(Log) X(Log2) X(Log10) X(Log1p) X(Tanh) X(Sigmoid) X(Erf) X(Sin) X(Cos) X(Pow)
 bool is_expensive(ScalarOp op);
 
+// Type rules of scalar ops, shared by the code generators.
+bool is_reduced_float(DType dtype);  // Float16, BFloat16: stored narrow, computed in Float32
+bool is_comparison(ScalarOp op);     // Eq .. Ge
+bool is_logical(ScalarOp op);        // LogicalAnd, LogicalOr, LogicalXor
+// The dtype both operands of a comparison are brought to.
+DType comparison_dtype(DType a, DType b);
+
 struct ScalarNode;
 using Scalar = std::shared_ptr<const ScalarNode>;
 
@@ -110,6 +117,10 @@ struct ScalarNode {
   // generated code must never read at it (the C++ kernels report it, see codegen/cpp/README).
   std::vector<Expr> indirect_sizes;
 };
+
+// The dtype operand k of n is converted to before the op, given the operands' dtypes (IR
+// operands are mostly promoted already; this makes generated code correct where they are not).
+DType operand_dtype(const ScalarNode& n, size_t k, const std::vector<DType>& operand_dtypes);
 
 // Builders (no simplification beyond constant folding of casts of constants).
 Scalar load(const std::string& buffer, DType dtype, Expr index);
@@ -163,6 +174,10 @@ struct Buffer {
   // while those constants keep their storage and version (a weight's channels-last copy).
   bool cached = false;
 };
+
+// Elements from element 0 of a buffer's offset space to one past the last it can hold:
+// offset + sum((size - 1) * |stride|) + 1, or 0 when a size is 0; nullopt for symbolic layouts.
+std::optional<int64_t> element_extent(const Buffer& b);
 
 // ---------------------------------------------------------------------------------------------
 // Computations, one per realized buffer.

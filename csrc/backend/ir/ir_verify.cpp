@@ -14,7 +14,8 @@ namespace {
   throw InternalError("IR verify: " + where + ": " + what);
 }
 
-bool is_comparison(ScalarOp op) {
+// Ops whose result is Bool whatever their operands: comparisons, tests, logic.
+bool yields_bool(ScalarOp op) {
   switch (op) {
     case ScalarOp::Eq: case ScalarOp::Ne: case ScalarOp::Lt: case ScalarOp::Le: case ScalarOp::Gt:
     case ScalarOp::Ge: case ScalarOp::IsNan: case ScalarOp::IsInf: case ScalarOp::LogicalNot:
@@ -106,7 +107,7 @@ class BodyChecker {
       default: break;
     }
     if (s.args.size() == 2) same(0, 1);
-    if (is_comparison(s.op)) {
+    if (yields_bool(s.op)) {
       if (s.dtype != DType::Bool) fail(where_, std::string(scalar_op_name(s.op)) + " must produce Bool");
     } else if (!s.args.empty() && s.args[0]->dtype != s.dtype) {
       fail(where_, std::string(scalar_op_name(s.op)) + " changes dtype without a Cast");

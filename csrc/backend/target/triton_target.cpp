@@ -41,13 +41,9 @@ std::string kernel_device(const ir::Program& program, const ir::Kernel& kernel) 
 
 // Elements from a buffer's pointer (element 0 of its offset space) that a kernel may touch.
 int64_t extent_of(const ir::Buffer& b) {
-  int64_t last = b.offset.is_const() ? b.offset.const_value() : 0;
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    if (!b.sizes[d].is_const() || !b.strides[d].is_const()) throw UserError("the Triton target does not support symbolic sizes yet");
-    if (b.sizes[d].const_value() == 0) return 0;
-    last += (b.sizes[d].const_value() - 1) * b.strides[d].const_value();
-  }
-  return last + 1;
+  std::optional<int64_t> extent = ir::element_extent(b);
+  if (!extent) throw UserError("the Triton target does not support symbolic sizes yet");
+  return *extent;
 }
 
 Ref describe(const GeneratedTritonKernel& k, const std::string& device, const std::vector<runtime::BufferView>& views) {

@@ -1,10 +1,10 @@
 """The GPU benchmark's report from its records: anchors.md's table shape, geomean, bandwidth, launch
 cost, targets, what was skipped; results.md and results.json. Assumes records of gpu_worker."""
 import json
-import math
 import os
 
 from . import gpu_cases
+from .report import format_value as _fmt
 from .report import geomean
 
 # The targets of the issue (ratios within one run; 3 µs is absolute, a CPU cost per launch).
@@ -13,14 +13,6 @@ VS_TORCH_TARGET = 1.0  # every model at least as fast as torch.compile's inducto
 GEOMEAN_TARGET = 1.10  # geomean >= 1.10x of it
 COLD_RATIO_TARGET = 1 / 3  # cold compile at most a third of torch.compile's
 LAUNCH_US_TARGET = 3.0  # CPU µs per kernel launch
-
-
-def _fmt(value, spec, suffix=""):
-    if value is None:
-        return "—"
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return format(value, spec) + suffix
 
 
 def _ratio(numerator, denominator):

@@ -183,7 +183,8 @@ def load_history(path):
 # ---------------------------------------------------------------- Markdown
 
 
-def _fmt(value, spec, suffix=""):
+def format_value(value, spec, suffix=""):
+    """value formatted with spec (and a suffix), "—" when missing."""
     if value is None:
         return "—"
     if isinstance(value, float) and not math.isfinite(value):
@@ -210,18 +211,18 @@ def markdown_table(summary):
             "| {model} | {mode} | {backend} | {works} | {err} | {eager} | {ms} | {speedup} | {cold} | {warm} "
             "| {overhead} | {mem} |".format(
                 model=row["model"], mode=row.get("mode", ""), backend=row["backend"],
-                works=(row.get("works") or "").replace("|", "/"), err=_fmt(row.get("max_rel_err"), ".1e"),
-                eager=_fmt(row.get("eager_time_ms"), ".2f"), ms=_fmt(row.get("time_ms"), ".2f"),
-                speedup=format_speedup(row), cold=_fmt(row.get("cold_compile_s"), ".2f"),
-                warm=_fmt(row.get("warm_compile_s"), ".2f"), overhead=_fmt(row.get("overhead_us"), ".1f"),
-                mem=_fmt(row.get("peak_mem_mb"), ".0f"),
+                works=(row.get("works") or "").replace("|", "/"), err=format_value(row.get("max_rel_err"), ".1e"),
+                eager=format_value(row.get("eager_time_ms"), ".2f"), ms=format_value(row.get("time_ms"), ".2f"),
+                speedup=format_speedup(row), cold=format_value(row.get("cold_compile_s"), ".2f"),
+                warm=format_value(row.get("warm_compile_s"), ".2f"), overhead=format_value(row.get("overhead_us"), ".1f"),
+                mem=format_value(row.get("peak_mem_mb"), ".0f"),
             )
         )
     lines += ["", "| backend | geomean speedup | passed | full graph | geomean cold compile s |", "|---|---|---|---|---|"]
     for backend, value in summary["geomeans"].items():
         lines.append(
-            f"| {backend} | {_fmt(value['speedup'], '.2f', '×')} | {value['passed']}/{value['attempted']} "
-            f"| {value['full_graph']}/{value['attempted']} | {_fmt(value['cold_compile_s'], '.2f')} |"
+            f"| {backend} | {format_value(value['speedup'], '.2f', '×')} | {value['passed']}/{value['attempted']} "
+            f"| {value['full_graph']}/{value['attempted']} | {format_value(value['cold_compile_s'], '.2f')} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -233,7 +234,7 @@ def _pivot_cell(row, value_key, spec, suffix):
     if status == "error":
         return "error"
     value = row.get(value_key)
-    text = _fmt(value, spec, suffix)
+    text = format_value(value, spec, suffix)
     if status == "graph_breaks":
         text += f" ({row.get('graph_breaks')} breaks)"
     elif status == "fallback":
@@ -254,9 +255,9 @@ def markdown_pivot(summary, value_key="speedup", spec=".2f", suffix="×"):
         label = model if mode == "infer" else f"{model} ({mode})"
         eager_ms = next((r.get("eager_time_ms") for r in by_backend.values() if r.get("eager_time_ms")), None)
         cells = [_pivot_cell(by_backend[b], value_key, spec, suffix) if b in by_backend else "—" for b in backends]
-        lines.append(f"| {label} | {_fmt(eager_ms, '.2f')} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | {format_value(eager_ms, '.2f')} | " + " | ".join(cells) + " |")
     geomean_cells = [
-        _fmt(summary["geomeans"][b][value_key], spec, suffix) if value_key in summary["geomeans"][b] else ""
+        format_value(summary["geomeans"][b][value_key], spec, suffix) if value_key in summary["geomeans"][b] else ""
         for b in backends
     ]
     if value_key in ("speedup", "cold_compile_s", "warm_compile_s"):

@@ -1,7 +1,6 @@
 """CudaGraphed: a compiled callable run through CUDA graphs, one recording per input signature.
 Assumes a runtime with CudaRuntime's methods; decisions are in policy.py and outputs.py."""
 import threading
-import warnings
 
 import torch
 
@@ -168,10 +167,7 @@ class CudaGraphed:
     def _run_plain(self, reason, args, kwargs=None):
         utils.counters["cudagraphs"][f"skipped: {reason}"] += 1
         message = f"cdynamo cudagraphs: running without CUDA graphs: {reason}"
-        utils.log("graphs", message)
-        if reason not in _WARNED:
-            _WARNED.add(reason)
-            warnings.warn(message, stacklevel=3)
+        utils.log_and_warn_once("graphs", message, reason, _WARNED, stacklevel=3)
         return self._fn(*args, **(kwargs or {}))
 
     def _warm_up(self, signature, args):

@@ -6,17 +6,19 @@ import hashlib
 import json
 import os
 
-from .. import config, utils
+from .. import utils
 
 
 def _choice_path(desc):
     from . import triton_build
 
-    target = triton_build.target_of(int(desc["device"].split(":")[1]) if ":" in desc["device"] else 0)
+    from .triton_runtime import device_index
+
+    target = triton_build.target_of(device_index(desc["device"]))
     material = json.dumps([desc["source"], desc["signature"], desc["scalars"], [list(c) for c in desc["candidates"]],
                            [target.backend, target.arch], triton_build._triton_version()])
     key = hashlib.sha256(material.encode()).hexdigest()
-    return os.path.join(os.path.expanduser(config.cache_dir), "triton", "autotune", key[:2], key + ".json")
+    return os.path.join(utils.cache_root(), "triton", "autotune", key[:2], key + ".json")
 
 
 def _stored_choice(path, candidates):

@@ -270,18 +270,8 @@ def graph_key(gm, example_inputs):
 # Entries on disk.
 
 
-def _cache_root():
-    """The folder the kernel cache uses too (compiled_program.cpp resolves it the same way)."""
-    root = config.cache_dir
-    if root is not None:
-        root = os.path.expanduser(os.fspath(root))
-    if not root:
-        root = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.environ.get("HOME") or "/tmp", ".cache", "cdynamo")
-    return root
-
-
 def entry_path(key):
-    return os.path.join(_cache_root(), "graphs", key[:2], key)
+    return os.path.join(utils.cache_root(), "graphs", key[:2], key)
 
 
 def _meta(t):

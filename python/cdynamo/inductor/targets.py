@@ -3,7 +3,6 @@ target takes plain strided CPU tensors of the loop IR's dtypes, the Triton targe
 (and CPU tensors through Triton's interpreter with config.cpu_backend = "triton"); anything else
 runs as captured."""
 import functools
-import warnings
 
 import torch
 
@@ -110,10 +109,7 @@ def run_as_captured(gm, reason):
     utils.counters["inductor"]["eager_fallback"] += 1
     utils.counters["inductor"][f"eager_fallback: {reason}"] += 1
     message = f"cdynamo inductor: this graph touches {reason}; it runs as captured, with aten's kernels"
-    utils.log("graphs", message)
-    if reason not in _WARNED:
-        _WARNED.add(reason)
-        warnings.warn(message, stacklevel=2)
+    utils.log_and_warn_once("graphs", message, reason, _WARNED, stacklevel=2)
     return gm.forward
 
 

@@ -63,7 +63,7 @@ import threading
 import time
 from concurrent.futures import Future
 
-from .. import config, utils
+from .. import utils
 from . import _triton_pool as pool_module
 from . import _triton_worker as worker
 
@@ -384,18 +384,8 @@ def _process_material():
 # The caches.
 
 
-def _cache_root():
-    """cdynamo's cache folder, resolved as graph_cache and the C++ kernel cache resolve it."""
-    root = config.cache_dir
-    if root is not None:
-        root = os.path.expanduser(os.fspath(root))
-    if not root:
-        root = os.environ.get("CDYNAMO_CACHE_DIR") or os.path.join(os.environ.get("HOME") or "/tmp", ".cache", "cdynamo")
-    return root
-
-
 def entry_dir_of(key):
-    return os.path.join(_cache_root(), "triton", key[:2], key)
+    return os.path.join(utils.cache_root(), "triton", key[:2], key)
 
 
 _lock = threading.Lock()

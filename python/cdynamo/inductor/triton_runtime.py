@@ -54,12 +54,13 @@ def _interpreted_launch(desc):
     grid = launch_grid(desc, desc["config"])
 
     def launch(*tensors):
-        kernel[grid](*tensors, *scalars, **constexprs)
+        triton_build.launch_interpreted(kernel, grid, (*tensors, *scalars), constexprs)
 
     return launch
 
 
-def _device_index(device):
+def device_index(device):
+    """The index of a CUDA device string: 'cuda:1' -> 1, 'cuda' -> 0."""
     return int(device.split(":")[1]) if ":" in device else 0
 
 
@@ -81,7 +82,7 @@ def _kernel_desc(desc, launch_config, aligned, target=None):
     return triton_build.KernelDesc(
         source=desc["source"], name=desc["function"], signature=signature, constexprs=constexprs,
         attrs=triton_build.divisibility_attrs(divisible), options={"num_warps": num_warps, "num_stages": num_stages},
-        target=target or triton_build.target_of(_device_index(desc["device"])))
+        target=target or triton_build.target_of(device_index(desc["device"])))
 
 
 def _launch_info(built, desc, launch_config):
@@ -90,7 +91,7 @@ def _launch_info(built, desc, launch_config):
     if built.num_ctas != 1 or built.launch_cooperative_grid or built.launch_pdl:
         raise RuntimeError(f"cdynamo: Triton kernel {desc['name']} needs a launch the C++ launcher does not make")
     return {"cubin": built.cubin, "symbol": built.symbol, "num_warps": built.num_warps, "shared": built.shared_bytes,
-            "implicit_params": len(built.implicit_params), "device_index": _device_index(desc["device"]),
+            "implicit_params": len(built.implicit_params), "device_index": device_index(desc["device"]),
             "config": tuple(launch_config)}
 
 

@@ -70,7 +70,7 @@ ParallelPlan choose_parallel(const KernelPlan& plan) {
   return pp;
 }
 
-bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+using ir::is_reduced_float;
 bool is_arg(ReductionType t) { return t == ReductionType::ArgMax || t == ReductionType::ArgMin; }
 
 // The dtype a reduction accumulates in (argmax/argmin: of the compared value).

@@ -15,17 +15,8 @@ using ir::DType;
 using ir::ScalarOp;
 
 bool is_float(DType d) { return ir::is_floating(d); }
-bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
-
-// The dtype both operands of a comparison are brought to.
-DType common_dtype(DType a, DType b) {
-  if (a == b) return a;
-  if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
-  if (a == DType::Bool) return b;
-  if (b == DType::Bool) return a;
-  if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
-  return ir::dtype_size(a) >= ir::dtype_size(b) ? a : b;
-}
+using ir::is_comparison;
+using ir::is_reduced_float;
 
 // std:: functions (and cd_v<name> vector forms) of the unary float math ops.
 const char* math_function(ScalarOp op) {
@@ -60,10 +51,6 @@ const char* math_function(ScalarOp op) {
   }
 }
 
-bool is_comparison(ScalarOp op) {
-  return op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le || op == ScalarOp::Gt ||
-         op == ScalarOp::Ge;
-}
 const char* comparison_operator(ScalarOp op) {
   switch (op) {
     case ScalarOp::Eq: return "==";
@@ -75,24 +62,6 @@ const char* comparison_operator(ScalarOp op) {
     default: return "?";
   }
 }
-bool is_logical(ScalarOp op) { return op == ScalarOp::LogicalAnd || op == ScalarOp::LogicalOr || op == ScalarOp::LogicalXor; }
-
-// The dtype each operand of n is converted to before the op (IR operands are mostly promoted
-// already; this makes the generated code correct even where they are not).
-DType operand_dtype(const ir::ScalarNode& n, size_t k, const std::vector<Value>& args) {
-  switch (n.op) {
-    case ScalarOp::Cast:
-    case ScalarOp::IsNan:
-    case ScalarOp::IsInf: return args[k].dtype;
-    case ScalarOp::LogicalNot: return DType::Bool;
-    case ScalarOp::Where: return k == 0 ? DType::Bool : n.dtype;
-    default: break;
-  }
-  if (is_comparison(n.op)) return common_dtype(args[0].dtype, args[1].dtype);
-  if (is_logical(n.op)) return DType::Bool;
-  return n.dtype;
-}
-
 std::string lane(const Value& v) {
   if (v.width == Width::Scalar) return v.name;
   if (v.dtype == DType::Bool) return "(" + v.name + "[cd_l] != 0)";
@@ -480,7 +449,9 @@ Value ValueEmitter::emit_index(const ir::ScalarNode& n) {
 }
 
 Value ValueEmitter::emit_op(const ir::ScalarNode& n, std::vector<Value> args) {
-  for (size_t k = 0; k < args.size(); ++k) args[k] = cast(args[k], operand_dtype(n, k, args));
+  std::vector<DType> given;
+  for (const Value& v : args) given.push_back(v.dtype);
+  for (size_t k = 0; k < args.size(); ++k) args[k] = cast(args[k], ir::operand_dtype(n, k, given));
   if (n.op == ScalarOp::Cast) return cast(args[0], n.dtype);
   const DType d = n.dtype;
   const std::string ct = compute_type(d);

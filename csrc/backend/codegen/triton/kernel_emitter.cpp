@@ -124,7 +124,7 @@ class KernelEmitter {
   void choose_index_width();
   void assign_loops();
   void emit_header();
-  void emit_node(ValueEmitter& ve, TileNode& node, bool in_loop);
+  void emit_node(ValueEmitter& ve, TileNode& node);
   void emit_persistent_reduction(ValueEmitter& ve, TileNode& node);
   void emit_loops(ValueEmitter& ve);
   // Whether node's output must go to memory: a kernel output, or a local read outside its loop.
@@ -136,7 +136,6 @@ class KernelEmitter {
   PyWriter w_;
   TileContext tiles_;
   std::vector<TileNode> nodes_;
-  std::map<std::string, size_t> producer_;  // buffer -> index into nodes_
   std::map<std::string, std::string> pointers_;  // buffer -> its pointer parameter
   std::map<std::string, DType> dtypes_;
   int64_t xnumel_ = 1, rnumel_ = 1;
@@ -209,7 +208,6 @@ void KernelEmitter::collect_nodes() {
     ir::visit_leaves(t.body, [&](const ir::ScalarNode& leaf) {
       if (!leaf.buffer.empty()) t.reads.insert(leaf.buffer);
     });
-    producer_[t.output] = nodes_.size();
     nodes_.push_back(std::move(t));
   }
 }
@@ -218,18 +216,8 @@ void KernelEmitter::collect_nodes() {
 void KernelEmitter::choose_index_width() {
   constexpr int64_t kLimit = int64_t{1} << 31;
   bool wide = xnumel_ * std::max<int64_t>(rnumel_, 1) >= kLimit || xnumel_ >= kLimit;
-  auto extent = [&](const std::string& name) {
-    const ir::Buffer& b = program_.buffer(name);
-    int64_t last = b.offset.is_const() ? b.offset.const_value() : kLimit;
-    for (size_t d = 0; d < b.sizes.size(); ++d) {
-      if (!b.sizes[d].is_const() || !b.strides[d].is_const()) return kLimit;
-      if (b.sizes[d].const_value() == 0) return int64_t{0};
-      last += (b.sizes[d].const_value() - 1) * std::abs(b.strides[d].const_value());
-    }
-    return last;
-  };
   for (const auto* list : {&kernel_.inputs, &kernel_.outputs, &kernel_.locals})
-    for (const std::string& name : *list) wide = wide || extent(name) >= kLimit - 1;
+    for (const std::string& name : *list) wide = wide || ir::element_extent(program_.buffer(name)).value_or(kLimit) >= kLimit;
   out_.index64 = wide;  // the tiles widen from the program id on (emit_header)
 }
 
@@ -308,8 +296,7 @@ void KernelEmitter::emit_header() {
   dtypes_ = std::move(dtypes);
 }
 
-void KernelEmitter::emit_node(ValueEmitter& ve, TileNode& node, bool in_loop) {
-  (void)in_loop;
+void KernelEmitter::emit_node(ValueEmitter& ve, TileNode& node) {
   const ir::Buffer& b = program_.buffer(node.output);
   unsigned axes = node.kind == NodeKind::Full ? (kXAxis | kRAxis) : kXAxis;
   Value v = ve.cast(ve.emit(node.body), b.dtype);
@@ -414,7 +401,7 @@ void KernelEmitter::emit_persistent_reduction(ValueEmitter& ve, TileNode& node) 
 void KernelEmitter::emit_loops(ValueEmitter& ve) {
   for (size_t i = 0; i < nodes_.size();) {
     if (nodes_[i].kind == NodeKind::Outer) {
-      emit_node(ve, nodes_[i++], false);
+      emit_node(ve, nodes_[i++]);
       continue;
     }
     size_t end = i;
@@ -441,7 +428,7 @@ void KernelEmitter::emit_loops(ValueEmitter& ve) {
     for (size_t k = i; k < end; ++k) {
       TileNode& node = nodes_[k];
       if (node.kind == NodeKind::Full) {
-        emit_node(ve, node, true);
+        emit_node(ve, node);
         stored_local = stored_local || needs_store(node);
         continue;
       }
@@ -514,7 +501,7 @@ GeneratedTritonKernel KernelEmitter::run() {
   if (persistent_) {
     for (TileNode& node : nodes_) {
       if (node.kind == NodeKind::Reduction) emit_persistent_reduction(ve, node);
-      else emit_node(ve, node, false);
+      else emit_node(ve, node);
     }
   } else {
     emit_loops(ve);

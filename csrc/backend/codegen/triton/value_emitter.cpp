@@ -16,41 +16,10 @@ using ir::Expr;
 using ir::ExprKind;
 using ir::ScalarOp;
 
-bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+using ir::is_comparison;
+using ir::is_reduced_float;
+
 bool is_float(DType d) { return ir::is_floating(d); }
-bool is_signed_int(DType d) {
-  return d == DType::Int8 || d == DType::Int16 || d == DType::Int32 || d == DType::Int64;
-}
-
-// The dtype both operands of a comparison are brought to (as the C++ target does).
-DType common_dtype(DType a, DType b) {
-  if (a == b) return a;
-  if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
-  if (a == DType::Bool) return b;
-  if (b == DType::Bool) return a;
-  if (is_reduced_float(a) && is_reduced_float(b)) return DType::Float32;
-  return ir::dtype_size(a) >= ir::dtype_size(b) ? a : b;
-}
-
-bool is_comparison(ScalarOp op) {
-  return op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le || op == ScalarOp::Gt ||
-         op == ScalarOp::Ge;
-}
-bool is_logical(ScalarOp op) { return op == ScalarOp::LogicalAnd || op == ScalarOp::LogicalOr || op == ScalarOp::LogicalXor; }
-
-DType operand_dtype(const ir::ScalarNode& n, size_t k, const std::vector<Value>& args) {
-  switch (n.op) {
-    case ScalarOp::Cast:
-    case ScalarOp::IsNan:
-    case ScalarOp::IsInf: return args[k].dtype;
-    case ScalarOp::LogicalNot: return DType::Bool;
-    case ScalarOp::Where: return k == 0 ? DType::Bool : n.dtype;
-    default: break;
-  }
-  if (is_comparison(n.op)) return common_dtype(args[0].dtype, args[1].dtype);
-  if (is_logical(n.op)) return DType::Bool;
-  return n.dtype;
-}
 
 // Float math: the prelude's helper (libdevice on the GPU; the interpreter maps it to NumPy).
 const char* float_function(ScalarOp op) {
@@ -205,6 +174,13 @@ unsigned ValueEmitter::axes_of(const Expr& e) const {
   return axes;
 }
 
+std::string ValueEmitter::widening(unsigned axes) const {
+  std::string zeros;
+  if (axes & kXAxis) zeros += " + 0 * " + tiles_.x_var;
+  if (axes & kRAxis) zeros += " + 0 * " + tiles_.r_var;
+  return zeros;
+}
+
 std::string ValueEmitter::mask_of(unsigned axes) const {
   std::string mask;
   if (axes & kXAxis) mask = tiles_.x_mask;
@@ -286,8 +262,7 @@ Value ValueEmitter::load_at(const std::string& buffer, DType dtype, const Expr& 
   std::string address = pointer(buffer) + " + " + render(at, ranges);
   // A masked load needs its address as wide as its mask (a padding mask along x of a broadcast).
   unsigned missing = mask.empty() ? kNoAxes : axes & ~axes_of(at);
-  if (missing & kXAxis) address += " + 0 * " + tiles_.x_var;
-  if (missing & kRAxis) address += " + 0 * " + tiles_.r_var;
+  address += widening(missing);
   std::string load = mask.empty() ? "tl.load(" + address + ")" : "tl.load(" + address + ", mask=" + mask + ", other=0)";
   Value raw = define(load, dtypes_.at(buffer), axes);
   raw.dtype = dtypes_.at(buffer);
@@ -330,8 +305,7 @@ Value ValueEmitter::emit_load(const ir::ScalarNode& n) {
       std::string bad = "(" + inside.name + " == 0)" + (lanes.empty() ? "" : " & " + lanes);
       // The flag's address as wide as the lanes that may set it (every lane writes the same 1).
       std::string address = error_flag_ + " + " + p.name + " * 0";
-      if (flag_axes & kXAxis) address += " + 0 * " + tiles_.x_var;
-      if (flag_axes & kRAxis) address += " + 0 * " + tiles_.r_var;
+      address += widening(flag_axes);
       w_.line("tl.store(" + address + ", tl.full([], 1, tl.int32), mask=" + bad + ")");
     }
     ind_vars[ir::indirect_var(k)] = clamped.name;
@@ -357,8 +331,7 @@ void ValueEmitter::store(const std::string& buffer, const Expr& index, const Val
   // Broadcast the address to the tile the value belongs to (a store at an index that does not
   // vary along an axis of the tile writes the same element from every lane: the same value).
   unsigned missing = axes & ~axes_of(index);
-  if (missing & kXAxis) at += " + 0 * " + tiles_.x_var;
-  if (missing & kRAxis) at += " + 0 * " + tiles_.r_var;
+  at += widening(missing);
   std::string data = value.name;
   if (is_reduced_float(stored)) data += ".to(" + storage_type(stored) + ")";
   std::string mask = mask_of(axes);
@@ -388,7 +361,9 @@ Value ValueEmitter::cast(const Value& v, DType to) {
 }
 
 Value ValueEmitter::emit_op(const ir::ScalarNode& n, std::vector<Value> args) {
-  for (size_t k = 0; k < args.size(); ++k) args[k] = cast(args[k], operand_dtype(n, k, args));
+  std::vector<DType> given;
+  for (const Value& v : args) given.push_back(v.dtype);
+  for (size_t k = 0; k < args.size(); ++k) args[k] = cast(args[k], ir::operand_dtype(n, k, given));
   if (n.op == ScalarOp::Cast) return cast(args[0], n.dtype);
   const DType d = n.dtype;
   const bool fl = is_float(d);
@@ -425,7 +400,7 @@ Value ValueEmitter::emit_op(const ir::ScalarNode& n, std::vector<Value> args) {
       case ScalarOp::Sign: expr = boolean ? a[0] : call("cd_sign"); break;
       case ScalarOp::Reciprocal: expr = fl ? divide("1.0", a[0]) : via_double("cd_reciprocal"); break;
       case ScalarOp::Sigmoid: expr = fl ? call(d == DType::Float64 ? "cd_sigmoid64" : "cd_sigmoid") : via_double("cd_sigmoid64"); break;
-      case ScalarOp::IsNan: expr = is_float(args[0].dtype) ? "(" + a[0] + " != " + a[0] + ")" : "(" + a[0] + " != " + a[0] + ")"; break;
+      case ScalarOp::IsNan: expr = "(" + a[0] + " != " + a[0] + ")"; break;  // false for integers
       case ScalarOp::IsInf: expr = is_float(args[0].dtype) ? "(tl.abs(" + a[0] + ") == CD_INF)" : "(" + a[0] + " != " + a[0] + ")"; break;
       case ScalarOp::LogicalNot: expr = "(" + a[0] + " == 0)"; break;
       case ScalarOp::BitwiseNot: expr = boolean ? "(" + a[0] + " == 0)" : "(~" + a[0] + ")"; break;

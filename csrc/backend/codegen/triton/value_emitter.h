@@ -58,6 +58,9 @@ class ValueEmitter {
   unsigned axes_of(const ir::Expr& e) const;
   // tl.store of v (converted to the buffer's dtype) at index, broadcast to `axes` and masked there.
   void store(const std::string& buffer, const ir::Expr& index, const Value& v, unsigned axes);
+  // " + 0 * xindex" (and/or rindex): added to an address, makes it a tile along `axes` without
+  // changing it (an address must be as wide as its mask).
+  std::string widening(unsigned axes) const;
   // The mask of the lanes inside the ranges along `axes`, or "" for none.
   std::string mask_of(unsigned axes) const;
   // A literal of dtype for a double / int64 / bool payload, as a 0-d tile.
