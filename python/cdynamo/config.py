@@ -116,8 +116,8 @@ verify_ir = os.environ.get("CDYNAMO_VERIFY_IR", "0") == "1"
 # allocations are page-faulted on first touch, which can cost more than the kernels themselves.
 reuse_large_buffers = True
 
-# True: graphs with 2-D convolutions on the CPU compute them (and the ops between them) in the
-# channels-last layout, oneDNN's native one; returned tensors keep eager's strides.
+# True: graphs with 2-D convolutions (CPU or CUDA) compute them and the ops between them in the
+# channels-last layout (oneDNN's native one; cuDNN's fastest); returned tensors keep eager's strides.
 channels_last_convolutions = True
 
 # True: what the inductor backend computes from parameters and buffers alone (a weight's

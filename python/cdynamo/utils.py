@@ -17,7 +17,7 @@ counters = collections.defaultdict(collections.Counter)
 # timings[phase] -> seconds spent compiling, summed over graphs: "compile_frame" (the whole
 # frame compile, backend included), "backend" (both also as thread CPU time: "*_cpu"), and the inductor's "graph_cache_key",
 # "graph_cache_load", "aten_graph", "lower", "schedule", "codegen", "kernels" (cache lookup,
-# g++), "executor". bench/warm_start.py reads them; testing.reset_counters() clears them too.
+# g++ or Triton's compiler), "executor", "triton_selfcheck" (once per GPU, inside "backend"). bench/warm_start.py reads them; testing.reset_counters() clears them too.
 timings = collections.Counter()
 
 

@@ -8,6 +8,8 @@ import traceback
 import torch
 
 FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-5
+# CDYNAMO_FUZZ_DEVICE=cuda moves each program's inputs (tensors and modules) there: the GPU target's run.
+INPUT_DEVICE = __import__("os").environ.get("CDYNAMO_FUZZ_DEVICE")
 
 
 def compile_with(backend, fn):
@@ -198,6 +200,30 @@ def program_classes(namespace):
     return tuple(v for v in namespace.values() if isinstance(v, type) and v.__module__ == namespace["__name__"])
 
 
+def on_input_device(value, memo):
+    """value with its tensors and modules on INPUT_DEVICE; a tensor met twice stays one tensor."""
+    if INPUT_DEVICE is None:
+        return value
+    if id(value) in memo:
+        return memo[id(value)]
+    if isinstance(value, torch.Tensor):
+        moved = value.detach().to(INPUT_DEVICE).requires_grad_(value.requires_grad)
+    elif isinstance(value, torch.nn.Module):
+        moved = value.to(INPUT_DEVICE)
+    elif isinstance(value, (list, tuple)):
+        moved = type(value)(on_input_device(v, memo) for v in value)
+    elif isinstance(value, dict):
+        moved = {k: on_input_device(v, memo) for k, v in value.items()}
+    else:
+        return value
+    memo[id(value)] = moved
+    return moved
+
+
+def make_inputs(namespace, variant):
+    return on_input_device(namespace["make_inputs"](variant), {})
+
+
 def check_program(source, backend, variants=(0, 0, 1)):
     """Runs eager and compiled on each input variant; returns (status, lines). status: pass/mismatch/error."""
     eager_ns, compiled_ns = load_program(source, "fuzz_eager"), load_program(source, "fuzz_compiled")
@@ -205,8 +231,8 @@ def check_program(source, backend, variants=(0, 0, 1)):
     status, lines = "pass", []
     try:
         for call, variant in enumerate(variants):
-            eager = observe(eager_ns["fn"], eager_ns["make_inputs"](variant), eager_ns, program_classes(eager_ns))
-            compiled = observe(compiled_fn, compiled_ns["make_inputs"](variant), compiled_ns,
+            eager = observe(eager_ns["fn"], make_inputs(eager_ns, variant), eager_ns, program_classes(eager_ns))
+            compiled = observe(compiled_fn, make_inputs(compiled_ns, variant), compiled_ns,
                                program_classes(compiled_ns))
             found = compare(eager, compiled)
             if found:

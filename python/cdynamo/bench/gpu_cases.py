@@ -151,10 +151,10 @@ def _copy_bytes(inputs):
 
 
 class IndependentSines(nn.Module):
-    """sin of each input on its own: no two outputs share a buffer, so no fusion can merge their
-    kernels (torch.compile's inductor fuses only nodes that share memory; its combo kernels are
-    off by default). One kernel per input, on tensors too small for the GPU to notice: the CPU
-    cost of a call is launching."""
+    """sin of each input on its own: no two outputs share a buffer, and each input has its own
+    size, so no fusion can merge their kernels (torch.compile's inductor fuses only nodes that
+    share memory; cdynamo's horizontal fusion only same-size loops). One kernel per input, on
+    tensors too small for the GPU to notice: the CPU cost of a call is launching."""
 
     def forward(self, *inputs):
         outputs = []
@@ -171,7 +171,7 @@ LAUNCH_COUNTS_SMALL = (4, 16)
 
 def build_launch(small, count):
     torch.manual_seed(models.SEED)
-    return IndependentSines(), tuple(torch.randn(32) for _ in range(count))
+    return IndependentSines(), tuple(torch.randn(32 + k) for k in range(count))
 
 
 # ---------------------------------------------------------------- the table
@@ -193,7 +193,7 @@ CASES = (
     GpuCase("softmax", "softmax 8192×8192", build_softmax, bytes_moved=_read_and_write_once),
     GpuCase("vit_b16", "ViT-B/16, batch 64", build_vit_b16, requires=("torchvision",)),
     GpuCase("gpt2_batch1", "GPT-2 124M, batch 1, seq 32", build_gpt2_batch1, requires=("transformers",)),
-    GpuCase("launch_overhead", "launch overhead: independent sin kernels on 32 floats", build_launch, kind=LAUNCH),
+    GpuCase("launch_overhead", "launch overhead: independent sin kernels on 32 to 95 floats", build_launch, kind=LAUNCH),
 )
 
 _BY_NAME = {case.name: case for case in CASES}

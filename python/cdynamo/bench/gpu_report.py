@@ -346,7 +346,7 @@ def markdown(built):
               "max|out − fp64| / max|fp64| against the model in float64, eagerly, same weights and inputs.\n\n")
     return (header + markdown_table(built["rows"], built["geomean"])
             + "\n## Bandwidth\n\n" + markdown_bandwidth(built["bandwidth"])
-            + "\n## Launch overhead\n\nIndependent `sin` kernels on 32 floats per call, timed on the CPU side "
+            + "\n## Launch overhead\n\nIndependent `sin` kernels on 32 to 95 floats (each input its own size) per call, timed on the CPU side "
               "(the device is synchronized after the timer stops); the per-launch cost is the slope between "
               "the two variants, so what a call costs once (guards, the call) cancels out.\n\n"
             + markdown_launch(built["launch"])

@@ -70,6 +70,10 @@ def compile_stats(spec):
         counters = torch._dynamo.utils.counters
     inductor = {str(key): int(value) for key, value in counters.get("inductor", {}).items()}
     stats["inductor_counters"] = inductor
+    if spec.compiler == "cdynamo":  # where the first call's compile went (utils.timings' phases)
+        from cdynamo import utils
+
+        stats["compile_timings_s"] = {str(k): round(float(v), 4) for k, v in utils.timings.items()}
     # cdynamo's CUDA-graph layer counts recordings, replays and why it ran a call without one.
     cudagraphs = {str(key): int(value) for key, value in counters.get("cudagraphs", {}).items()}
     if cudagraphs:

@@ -1,6 +1,7 @@
 """The CUDA calls of the wrapper: one shared pool and capture stream per device, warm-up, capture, recovery.
 Assumes a CUDA build of torch (2.11+); tests replace this with tests/python/e2e/cudagraph_fakes.py."""
 import contextlib
+import logging
 import threading
 import warnings
 
@@ -12,6 +13,7 @@ _SYNC_WARNING = "called a synchronizing CUDA operation"
 # One capture at a time in the process (CUDA graphs' documented restriction); also keeps two
 # threads from interleaving their work on the shared capture stream.
 _CAPTURE_LOCK = threading.RLock()
+log = logging.getLogger("cdynamo.cudagraphs")
 
 
 class CudaRuntime:
@@ -21,6 +23,7 @@ class CudaRuntime:
         self._pools = {}
         self._anchors = {}
         self._streams = {}
+        self._retired = []  # (pool, anchor) no longer captured into: kept so that nothing frees under torch
 
     def pool(self, device):
         """The memory pool all recordings on `device` capture into: a recording's pool memory
@@ -108,7 +111,17 @@ class CudaRuntime:
         with _CAPTURE_LOCK, torch.cuda.device(device):
             with contextlib.suppress(RuntimeError):
                 torch.cuda.synchronize(device)
-            self._capture_trivial(device, self.pool(device))
+            try:
+                self._capture_trivial(device, self.pool(device))
+            except RuntimeError as error:
+                if "already recording" not in str(error):
+                    raise
+                # The allocator still routes the shared pool to the failed capture (some torch
+                # releases refuse to end that): later recordings share a new pool, whose first
+                # clean capture also takes the generators out of capture mode.
+                log.debug("cdynamo cudagraphs: a new pool for %s after %s", device, error)
+                self._retired.append((self._pools.pop(device.index), self._anchors.pop(device.index)))
+                self.pool(device)
             probe = torch.rand(1, device=device)
             probe.add_(1)
             torch.cuda.synchronize(device)
@@ -137,10 +150,14 @@ def _end_abandoned_capture(graph, device, pool):
     # failed before the allocator stopped routing allocations to the pool, stop that here
     # (this raises, harmlessly, when the allocator already stopped).
     _ABANDONED.append(graph)
-    with contextlib.suppress(Exception):
+    try:
         graph.capture_end()
-    with contextlib.suppress(Exception):
+    except Exception as error:
+        log.debug("cdynamo cudagraphs: ending the failed capture: %s", error)
+    try:
         torch._C._cuda_endAllocateToPool(device.index, pool)
+    except Exception as error:
+        log.debug("cdynamo cudagraphs: ending its pool routing: %s", error)
 
 
 _RUNTIME = None

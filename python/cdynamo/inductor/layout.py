@@ -1,6 +1,6 @@
-"""Layout choice on the aten graph: 2-D convolutions on the CPU run channels-last (oneDNN's
-native activation layout: no activation reorders inside each call), and everything between them
-follows.
+"""Layout choice on the aten graph: 2-D convolutions run channels-last (on the CPU oneDNN's
+native activation layout: no activation reorders inside each call; on CUDA cuDNN's fastest one
+with tensor cores), and everything between them follows.
 
 Assumes the functional, decomposed aten graph of compile_fx.aten_graph, with fake tensors in
 node.meta["val"]. Eager semantics are kept: values returned from the graph get the strides
@@ -18,7 +18,14 @@ def _val(node):
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
-def _is_cpu_conv2d(node):
+# Devices whose 2-D convolutions are faster channels-last, and the dtypes for which they are.
+_RELAID_DTYPES = {
+    "cpu": (torch.float32, torch.bfloat16),
+    "cuda": (torch.float32, torch.float16, torch.bfloat16),
+}
+
+
+def _is_relaid_conv2d(node):
     if node.op != "call_function" or node.target is not aten.convolution.default:
         return False
     x, weight = _val(node.args[0]), _val(node.args[1])
@@ -27,8 +34,8 @@ def _is_cpu_conv2d(node):
         isinstance(x, torch.Tensor)
         and isinstance(weight, torch.Tensor)
         and x.dim() == 4
-        and x.device.type == "cpu"
-        and x.dtype in (torch.float32, torch.bfloat16)
+        and x.dtype in _RELAID_DTYPES.get(x.device.type, ())
+        and (x.device.type != "cpu" or torch.backends.mkldnn.is_available())
         and not transposed
     )
 
@@ -96,16 +103,16 @@ def _call_onednn_directly(convs):
         return
     for conv in convs:
         x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = conv.args
-        if _val(x).dtype != torch.float32 or transposed or any(output_padding):
+        if _val(x).device.type != "cpu" or _val(x).dtype != torch.float32 or transposed or any(output_padding):
             continue
         conv.target = pointwise.default
         conv.args = (x, weight, bias, list(padding), list(stride), list(dilation), groups, "none", [], "")
 
 
 def prefer_channels_last(gm):
-    """Rewrites gm in place when it holds CPU 2-D convolutions; returns whether it changed."""
-    convs = [n for n in gm.graph.nodes if _is_cpu_conv2d(n)]
-    if not convs or not torch.backends.mkldnn.is_available():
+    """Rewrites gm in place when it holds 2-D convolutions worth relaying; returns whether it changed."""
+    convs = [n for n in gm.graph.nodes if _is_relaid_conv2d(n)]
+    if not convs:
         return False
     fake_mode = next(
         (v.fake_mode for n in gm.graph.nodes if isinstance(v := _val(n), torch.Tensor) and hasattr(v, "fake_mode")),

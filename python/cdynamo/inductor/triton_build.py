@@ -576,6 +576,11 @@ def submit(desc):
         future = Future()
         future.set_result(built)
         return future
+    return _submit_uncached(desc)
+
+
+def _submit_uncached(desc):
+    # For callers that just looked desc up: a second look would count an unusable entry twice.
     future, owner = _claim(desc)
     if owner:
         started = time.perf_counter()
@@ -613,7 +618,7 @@ def build(desc):
         return built
     if not pool_started() and not _interpreting():
         return _compile_here(desc).result()
-    future = submit(desc)
+    future = _submit_uncached(desc)
     _help_pool()
     return future.result()
 
@@ -627,7 +632,7 @@ def build_many(descs):
     missing = {desc.key: desc for desc, built in zip(descs, results) if built is None}
     if len(missing) <= 1:
         return [built if built is not None else build(desc) for desc, built in zip(descs, results)]
-    futures = {key: submit(desc) for key, desc in missing.items()}
+    futures = {key: _submit_uncached(desc) for key, desc in missing.items()}
     _help_pool()
     return [built if built is not None else futures[desc.key].result() for desc, built in zip(descs, results)]
 

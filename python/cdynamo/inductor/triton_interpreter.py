@@ -77,8 +77,34 @@ def _fix_comparisons():
     InterpreterBuilder._cdynamo_comparisons = True
 
 
+def _scalar_index(tensor):
+    data = np.asarray(tensor.handle.data)
+    if data.size != 1:
+        raise TypeError(f"a block of {data.size} elements has no single int value")
+    return int(data.reshape(-1)[0])
+
+
+def _fix_scalar_index():
+    """Scalar kernel arguments are one-element arrays under the interpreter; some Triton releases
+    (3.6) turn them into Python ints (as `range(0, rnumel, RBLOCK)` needs) by int(array), which
+    NumPy 2.5 refuses for arrays that are not 0-dimensional. The conversion here takes the element."""
+    from triton.runtime import interpreter
+
+    patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch_tensor is None or getattr(patch_tensor, "_cdynamo_index", False):
+        return
+
+    def patched(tensor, scope, *rest, **kwargs):
+        patch_tensor(tensor, scope, *rest, **kwargs)
+        scope.set_attr(tensor, "__index__", _scalar_index)
+
+    patched._cdynamo_index = True
+    interpreter._patch_lang_tensor = patched
+
+
 def patch_module(module):
     """Makes an interpreted kernel module's libdevice calls run on NumPy (and the interpreter's
-    comparisons return bool data)."""
+    comparisons return bool data, and its scalars convert to ints on every NumPy)."""
     _fix_comparisons()
+    _fix_scalar_index()
     module.libdevice = NumpyLibdevice()

@@ -140,9 +140,7 @@ def build_kernels(descriptions):
         interpreted = [d for d in descriptions if d["device"] == "cpu"]
         triton_build.build_many([_kernel_desc(d, d["config"], True, cubin_check_target) for d in interpreted])
     if cuda:
-        from . import triton_build
-
-        built = triton_build.build_for_launch([descriptions[k] for k in cuda])
+        built = build_for_launch([descriptions[k] for k in cuda])
         for k, result in zip(cuda, built):
             results[k] = result
     utils.counters["inductor"]["triton_kernels"] += len(descriptions)

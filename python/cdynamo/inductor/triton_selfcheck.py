@@ -4,6 +4,9 @@ machine's GPU, driver and Triton, before any user graph relies on it. A failure 
 that device run as captured (aten's kernels), with the reason: never a crash or a wrong result."""
 import copy
 import functools
+import glob
+import hashlib
+import os
 
 from .. import utils
 
@@ -45,12 +48,70 @@ def probe_failure(device):
     return None
 
 
+def _loaded_driver():
+    """(path, size, mtime) of the CUDA driver library this process loaded, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            path = next((line.split()[-1] for line in maps if "libcuda.so" in line), None)
+        stat = os.stat(path) if path else None
+    except OSError:
+        return None
+    return None if stat is None else (path, stat.st_size, stat.st_mtime_ns)
+
+
+def _passed_marker(device_index):
+    """Where a passed probe is remembered, keyed by all it depends on: the GPU, the driver, torch,
+    Triton and this build of cdynamo (its extension and the inductor's Python files). None
+    where one of them cannot be told (then the probe runs in every process)."""
+    import torch
+    import triton
+
+    from .. import _C
+
+    driver = _loaded_driver()
+    if driver is None:
+        return None
+    props = torch.cuda.get_device_properties(device_index)
+    ours = [_C.__file__] + sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py")))
+    files = [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in ours]
+    identity = repr((props.name, props.major, props.minor, str(getattr(props, "uuid", "")), driver,
+                     torch.__version__, triton.__version__, files))
+    digest = hashlib.sha256(identity.encode()).hexdigest()
+    return os.path.join(utils.cache_root(), "triton", "selfcheck", digest)
+
+
+def _remembered_pass(marker):
+    return marker is not None and os.path.exists(marker)
+
+
+def _remember_pass(marker):
+    if marker is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "w") as f:
+            f.write("passed\n")
+    except OSError:  # a read-only cache: the probe runs again next time, nothing worse
+        pass
+
+
 @functools.cache
 def failure_reason(device_index):
-    """None when the Triton target works on cuda:<device_index>, else why not (user terms)."""
+    """None when the Triton target works on cuda:<device_index>, else why not (user terms). A
+    pass is remembered in the cache folder: later processes on the same setup skip the probe."""
+    import time
+
     import torch
 
+    start = time.perf_counter()
+    marker = _passed_marker(device_index)
+    if _remembered_pass(marker):
+        utils.counters["inductor"]["triton_selfcheck_remembered"] += 1
+        return None
     problem = probe_failure(torch.device("cuda", device_index))
+    if problem is None:
+        _remember_pass(marker)
+    utils.add_time("triton_selfcheck", time.perf_counter() - start)
     if problem is None:
         return None
     return f"tensors on cuda:{device_index}, where the Triton target failed its self-check ({problem})"

@@ -198,7 +198,8 @@ def test_extern_ops_mix_with_kernels():
     def fn(x, w, b, img, kernel):
         y = torch.relu(x @ w + b)
         z = F.conv2d(img, kernel, padding=1).sigmoid()
-        return y, z, torch.nn.functional.batch_norm(z, torch.zeros(4, dtype=z.dtype), torch.ones(4, dtype=z.dtype), training=False)
+        mean, var = torch.zeros(4, dtype=z.dtype, device=z.device), torch.ones(4, dtype=z.dtype, device=z.device)
+        return y, z, torch.nn.functional.batch_norm(z, mean, var, training=False)
 
     check(fn, torch.randn(8, 16), torch.randn(16, 32), torch.randn(32), torch.randn(2, 3, 9, 9), torch.randn(4, 3, 3, 3))
 

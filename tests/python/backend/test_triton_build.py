@@ -228,6 +228,16 @@ def test_unfinished_or_corrupt_entries_are_rebuilt(cache_dir):
     assert inductor_counters()["triton_compiled"] == 3
 
 
+def test_an_unusable_entry_is_counted_once_with_the_pool_running(cache_dir):
+    built = tb.build(pointwise(scale=7.0))
+    tb.build_many([pointwise(scale=8.0), pointwise(scale=9.0)])  # starts the pool
+    with open(built.cubin_path, "r+b") as f:
+        f.write(b"\0\0\0\0")
+    tb.clear_memory_cache()
+    assert tb.build(pointwise(scale=7.0)).cubin == built.cubin
+    assert tb.pool_started() and inductor_counters()["triton_cache_invalid"] == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # The pool.
 

@@ -80,3 +80,32 @@ def test_the_triton_path_passes_its_self_check_here():
     from cdynamo.inductor import triton_selfcheck
 
     assert triton_selfcheck.failure_reason(torch.cuda.current_device()) is None
+
+
+@torch.no_grad()
+def test_cuda_convolutions_run_channels_last_and_return_eager_strides(monkeypatch):
+    from cdynamo.inductor import compile_fx, layout
+
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)  # both layouts' fp32 exactly
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 16, 3, padding=1)).cuda().eval()
+    x = torch.randn(4, 3, 20, 20, device="cuda")
+    gm = compile_fx.aten_graph(torch.fx.symbolic_trace(model), [x])
+    assert layout.prefer_channels_last(gm)
+    convolutions = [n for n in gm.graph.nodes if "convolution" in str(n.target)]
+    assert all(n.meta["val"].is_contiguous(memory_format=torch.channels_last) for n in convolutions)
+    out, expected = cdynamo.optimize("inductor")(model)(x), model(x)
+    assert out.stride() == expected.stride()
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_passed_self_check_is_remembered_across_processes(tmp_path):
+    from cdynamo.inductor import triton_selfcheck
+
+    check_uncached = triton_selfcheck.failure_reason.__wrapped__
+    with cdynamo.config.patch(cache_dir=str(tmp_path)):
+        assert check_uncached(torch.cuda.current_device()) is None
+        assert counters["inductor"]["triton_selfcheck_remembered"] == 0
+        assert check_uncached(torch.cuda.current_device()) is None
+    assert counters["inductor"]["triton_selfcheck_remembered"] == 1

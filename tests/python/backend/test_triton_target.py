@@ -195,6 +195,24 @@ def test_more_kernel_kinds_compile_for_sm90(cubins_too, case):
     check(fn, x)
 
 
+def test_cuda_kernels_get_launch_data_without_a_gpu(monkeypatch):
+    """The CUDA half of build_kernels (cubins, symbols, warps, the unaligned variant) on the very
+    descriptions an interpreted compile makes, with the GPU's target named instead of read."""
+    from cdynamo.inductor import triton_build, triton_runtime
+
+    seen = []
+    interpret = triton_runtime.build_kernels
+    monkeypatch.setattr(triton_runtime, "build_kernels", lambda descs: seen.extend(descs) or interpret(descs))
+    check(lambda x: (torch.softmax(x, 1), x.t() + 1, x.sum()), torch.randn(64, 300))
+    assert len(seen) >= 3
+    monkeypatch.setattr(triton_build, "target_of", lambda index: triton_build.Target("cuda", 90, 32))
+    launches = interpret([dict(desc, device="cuda:0") for desc in seen])
+    for desc, launch in zip(seen, launches):
+        assert launch["cubin"] and launch["symbol"] and launch["num_warps"] >= 1, desc["name"]
+        assert launch["device_index"] == 0 and tuple(launch["config"]) == tuple(desc["config"])
+    assert launches[0]["unaligned"]()["cubin"]
+
+
 def test_compiled_graph_cache_rebuilds_triton_programs(tmp_path):
     fn = lambda x, w: (F.gelu(F.layer_norm(x, (64,))) @ w).softmax(-1)  # noqa: E731
     x, w = torch.randn(8, 64), torch.randn(64, 32)
