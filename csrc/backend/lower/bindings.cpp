@@ -30,6 +30,7 @@ void read_options(PyObject* options, lower::LowerOptions& lower_options, sched::
   schedule_options.full_pointwise_in_reductions = option(options, "full_pointwise_in_reductions", true);
   schedule_options.reuse_buffers = option(options, "reuse_buffers", true);
   schedule_options.cache_constant_kernels = option(options, "cache_constant_kernels", false);
+  schedule_options.split_long_reductions = option(options, "split_long_reductions", false);
 }
 
 namespace {

@@ -1,6 +1,6 @@
-// Splits reductions of a few long rows in two (partial results per chunk of the row, then their
-// reduction), so a GPU runs many programs instead of one per row. Assumes static sizes; only
-// for targets that want it (ScheduleOptions::split_long_reductions).
+// Splits reductions in two (partial results per chunk of the reduced range, then their reduction)
+// where one program per row (few long rows) or per column block (outer reductions over few
+// columns) leaves a GPU idle. Assumes static sizes; for targets that want it (split_long_reductions).
 #include <unordered_map>
 #include "backend/ir/ir_walk.h"
 #include "backend/sched/sched_internal.h"
@@ -12,6 +12,11 @@ constexpr int64_t kFewRows = 128;          // fewer outer points than this leave
 constexpr int64_t kLongRow = 1 << 16;      // shorter rows fit a program's loop well enough
 constexpr int64_t kTargetPrograms = 1024;  // partial results wanted in all
 constexpr int64_t kMinChunk = 2048;        // elements a partial reduction should still cover
+// Outer reductions (the reduced range strided, the outputs contiguous) run one program per
+// block of this many outputs (the Triton target's x block for them); chunks of the reduced
+// range give more programs, each still loading whole blocks of consecutive outputs.
+constexpr int64_t kOuterBlock = 64;
+constexpr int64_t kMinOuterChunk = 256;
 
 bool splittable(ir::ReductionType type) {
   using RT = ir::ReductionType;
@@ -31,11 +36,55 @@ bool static_product(const std::vector<ir::Expr>& sizes, int64_t* out) {
 
 // The number of chunks: a divisor of n (so no chunk runs past the row's end) giving about
 // kTargetPrograms partial results with chunks of at least kMinChunk elements; 1 when none does.
-int64_t chunk_count(int64_t rows, int64_t n) {
-  int64_t wanted = std::max<int64_t>(2, kTargetPrograms / std::max<int64_t>(rows, 1));
-  for (int64_t s = std::min(wanted, n / kMinChunk); s >= 2; --s)
+int64_t chunk_count(int64_t programs, int64_t n, int64_t min_chunk) {
+  int64_t wanted = std::max<int64_t>(2, kTargetPrograms / std::max<int64_t>(programs, 1));
+  for (int64_t s = std::min(wanted, n / min_chunk); s >= 2; --s)
     if (n % s == 0) return s;
   return 1;
+}
+
+// Whether the reduced range is strided in the reduction's loads (the first load that moves with
+// r0 decides, as the Triton target's launch choice does): then outputs are the contiguous side.
+bool outer_reduction(const ir::Reduction& r) {
+  if (r.reduction_ranges.size() != 1) return false;
+  bool decided = false, outer = false;
+  ir::visit_leaves(r.body, [&](const ir::ScalarNode& leaf) {
+    if (decided || leaf.op == ir::ScalarOp::Index) return;
+    ir::Affine a = ir::affine_in(leaf.index, "r0");
+    if (!a.ok || !a.coef.is_const() || a.coef.const_value() == 0) return;
+    decided = true;
+    outer = a.coef.const_value() != 1;
+  });
+  return outer;
+}
+
+// How to split r, or chunks = 0: a row split keeps the outputs' order and adds the chunk as the
+// innermost range; an outer split puts the chunk outermost, so consecutive programs' lanes still
+// walk consecutive outputs.
+struct Split {
+  int64_t chunks = 0;
+  bool outer = false;
+};
+
+Split choose_split(const ir::Reduction& r) {
+  int64_t rows = 0, n = 0;
+  if (!splittable(r.type) || !static_product(r.ranges, &rows) || !static_product(r.reduction_ranges, &n)) return {};
+  if (rows < kFewRows && n >= kLongRow) {
+    int64_t chunks = chunk_count(rows, n, kMinChunk);
+    return chunks >= 2 ? Split{chunks, false} : Split{};
+  }
+  const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
+  if (programs * 2 <= kTargetPrograms && n >= 2 * kMinOuterChunk && outer_reduction(r)) {
+    int64_t chunks = chunk_count(programs, n, kMinOuterChunk);
+    return chunks >= 2 ? Split{chunks, true} : Split{};
+  }
+  return {};
+}
+
+int64_t product_of(const std::vector<ir::Expr>& sizes) {
+  int64_t n = 1;
+  static_product(sizes, &n);
+  return n;
 }
 
 std::string fresh_name(const lower::LoweredGraph& graph, const std::string& base) {
@@ -59,45 +108,47 @@ void split_long_reductions(lower::LoweredGraph& graph) {
   std::vector<ir::Node> nodes;
   for (ir::Node& node : graph.nodes) {
     auto* r = std::get_if<ir::Reduction>(&node);
-    int64_t rows = 0, n = 0;
-    if (!r || !splittable(r->type) || !static_product(r->ranges, &rows) || !static_product(r->reduction_ranges, &n) ||
-        rows >= kFewRows || n < kLongRow) {
+    const Split split = r ? choose_split(*r) : Split{};
+    if (split.chunks < 2) {
       nodes.push_back(std::move(node));
       continue;
     }
-    const int64_t chunks = chunk_count(rows, n);
-    if (chunks < 2) {
-      nodes.push_back(std::move(node));
-      continue;
-    }
-    const int64_t chunk = n / chunks;
+    const int64_t chunks = split.chunks, chunk = product_of(r->reduction_ranges) / chunks;
     const size_t outer = r->ranges.size();
     std::string device = "cpu";
     for (const ir::Buffer& b : graph.buffers)
       if (b.name == r->output) device = b.device;
-    // Partial results: [ranges..., chunks], contiguous, in the accumulator's dtype.
+    // Partial results, contiguous, in the accumulator's dtype: [ranges..., chunks] for a row
+    // split, [chunks, ranges...] for an outer one.
     ir::Buffer partial;
     partial.name = fresh_name(graph, r->output);
     partial.kind = ir::Buffer::Kind::Intermediate;
     partial.dtype = r->body->dtype;
     partial.sizes = r->ranges;
-    partial.sizes.push_back(ir::Expr(chunks));
+    if (split.outer) partial.sizes.insert(partial.sizes.begin(), ir::Expr(chunks));
+    else partial.sizes.push_back(ir::Expr(chunks));
     partial.strides = ir::contiguous_strides(partial.sizes);
     partial.device = device;
-    // The partial reduction: r{j} of the row = unflatten(i{outer} * chunk + r0).
+    // The partial reduction: r{j} of the original = unflatten(chunk index * chunk + r0); for an
+    // outer split the chunk index is i0 and the original i{k} become i{k+1}.
     std::map<std::string, ir::Expr> subst;
-    ir::Expr flat = ir::Expr::var(var('i', outer)) * ir::Expr(chunk) + ir::Expr::var("r0");
+    const std::string chunk_var = split.outer ? var('i', 0) : var('i', outer);
+    if (split.outer)
+      for (size_t k = 0; k < outer; ++k) subst[var('i', k)] = ir::Expr::var(var('i', k + 1));
+    ir::Expr flat = ir::Expr::var(chunk_var) * ir::Expr(chunk) + ir::Expr::var("r0");
     ir::Expr stride = 1;
     for (size_t j = r->reduction_ranges.size(); j-- > 0;) {
-      subst[var('r', j)] = ir::mod(ir::floordiv(flat, stride), r->reduction_ranges[j]);
+      ir::Expr position = ir::floordiv(flat, stride);  // flat < the whole range: r0 needs no mod
+      subst[var('r', j)] = j == 0 ? position : ir::mod(position, r->reduction_ranges[j]);
       stride = stride * r->reduction_ranges[j];
     }
     std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo;
     ir::Reduction first{partial.name, partial.sizes, {ir::Expr(chunk)}, r->type, ir::rewrite_indices(r->body, subst, memo)};
-    // The final reduction over the partial results of each row.
+    // The final reduction over the partial results of each output.
     std::vector<ir::Expr> at;
     for (size_t k = 0; k < outer; ++k) at.push_back(ir::Expr::var(var('i', k)));
-    at.push_back(ir::Expr::var("r0"));
+    if (split.outer) at.insert(at.begin(), ir::Expr::var("r0"));
+    else at.push_back(ir::Expr::var("r0"));
     ir::Reduction second{r->output, r->ranges, {ir::Expr(chunks)}, r->type,
                          ir::load(partial.name, partial.dtype, ir::linear_index(at, partial.strides))};
     graph.buffers.push_back(std::move(partial));

@@ -45,6 +45,16 @@ const std::unordered_set<std::string>& unsupported_methods() {
   return names;
 }
 
+// Builtins that take every item of their first argument before returning (so a generator
+// passed to them can be run to its end first).
+bool consumes_its_iterable(Handle fn) {
+  static const std::unordered_set<std::string> names = {"sum", "min", "max", "sorted"};
+  if (!PyCFunction_Check(fn.ptr())) return false;
+  PyObject* self = PyCFunction_GET_SELF(fn.ptr());
+  if (!self || !PyModule_Check(self) || std::string(PyModule_GetName(self)) != "builtins") return false;
+  return names.count(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) > 0;
+}
+
 }  // namespace
 
 void Tracer::call(int argc, Handle kw_names) {
@@ -70,6 +80,7 @@ void Tracer::call(int argc, Handle kw_names) {
 ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   switch (callable->kind) {
     case ValueKind::Constant:
+      if (Ref stand_in = polyfill_of(callable->obj)) return inline_call(stand_in, std::move(args), std::move(kwargs));
       if (PyType_Check(callable->obj.ptr()))
         if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
       if (!args.empty() && args[0]->kind == ValueKind::NNModule && is_module_call_function(callable->obj)) {
@@ -128,6 +139,16 @@ std::string Tracer::callable_policy(Handle fn) {
   keep_alive_.push_back(Ref::borrow(fn));
   policy_cache_.emplace(fn.ptr(), policy);
   return policy;
+}
+
+Ref Tracer::polyfill_of(Handle fn) {
+  auto cached = polyfill_cache_.find(fn.ptr());
+  if (cached != polyfill_cache_.end()) return cached->second;
+  Ref found = call_helper("cdynamo._polyfills", "replacement_for", {fn});
+  if (found.ptr() == Py_None) found = Ref();
+  keep_alive_.push_back(Ref::borrow(fn));
+  polyfill_cache_.emplace(fn.ptr(), found);
+  return found;
 }
 
 ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
@@ -228,6 +249,9 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
   if (policy == "fold") {
+    if (consumes_its_iterable(fn) && !args.empty() &&
+        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))
+      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));  // taken whole, as the builtin does
     if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }

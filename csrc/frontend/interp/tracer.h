@@ -204,6 +204,8 @@ class Tracer {
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
+  // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
+  Ref polyfill_of(Handle fn);
 
   std::vector<std::shared_ptr<InterpFrame>> frames_;  // shared: generators keep theirs
   PyObject* root_globals_ = nullptr;
@@ -229,6 +231,7 @@ class Tracer {
   std::unordered_map<PyObject*, ValuePtr> attributes_;     // parameter/buffer -> get_attr value
   std::vector<std::pair<int, std::string>> local_tensor_inputs_;
   std::unordered_map<PyObject*, std::string> policy_cache_;
+  std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
   std::vector<Ref> keep_alive_;  // keys of the maps above
 };
 

@@ -194,6 +194,14 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
   }
+  static Ref& enum_base = *new Ref(import_attr("enum", "Enum"));  // never freed: outlives the interpreter
+  int is_enum_member = PyObject_IsInstance(o, enum_base.ptr());
+  check_status(is_enum_member);
+  if (is_enum_member) {
+    // Enum members are singletons that never change: constants, one identity guard each.
+    manager.add_id_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
   manager.add_type_match(Py_TYPE(o));
   auto value = Value::constant(Ref::borrow(obj), source);
   value->kind = ValueKind::Object;

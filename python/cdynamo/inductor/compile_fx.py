@@ -64,11 +64,14 @@ def aten_graph(gm, example_inputs):
 
 
 def compile_fx(gm, example_inputs):
+    reason = targets.unsupported_reason(gm, example_inputs, selfcheck=False)
+    if reason is not None:
+        return targets.run_as_captured(gm, reason)
+    if _needs_autograd(gm, example_inputs):  # runs as captured: no target, so no self-check
+        return _eager_training_path(gm, example_inputs)
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
-    if _needs_autograd(gm, example_inputs):
-        return _eager_training_path(gm, example_inputs)
     from .. import _C
     from . import graph_cache
 

@@ -66,8 +66,9 @@ def _graph_tensors(gm, example_inputs):
         yield from (v for v in values if isinstance(v, torch.Tensor))
 
 
-def unsupported_reason(gm, example_inputs):
-    """None when a target can compile gm, else the first reason none can, in user terms."""
+def unsupported_reason(gm, example_inputs, selfcheck=True):
+    """None when a target can compile gm, else the first reason none can, in user terms.
+    selfcheck=False leaves out the GPU's self-check (for graphs that may not use a target)."""
     devices = set()
     for t in _graph_tensors(gm, example_inputs):
         reason = unsupported_tensor_reason(t)
@@ -77,7 +78,7 @@ def unsupported_reason(gm, example_inputs):
     if len(devices) > 1:
         return "tensors on several devices (" + ", ".join(sorted(str(d) for d in devices)) + ")"
     for device in devices:
-        if device.type == "cuda":
+        if device.type == "cuda" and selfcheck:
             from .triton_selfcheck import failure_reason
 
             return failure_reason(device.index if device.index is not None else torch.cuda.current_device())

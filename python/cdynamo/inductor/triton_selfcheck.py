@@ -12,9 +12,10 @@ from .. import utils
 
 
 def _probe(x, idx, table):
-    # One kernel of each kind the target generates: pointwise, a persistent row reduction with an
-    # epilogue (softmax), a gather (indirect loads and the error flag), a transpose (2-D tiles).
-    return (x * 2 + 1).relu().sum(1), x.softmax(-1), table[idx] * 3, x.t().contiguous()
+    # One kernel, so that the check compiles quickly and alone (no build pool to start): a gather
+    # (indirect loads and the error flag), pointwise ops and a persistent row reduction with its
+    # epilogue (softmax). The other kernel kinds are the tests' business; this checks the path.
+    return ((table[idx] * 2 + x).softmax(-1),)
 
 
 def probe_failure(device):
@@ -29,8 +30,8 @@ def probe_failure(device):
     saved = copy.deepcopy(utils.counters["inductor"])  # the probe's compile is nobody's graph
     try:
         g = torch.Generator().manual_seed(0)
-        inputs = [torch.randn(37, 300, generator=g).to(device), torch.tensor([3, 0, 5]).to(device),
-                  torch.randn(8, 16, generator=g).to(device)]
+        inputs = [torch.randn(3, 300, generator=g).to(device), torch.tensor([3, 0, 5]).to(device),
+                  torch.randn(8, 300, generator=g).to(device)]
         gm = torch.fx.symbolic_trace(_probe)
         compiled = _C._inductor_compile(aten_graph(gm, inputs), gm.forward, False, "triton", device.type)
         got, want = compiled(*inputs), _probe(*inputs)

@@ -109,3 +109,14 @@ def test_a_passed_self_check_is_remembered_across_processes(tmp_path):
         assert counters["inductor"]["triton_selfcheck_remembered"] == 0
         assert check_uncached(torch.cuda.current_device()) is None
     assert counters["inductor"]["triton_selfcheck_remembered"] == 1
+
+
+def test_graphs_that_run_with_eager_autograd_skip_the_self_check():
+    from cdynamo.inductor import triton_selfcheck
+
+    triton_selfcheck.failure_reason.cache_clear()
+    w = torch.randn(8, 8, device="cuda", requires_grad=True)
+    out = cdynamo.optimize("inductor")(lambda x: (x @ w).relu().sum())(torch.randn(4, 8, device="cuda"))
+    out.backward()
+    assert counters["inductor"]["autograd_fallback"] == 1 and w.grad is not None
+    assert triton_selfcheck.failure_reason.cache_info().currsize == 0

@@ -60,6 +60,22 @@ def test_reductions_over_an_outer_dimension(rows):
     check(lambda x: (x.sum(0), x.max(0).values, x.argmin(0), x.mean(0)), torch.randn(rows, 50))
 
 
+@pytest.mark.parametrize("shape,dim", [((4096, 40), 0), ((3, 1024, 70), 1), ((2048, 8), 0)])
+def test_outer_reductions_over_few_outputs_split_in_two(shape, dim):
+    """Few output columns reduced over a long strided range: partial results per chunk of the
+    range ([chunks, outputs...]), then their reduction; arg reductions and mean stay whole."""
+    from helpers import aten_graph
+
+    fn = lambda x: (x.sum(dim), x.amax(dim), (x > 1).any(dim), x.argmax(dim), x.mean(dim))  # noqa: E731
+    x = torch.randn(shape)
+    scheduled = T.schedule(aten_graph(fn, x), {"split_long_reductions": True})
+    partials = [line for line in scheduled.splitlines() if "_partial: buffer" in line]
+    outputs = [s for k, s in enumerate(shape) if k != dim]
+    assert len(partials) == 4, scheduled  # sum, amax, any and mean's sum; argmax stays whole
+    assert all(f"[{shape[dim] // 256}, {', '.join(map(str, outputs))}]" in line for line in partials), scheduled
+    check(fn, x)
+
+
 def test_nan_wins_arg_and_value_reductions_like_eager():
     x = torch.randn(4, 7)
     x[1, 3] = float("nan")
@@ -277,6 +293,12 @@ def test_the_gpu_self_check_probe_passes_through_the_interpreter():
     counters["inductor"]["before"] = 1
     assert triton_selfcheck.probe_failure(torch.device("cpu")) is None
     assert dict(counters["inductor"]) == {"before": 1}  # the probe counts as nobody's graph
+    from helpers import aten_graph
+
+    g = torch.Generator().manual_seed(0)
+    inputs = (torch.randn(3, 300, generator=g), torch.tensor([3, 0, 5]), torch.randn(8, 300, generator=g))
+    summary = T.schedule_summary(aten_graph(triton_selfcheck._probe, *inputs))
+    assert summary["kernels"] == 1  # one kernel: a cold check compiles alone, with no build pool
 
 
 @pytest.mark.parametrize("row", [2, 12])

@@ -1,0 +1,138 @@
+"""Python stand-ins the interpreter traces in place of C-implemented callables (map,
+functools.reduce, itertools.chain/islice) and of library code it does not trace
+(contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad()).
+Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
+import contextlib
+import functools
+import itertools
+import types
+import weakref
+
+import torch
+
+
+def map_(function, iterable, *iterables):
+    # Lazy, as map is: `function` runs as items are taken.
+    if not iterables:
+        for item in iterable:
+            yield function(item)
+        return
+    for items in zip(iterable, *iterables):
+        yield function(*items)
+
+
+_NO_INITIAL = object()
+
+
+def reduce_(function, iterable, initial=_NO_INITIAL):
+    iterator = iter(iterable)
+    if initial is _NO_INITIAL:
+        try:
+            value = next(iterator)
+        except StopIteration:
+            raise TypeError("reduce() of empty iterable with no initial value") from None
+    else:
+        value = initial
+    for item in iterator:
+        value = function(value, item)
+    return value
+
+
+def chain_(*iterables):
+    for iterable in iterables:
+        for item in iterable:
+            yield item
+
+
+def chain_from_iterable(iterables):
+    for iterable in iterables:
+        for item in iterable:
+            yield item
+
+
+def islice_(iterable, *bounds):
+    bounds = slice(*bounds)
+    start, stop, step = bounds.start or 0, bounds.stop, bounds.step or 1
+    if start < 0 or (stop is not None and stop < 0) or step <= 0:
+        raise ValueError("Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.")
+    next_index = start
+    for index, item in enumerate(iterable):
+        if stop is not None and index >= stop:
+            return
+        if index == next_index:
+            yield item
+            next_index += step
+
+
+class NullContext:
+    """contextlib.nullcontext, whose methods live in the standard library (not traced)."""
+
+    def __init__(self, enter_result=None):
+        self.enter_result = enter_result
+
+    def __enter__(self):
+        return self.enter_result
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+def nullcontext_(enter_result=None):
+    return NullContext(enter_result)
+
+
+# Callables replaced wherever they are called.
+_BY_OBJECT = {
+    map: map_,
+    functools.reduce: reduce_,
+    itertools.chain: chain_,
+    itertools.islice: islice_,
+    contextlib.nullcontext: nullcontext_,
+}
+
+# torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,
+# which enters `ctx_factory()` (a clone of the decorator's context manager) around the call.
+_GRAD_MODES = (torch.no_grad, torch.enable_grad)
+_DECORATE_CONTEXT_CODE = torch.no_grad()(lambda: None).__code__
+_decorated = weakref.WeakKeyDictionary()  # decorated function -> its stand-in
+
+
+def _grad_mode_call(func, mode):
+    def call(*args, **kwargs):
+        with mode():
+            return func(*args, **kwargs)
+
+    return call
+
+
+def _decorated_replacement(fn):
+    if getattr(fn, "__code__", None) is not _DECORATE_CONTEXT_CODE or not fn.__closure__:
+        return None
+    found = _decorated.get(fn)
+    if found is not None:
+        return found
+    cells = dict(zip(fn.__code__.co_freevars, (cell.cell_contents for cell in fn.__closure__)))
+    factory, func = cells.get("ctx_factory"), cells.get("func")
+    mode = type(getattr(factory, "__self__", None))
+    if func is None or mode not in _GRAD_MODES or getattr(factory, "__name__", "") != "clone":
+        return None  # another context manager (inference_mode, autocast): not replaced
+    found = _decorated[fn] = _grad_mode_call(func, mode)
+    return found
+
+
+_BY_ID = {id(original): stand_in for original, stand_in in _BY_OBJECT.items()}  # _BY_OBJECT keeps them alive
+
+
+def replacement_for(fn):
+    """The function the interpreter traces in place of a call of fn, or None. Looks only at
+    identities and plain attributes of functions and builtins: no code of the callable runs."""
+    found = _BY_ID.get(id(fn))
+    if found is not None:
+        return found
+    if type(fn) is types.BuiltinFunctionType:
+        if fn.__self__ is itertools.chain and fn.__name__ == "from_iterable":
+            return chain_from_iterable
+        return None
+    if type(fn) is types.FunctionType:
+        return _decorated_replacement(fn)
+    return None

@@ -1,0 +1,143 @@
+"""C-implemented callables and untraced library code the interpreter replaces with Python
+stand-ins (cdynamo/_polyfills.py): map, functools.reduce, itertools.chain/islice,
+contextlib.nullcontext, @torch.no_grad()/@torch.enable_grad() decorated functions; enum
+members as constants; generators taken whole by sum/min/max/sorted. One graph, no break, and
+eager's results and side effects."""
+import contextlib
+import enum
+import functools
+import itertools
+import operator
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import same
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+def one_graph(fn, *args):
+    out = cdynamo.explain(fn)(*args)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    return out.out
+
+
+def test_map_is_lazy_and_traced():
+    calls = []
+
+    def double(t):
+        calls.append(1)
+        return t * 2
+
+    def f(x):
+        doubled = map(double, [x, x + 1])
+        first = next(doubled)  # only the first item has been computed here
+        taken = len(calls)
+        return first, sum(doubled), taken, list(map(operator.add, [x, x], [x, 2 * x]))
+
+    x = torch.randn(4)
+    calls_before = len(calls)
+    out = one_graph(f, x)
+    assert same(out[0], x * 2) and same(out[1], (x + 1) * 2) and out[2] == calls_before + 1
+    assert same(out[3][1], 3 * x)
+
+
+def test_reduce_with_and_without_an_initial_value():
+    def f(x):
+        return functools.reduce(operator.mul, [x, x + 1, x + 2]), functools.reduce(lambda a, b: a + b, [x], 10)
+
+    x = torch.randn(3)
+    a, b = one_graph(f, x)
+    assert same(a, x * (x + 1) * (x + 2)) and same(b, x + 10)
+
+
+def test_reduce_of_an_empty_list_raises_like_python():
+    compiled = cdynamo.optimize("eager")(lambda x: functools.reduce(operator.add, []) + x)
+    with pytest.raises(TypeError, match="empty iterable"):
+        compiled(torch.randn(2))
+
+
+def test_chain_from_iterable_and_islice():
+    def f(x):
+        parts = list(itertools.chain([x], (x + 1, x + 2), [x * 3]))
+        flat = list(itertools.chain.from_iterable([[x], [x - 1]]))
+        window = list(itertools.islice(parts, 1, None, 2))
+        head = list(itertools.islice(parts, 2))
+        return len(parts), flat[1], window, head[1]
+
+    x = torch.randn(3)
+    count, flat, window, head = one_graph(f, x)
+    assert count == 4 and same(flat, x - 1) and same(head, x + 1)
+    assert len(window) == 2 and same(window[0], x + 1) and same(window[1], x * 3)
+
+
+def test_nullcontext_in_a_with_block():
+    def f(x, debug=False):
+        with contextlib.nullcontext() if not debug else torch.no_grad():
+            y = x * 2
+        with contextlib.nullcontext(y) as same_y:
+            return same_y + 1
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), x * 2 + 1)
+
+
+@torch.no_grad()
+def frozen_step(x, w):
+    return x @ w
+
+
+@torch.enable_grad()
+def tracked_step(x, w):
+    return (x @ w).sum()
+
+
+def test_functions_decorated_with_grad_modes_keep_their_mode():
+    w = torch.randn(3, 3, requires_grad=True)
+
+    def f(x):
+        frozen = frozen_step(x, w)
+        return frozen, frozen.requires_grad, torch.is_grad_enabled()
+
+    frozen, requires_grad, enabled = one_graph(f, torch.randn(2, 3))
+    assert not frozen.requires_grad and requires_grad is False and enabled is True
+    with torch.no_grad():
+        loss = cdynamo.optimize("eager")(lambda x: tracked_step(x, w))(torch.randn(2, 3))
+    assert loss.requires_grad  # enable_grad inside no_grad, as eager
+    assert torch.is_grad_enabled()
+
+
+class Mode(enum.Enum):
+    SUM = "sum"
+    MEAN = "mean"
+
+
+def test_enum_members_compare_as_constants():
+    def f(x, mode=Mode.MEAN):
+        if mode == Mode.SUM:
+            return x.sum()
+        if mode is Mode.MEAN and mode.value == "mean":
+            return x.mean()
+        return x
+
+    x = torch.randn(5)
+    assert same(one_graph(f, x), x.mean())
+    compiled = cdynamo.optimize("eager")(f)
+    assert same(compiled(x, Mode.SUM), x.sum())  # another member: its own guard, a recompile
+
+
+def test_sum_min_max_sorted_take_a_generator_whole():
+    def f(x):
+        sizes = (d * 2 for d in x.shape)
+        return sum(sizes), max(d for d in x.shape), sorted(d for d in x.shape), sum(t for t in [x, x])
+
+    x = torch.randn(3, 5)
+    total, biggest, ordered, tensors = one_graph(f, x)
+    assert (total, biggest, ordered) == (16, 5, [3, 5]) and same(tensors, 2 * x)
