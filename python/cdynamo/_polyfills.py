@@ -1,6 +1,7 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce, itertools.chain/islice) and of library code it does not trace
-(contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad()).
+functools.reduce and partial, itertools.chain/islice) and of library code it does not trace
+(contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
+Python function behind a @torch.jit.script one).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
 import contextlib
 import functools
@@ -81,6 +82,26 @@ def nullcontext_(enter_result=None):
     return NullContext(enter_result)
 
 
+def partial_(func, /, *args, **keywords):
+    # A functools.partial made in traced code, as a closure (it stays inside the trace).
+    def call(*more, **more_keywords):
+        return func(*args, *more, **{**keywords, **more_keywords})
+
+    return call
+
+
+_partials = weakref.WeakKeyDictionary()  # a partial object from outside -> its stand-in
+
+
+def _partial_call(partial):
+    """A call of an existing partial object: its function, arguments and keywords as they are
+    now (the object itself is guarded by identity; its keywords dict is copied)."""
+    found = _partials.get(partial)
+    if found is None:
+        found = _partials[partial] = partial_(partial.func, *partial.args, **dict(partial.keywords))
+    return found
+
+
 # Callables replaced wherever they are called.
 _BY_OBJECT = {
     map: map_,
@@ -88,6 +109,7 @@ _BY_OBJECT = {
     itertools.chain: chain_,
     itertools.islice: islice_,
     contextlib.nullcontext: nullcontext_,
+    functools.partial: partial_,
 }
 
 # torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,
@@ -135,4 +157,9 @@ def replacement_for(fn):
         return None
     if type(fn) is types.FunctionType:
         return _decorated_replacement(fn)
+    if type(fn) is functools.partial:
+        return _partial_call(fn)
+    if type(fn) is torch.jit.ScriptFunction:  # @torch.jit.script: its Python source, kept by torch
+        original = getattr(fn, "_torchdynamo_inline", None)
+        return original if type(original) is types.FunctionType else None
     return None

@@ -5,6 +5,7 @@ import math
 import operator
 import threading
 import types
+import typing
 
 import torch
 import torch.fx
@@ -189,6 +190,14 @@ _FOLDABLE_BUILTINS = {
     all, any, reversed, slice,
 }
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
+# Objects that never change and are wrapped as constants guarded by identity (besides classes,
+# functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
+IDENTITY_CONSTANT_TYPES = tuple(
+    t for t in (__import__("enum").Enum, types.GenericAlias, getattr(types, "UnionType", None),
+                getattr(typing, "_GenericAlias", None), getattr(typing, "_SpecialForm", None)) if t is not None
+)
+# Questions about which object a value is: answered now where the guards fix that object.
+_IDENTITY_QUESTIONS = (id, typing.get_origin, typing.get_args)
 
 
 def _is_compiling_functions():
@@ -229,7 +238,8 @@ def _inspection_functions():
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', 'true' (a constant True), or 'unsupported:<reason>'."""
+    'user_function', 'true' (a constant True), 'fold_identity' (computed now where the guards fix
+    which object each argument is), or 'unsupported:<reason>'."""
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):
@@ -239,6 +249,8 @@ def classify_callable(fn):
         return "builtin"
     if fn in (all, any):
         return "builtin"
+    if fn in _IDENTITY_QUESTIONS:
+        return "fold_identity"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
     if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES:

@@ -55,6 +55,13 @@ bool consumes_its_iterable(Handle fn) {
   return names.count(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) > 0;
 }
 
+// Constants wrap() guards by identity besides classes and callables: None/True/False, enum
+// members and type expressions (see wrap.cpp).
+bool is_identity_guarded_constant(Handle obj) {
+  PyObject* o = obj.ptr();
+  return o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis || is_identity_constant(obj);
+}
+
 }  // namespace
 
 void Tracer::call(int argc, Handle kw_names) {
@@ -246,6 +253,20 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       PyTuple_SET_ITEM(tuple.ptr(), i, object.release());
     }
     if (!kwargs.empty() || !all_constant({}, kwargs)) unsupported(name + "() with keyword arguments");
+    return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
+  }
+  if (policy == "fold_identity") {
+    // id(), typing.get_origin(): answers about which object it is, fixed by an identity guard
+    // for classes, functions, modules and enum members; anything else has no fixed identity.
+    for (const ValuePtr& arg : args) {
+      const bool fixed = arg->kind == ValueKind::PyModule || arg->kind == ValueKind::NNModule ||
+                         (arg->kind == ValueKind::Constant && (PyType_Check(arg->obj.ptr()) || PyCallable_Check(arg->obj.ptr()) ||
+                                                               is_identity_guarded_constant(arg->obj)));
+      if (!fixed) unsupported(name + "() of a " + arg->describe() + ", whose identity the trace does not fix");
+    }
+    if (!kwargs.empty()) unsupported(name + "() with keyword arguments");
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+    for (size_t i = 0; i < args.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), i, Py_NewRef(args[i]->obj.ptr()));
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
   if (policy == "fold") {

@@ -321,6 +321,24 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
   unsupported("indexing a " + container->describe() + " with a " + key->describe());
 }
 
+// list[slice] = items, as list_ass_subscript does: a plain slice is replaced by any number of
+// items; an extended one (step != 1) takes exactly as many as it selects.
+void Tracer::store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(slice.ptr(), &start, &stop, &step) < 0) raise_python_error();
+  const Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(list->items.size()), &start, &stop, step);
+  std::vector<ValuePtr>& old_items = list->items;
+  if (step == 1) {
+    old_items.erase(old_items.begin() + start, old_items.begin() + start + length);
+    old_items.insert(old_items.begin() + start, items.begin(), items.end());
+    return;
+  }
+  if (static_cast<Py_ssize_t>(items.size()) != length)
+    raise(PyExc_ValueError, "attempt to assign sequence of size " + std::to_string(items.size()) +
+                                " to extended slice of size " + std::to_string(length));
+  for (Py_ssize_t k = 0; k < length; ++k) old_items[static_cast<size_t>(start + k * step)] = items[static_cast<size_t>(k)];
+}
+
 void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   static Ref& setitem = *new Ref(import_attr("operator", "setitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
@@ -345,6 +363,11 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     if (index < 0) index += size;
     if (index < 0 || index >= size) unsupported("list assignment index out of range");
     container->items[index] = value;
+    return;
+  }
+  if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() &&
+      PySlice_Check(key->obj.ptr())) {
+    store_list_slice(container, key->obj, iterate(value));
     return;
   }
   if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {

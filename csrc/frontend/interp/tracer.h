@@ -15,6 +15,10 @@
 
 namespace cdynamo::interp {
 
+// Enum members and type expressions (_trace_support.IDENTITY_CONSTANT_TYPES): immutable objects
+// wrapped as constants under an identity guard.
+bool is_identity_constant(Handle obj);
+
 // The outcome of tracing one frame to its RETURN.
 // The traced frame's state where a graph break stops the trace: the transformed code rebuilds
 // it, runs the unsupported instruction itself, and continues in a resume function.
@@ -145,6 +149,7 @@ class Tracer {
   ValuePtr load_attr(ValuePtr base, const std::string& name);
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
+  void store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items);
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
   ValuePtr iterator_of(const ValuePtr& iterable, Handle iter_method);
   // C recursion of iterate/truth_value/call_nn_module through values the trace computes

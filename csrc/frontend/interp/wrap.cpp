@@ -71,6 +71,13 @@ void Tracer::check_source_depth(const SourcePtr& source) const {
   unsupported("data nested deeper than " + std::to_string(kMaxNestingDepth) + " levels (" + path + ")");
 }
 
+bool is_identity_constant(Handle obj) {
+  static Ref& types = *new Ref(import_attr("cdynamo._trace_support", "IDENTITY_CONSTANT_TYPES"));  // never freed: outlives the interpreter
+  int found = PyObject_IsInstance(obj.ptr(), types.ptr());
+  check_status(found);
+  return found != 0;
+}
+
 ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   PyObject* o = obj.ptr();
   check_source_depth(source);
@@ -185,20 +192,17 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyCFunction_GET_SELF(o));
     return Value::constant(Ref::borrow(obj), source);
   }
+  if (is_identity_constant(obj)) {
+    // Enum members and type expressions never change: constants, one identity guard each.
+    manager.add_id_match(obj);
+    return Value::constant(Ref::borrow(obj), source);
+  }
   // An instance of a class with a Python __call__ is an object with state the call reads: it is
   // guarded like other objects (its type, then each attribute the trace reads).
   PyObject* call_entry = PyType_Check(o) ? nullptr : _PyType_Lookup(Py_TYPE(o), Ref(check(PyUnicode_FromString("__call__"))).ptr());
   bool python_callable_object = call_entry && PyFunction_Check(call_entry);
   if ((PyCallable_Check(o) || PyType_Check(o)) && !python_callable_object) {
     // Functions, builtins and classes: the trace depends on which one it is.
-    manager.add_id_match(obj);
-    return Value::constant(Ref::borrow(obj), source);
-  }
-  static Ref& enum_base = *new Ref(import_attr("enum", "Enum"));  // never freed: outlives the interpreter
-  int is_enum_member = PyObject_IsInstance(o, enum_base.ptr());
-  check_status(is_enum_member);
-  if (is_enum_member) {
-    // Enum members are singletons that never change: constants, one identity guard each.
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
   }

@@ -141,3 +141,89 @@ def test_sum_min_max_sorted_take_a_generator_whole():
     x = torch.randn(3, 5)
     total, biggest, ordered, tensors = one_graph(f, x)
     assert (total, biggest, ordered) == (16, 5, [3, 5]) and same(tensors, 2 * x)
+
+
+def test_partial_made_in_the_trace_and_passed_in():
+    scale = functools.partial(torch.mul, other=3.0)
+
+    def f(x):
+        add_two = functools.partial(torch.add, alpha=2)
+        return add_two(x, x), scale(x), functools.partial(max, 1)(2)
+
+    x = torch.randn(4)
+    added, scaled, biggest = one_graph(f, x)
+    assert same(added, x + 2 * x) and same(scaled, x * 3) and biggest == 2
+
+
+def test_identity_questions_about_fixed_objects_fold():
+    import typing
+
+    def f(x, kind=typing.List[int]):
+        same_module = id(torch) == id(torch)
+        return x + 1 if same_module and typing.get_origin(kind) is list and typing.get_args(kind) == (int,) else x
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), x + 1)
+    out = cdynamo.explain(lambda x: x + (id(x) > 0))(x)
+    assert out.graph_break_count == 1 and "identity" in str(out.break_reasons[0]), out  # a tensor's id is not fixed
+
+
+def test_list_slice_assignment_in_traced_code():
+    def f(x):
+        items = [x, x + 1, x + 2, x + 3]
+        items[1:3] = [x * 10]
+        items[::2] = [x - 1, x - 2]
+        items[len(items):] = (x * 0,)
+        return items
+
+    x = torch.randn(2)
+    out = one_graph(f, x)
+    expected = f(x)
+    assert len(out) == len(expected) == 4 and all(same(a, b) for a, b in zip(out, expected))
+    def too_few(x):
+        items = [x, x, x]
+        items[::2] = [x]
+        return items
+
+    with pytest.raises(ValueError, match="extended slice of size 2"):
+        cdynamo.optimize("eager")(too_few)(x)
+
+
+class Rotary(torch.nn.Module):
+    """transformers' rotary embeddings: a forward decorated with @torch.no_grad()."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("inv_freq", torch.rand(4))
+
+    @torch.no_grad()
+    def forward(self, x):
+        return (x[..., None] * self.inv_freq).cos()
+
+
+class WithRotary(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rotary = Rotary()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(self.rotary(x)), self.rotary(x).requires_grad
+
+
+def test_a_no_grad_forward_reached_as_a_submodule():
+    model = WithRotary()
+    x = torch.randn(3, 2)
+    out, inner_requires_grad = one_graph(model, x)
+    assert same(out, model(x)[0]) and inner_requires_grad is False and out.requires_grad
+
+
+@torch.jit.script
+def scripted_bucket(x: torch.Tensor, size: int) -> torch.Tensor:
+    return torch.sign(x) * torch.log1p(x.abs()) * size
+
+
+def test_a_torchscript_function_is_traced_through_its_python_source():
+    x = torch.randn(5)
+    out = one_graph(lambda x: scripted_bucket(x, 3) + 1, x)
+    assert same(out, scripted_bucket(x, 3) + 1)
