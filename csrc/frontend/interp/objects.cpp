@@ -322,7 +322,8 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     return;
   }
   // Only objects the transformed code can reach again, holding values it can rebuild.
-  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source;
+  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule ||
+                    object->kind == ValueKind::PyModule) && object->source;
   if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
   // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
   // where eager has one. Values reachable by their source keep their identity.
@@ -345,6 +346,22 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
   if (object->kind == ValueKind::NNModule && value->is_tensor())
     unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
   side_effects_.push_back({std::move(object), name, std::move(value)});
+}
+
+void Tracer::store_global(const std::string& name, ValuePtr value) {
+  // The module whose namespace these globals are: code exec'd in a plain dict has none to
+  // write through after the graph.
+  PyObject* globals = frame().globals;
+  PyObject* module_name = PyDict_GetItemString(globals, "__name__");
+  PyObject* module = module_name ? PyDict_GetItemWithError(PyImport_GetModuleDict(), module_name) : nullptr;
+  if (PyErr_Occurred()) throw PythonError();
+  if (!module || !PyModule_Check(module) || PyModule_GetDict(module) != globals)
+    unsupported("assigning a global variable of a namespace that is not a module's");
+  Ref owner = Ref::borrow(module);
+  auto target = Value::constant(owner, Source::fixed(owner, "<module " + to_std_string(module_name) + ">"));
+  target->kind = ValueKind::PyModule;
+  store_attr(target, name, value);
+  written_globals_[{globals, name}] = std::move(value);
 }
 
 }  // namespace cdynamo::interp

@@ -738,7 +738,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       store_attr(std::move(object), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)), std::move(value));
       return true;
     }
-    case STORE_GLOBAL: unsupported("assigning a global variable");
+    case STORE_GLOBAL: {
+      ValuePtr value = pop();
+      store_global(to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)), std::move(value));
+      return true;
+    }
     case IMPORT_NAME: {
       // Only modules already imported: importing one for the first time runs its code.
       ValuePtr fromlist = pop();

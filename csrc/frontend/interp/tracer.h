@@ -1,6 +1,7 @@
 // The symbolic bytecode interpreter: runs a frame's bytecode on Values instead of objects,
 // recording torch operations into a graph and guards on everything it relied on.
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -222,6 +223,9 @@ class Tracer {
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
+  // `global name = value` in the current frame: an attribute write on the module whose
+  // namespace the frame's globals are, replayed after the graph; later reads see the value.
+  void store_global(const std::string& name, ValuePtr value);
   std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;
@@ -237,6 +241,7 @@ class Tracer {
   std::vector<std::pair<int, std::string>> local_tensor_inputs_;
   std::unordered_map<PyObject*, std::string> policy_cache_;
   std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
+  std::map<std::pair<PyObject*, std::string>, ValuePtr> written_globals_;  // (globals dict, name) -> value
   std::vector<Ref> keep_alive_;  // keys of the maps above
 };
 

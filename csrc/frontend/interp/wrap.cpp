@@ -262,6 +262,8 @@ SourcePtr Tracer::global_source(const std::string& name, bool in_builtins) {
 }
 
 ValuePtr Tracer::load_global(const std::string& name) {
+  auto written = written_globals_.find({frame().globals, name});
+  if (written != written_globals_.end()) return written->second;  // assigned earlier in this trace
   PyObject* value = PyDict_GetItemString(frame().globals, name.c_str());
   bool in_builtins = false;
   if (!value && PyDict_Check(frame().builtins)) {

@@ -227,3 +227,27 @@ def test_a_torchscript_function_is_traced_through_its_python_source():
     x = torch.randn(5)
     out = one_graph(lambda x: scripted_bucket(x, 3) + 1, x)
     assert same(out, scripted_bucket(x, 3) + 1)
+
+
+CALLS = 0
+SCALE = 1.0
+
+
+def counts_its_calls(x):
+    global CALLS, SCALE
+    CALLS += 1
+    SCALE = SCALE * 2
+    return x * SCALE + CALLS
+
+
+def test_global_writes_are_replayed_and_read_back_in_the_trace():
+    global CALLS, SCALE
+    CALLS, SCALE = 0, 1.0
+    compiled = cdynamo.optimize("eager")(counts_its_calls)
+    x = torch.randn(3)
+    first = one_graph(counts_its_calls, x)  # explain's own run: CALLS 1, SCALE 2
+    assert same(first, x * 2 + 1) and (CALLS, SCALE) == (1, 2.0)
+    for expected_calls in (2, 3, 4):  # each call sees the last one's writes (guards retrace on them)
+        out = compiled(x)
+        assert (CALLS, SCALE) == (expected_calls, 2.0 ** expected_calls)
+        assert same(out, x * SCALE + CALLS)
