@@ -1,7 +1,7 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
 functools.reduce and partial, itertools.chain/islice) and of library code it does not trace
 (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
-Python function behind a @torch.jit.script one).
+Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
 import contextlib
 import functools
@@ -102,6 +102,76 @@ def _partial_call(partial):
     return found
 
 
+# nn.Module's own iteration methods (library code, not traced): the same walk over _modules,
+# _parameters and _buffers, duplicates told apart by identity as torch does.
+def _module_named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    if memo is None:
+        memo = []
+    if remove_duplicate:
+        if any(self is seen for seen in memo):
+            return
+        memo.append(self)
+    yield prefix, self
+    for name, child in self._modules.items():
+        if child is None:
+            continue
+        child_prefix = prefix + ("." if prefix else "") + name
+        for item in _module_named_modules(child, memo, child_prefix, remove_duplicate):
+            yield item
+
+
+def _module_modules(self):
+    for _, module in _module_named_modules(self):
+        yield module
+
+
+def _module_named_children(self):
+    memo = []
+    for name, child in self._modules.items():
+        if child is not None and not any(child is seen for seen in memo):
+            memo.append(child)
+            yield name, child
+
+
+def _module_children(self):
+    for _, child in _module_named_children(self):
+        yield child
+
+
+def _named_members(module, attribute, prefix, recurse, remove_duplicate):
+    seen = []
+    modules = _module_named_modules(module, prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, module)]
+    for module_prefix, owner in modules:
+        for name, value in getattr(owner, attribute).items():
+            if value is None:
+                continue
+            if remove_duplicate:
+                if any(value is other for other in seen):
+                    continue
+                seen.append(value)
+            yield module_prefix + ("." if module_prefix else "") + name, value
+
+
+def _module_named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    for item in _named_members(self, "_parameters", prefix, recurse, remove_duplicate):
+        yield item
+
+
+def _module_parameters(self, recurse=True):
+    for _, parameter in _named_members(self, "_parameters", "", recurse, True):
+        yield parameter
+
+
+def _module_named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    for item in _named_members(self, "_buffers", prefix, recurse, remove_duplicate):
+        yield item
+
+
+def _module_buffers(self, recurse=True):
+    for _, buffer in _named_members(self, "_buffers", "", recurse, True):
+        yield buffer
+
+
 # Callables replaced wherever they are called.
 _BY_OBJECT = {
     map: map_,
@@ -110,6 +180,14 @@ _BY_OBJECT = {
     itertools.islice: islice_,
     contextlib.nullcontext: nullcontext_,
     functools.partial: partial_,
+    torch.nn.Module.named_modules: _module_named_modules,
+    torch.nn.Module.modules: _module_modules,
+    torch.nn.Module.named_children: _module_named_children,
+    torch.nn.Module.children: _module_children,
+    torch.nn.Module.named_parameters: _module_named_parameters,
+    torch.nn.Module.parameters: _module_parameters,
+    torch.nn.Module.named_buffers: _module_named_buffers,
+    torch.nn.Module.buffers: _module_buffers,
 }
 
 # torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,

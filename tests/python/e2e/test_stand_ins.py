@@ -251,3 +251,33 @@ def test_global_writes_are_replayed_and_read_back_in_the_trace():
         out = compiled(x)
         assert (CALLS, SCALE) == (expected_calls, 2.0 ** expected_calls)
         assert same(out, x * SCALE + CALLS)
+
+
+class Tied(torch.nn.Module):
+    """A tied weight (one Parameter in two layers), a buffer, a None child, nesting."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(5, 3)
+        self.head = torch.nn.Linear(3, 5, bias=False)
+        self.head.weight = self.embed.weight
+        self.block = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
+        self.missing = None
+
+    def forward(self, x):
+        dtype = next(self.parameters()).dtype
+        names = [name for name, _ in self.named_parameters()]
+        total = sum(p.sum() for p in self.parameters())
+        buffers = [name for name, _ in self.named_buffers()]
+        children = [type(m).__name__ for m in self.children()]
+        modules = [name for name, _ in self.named_modules()]
+        return x.to(dtype) + total, names, buffers, children, modules, len(list(self.block.parameters(recurse=False)))
+
+
+def test_module_walks_like_torchs():
+    model = Tied().eval()
+    x = torch.randn(2, 3)
+    out = one_graph(model, x)
+    expected = model(x)
+    assert same(out[0], expected[0]) and out[1:] == expected[1:]
+    assert out[1] == ["embed.weight", "block.0.weight", "block.0.bias", "block.1.weight", "block.1.bias"]  # tied once
