@@ -2,6 +2,7 @@
 # Assumes only torch (and cdynamo or torch.compile for the compiled side); its text is pasted into every repro file.
 import io
 import json
+import os
 import sys
 import traceback
 
@@ -9,7 +10,7 @@ import torch
 
 FLOAT_RTOL, FLOAT_ATOL = 1e-4, 1e-5
 # CDYNAMO_FUZZ_DEVICE=cuda moves each program's inputs (tensors and modules) there: the GPU target's run.
-INPUT_DEVICE = __import__("os").environ.get("CDYNAMO_FUZZ_DEVICE")
+INPUT_DEVICE = os.environ.get("CDYNAMO_FUZZ_DEVICE")
 
 
 def compile_with(backend, fn):
