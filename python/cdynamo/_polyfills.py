@@ -40,9 +40,7 @@ def reduce_(function, iterable, initial=_NO_INITIAL):
 
 
 def chain_(*iterables):
-    for iterable in iterables:
-        for item in iterable:
-            yield item
+    return chain_from_iterable(iterables)
 
 
 def chain_from_iterable(iterables):
@@ -152,24 +150,22 @@ def _named_members(module, attribute, prefix, recurse, remove_duplicate):
             yield module_prefix + ("." if module_prefix else "") + name, value
 
 
-def _module_named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-    for item in _named_members(self, "_parameters", prefix, recurse, remove_duplicate):
-        yield item
+def _member_walks(attribute):
+    """named_parameters/parameters (or the buffers' pair) over module.<attribute>."""
+
+    def named(self, prefix="", recurse=True, remove_duplicate=True):
+        for item in _named_members(self, attribute, prefix, recurse, remove_duplicate):
+            yield item
+
+    def plain(self, recurse=True):
+        for _, value in _named_members(self, attribute, "", recurse, True):
+            yield value
+
+    return named, plain
 
 
-def _module_parameters(self, recurse=True):
-    for _, parameter in _named_members(self, "_parameters", "", recurse, True):
-        yield parameter
-
-
-def _module_named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-    for item in _named_members(self, "_buffers", prefix, recurse, remove_duplicate):
-        yield item
-
-
-def _module_buffers(self, recurse=True):
-    for _, buffer in _named_members(self, "_buffers", "", recurse, True):
-        yield buffer
+_module_named_parameters, _module_parameters = _member_walks("_parameters")
+_module_named_buffers, _module_buffers = _member_walks("_buffers")
 
 
 # Callables replaced wherever they are called.

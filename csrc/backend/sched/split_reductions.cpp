@@ -63,6 +63,7 @@ bool outer_reduction(const ir::Reduction& r) {
 // walk consecutive outputs.
 struct Split {
   int64_t chunks = 0;
+  int64_t range = 0;  // elements reduced per output
   bool outer = false;
 };
 
@@ -71,20 +72,14 @@ Split choose_split(const ir::Reduction& r) {
   if (!splittable(r.type) || !static_product(r.ranges, &rows) || !static_product(r.reduction_ranges, &n)) return {};
   if (rows < kFewRows && n >= kLongRow) {
     int64_t chunks = chunk_count(rows, n, kMinChunk);
-    return chunks >= 2 ? Split{chunks, false} : Split{};
+    return chunks >= 2 ? Split{chunks, n, false} : Split{};
   }
   const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
   if (programs * 2 <= kTargetPrograms && n >= 2 * kMinOuterChunk && outer_reduction(r)) {
     int64_t chunks = chunk_count(programs, n, kMinOuterChunk);
-    return chunks >= 2 ? Split{chunks, true} : Split{};
+    return chunks >= 2 ? Split{chunks, n, true} : Split{};
   }
   return {};
-}
-
-int64_t product_of(const std::vector<ir::Expr>& sizes) {
-  int64_t n = 1;
-  static_product(sizes, &n);
-  return n;
 }
 
 std::string fresh_name(const lower::LoweredGraph& graph, const std::string& base) {
@@ -113,7 +108,7 @@ void split_long_reductions(lower::LoweredGraph& graph) {
       nodes.push_back(std::move(node));
       continue;
     }
-    const int64_t chunks = split.chunks, chunk = product_of(r->reduction_ranges) / chunks;
+    const int64_t chunks = split.chunks, chunk = split.range / chunks;
     const size_t outer = r->ranges.size();
     std::string device = "cpu";
     for (const ir::Buffer& b : graph.buffers)
