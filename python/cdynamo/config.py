@@ -121,6 +121,11 @@ reuse_large_buffers = True
 # channels-last layout (oneDNN's native one; cuDNN's fastest); returned tensors keep eager's strides.
 channels_last_convolutions = True
 
+# True: CUDA matmuls whose sizes break cuBLAS's 16-byte alignment (a 50257-word LM head) run on
+# zero-padded operands when the cost model says the copies pay off; returned tensors keep eager's
+# strides (torch.compile returns the padded, non-contiguous result instead).
+pad_matmuls = True
+
 # True: what the inductor backend computes from parameters and buffers alone (a weight's
 # transposed or re-laid-out copy) is kept between calls and recomputed only when one of them gets
 # new storage or is changed in place by torch (its version counter moves). Changes made through

@@ -72,6 +72,20 @@ def build_softmax(small):
     return Softmax(), (_randn(64, 64) if small else _randn(8192, 8192),)
 
 
+class ColumnSum(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=0)
+
+
+def build_column_sum(small):
+    """An outer reduction with few outputs for the GPU's SMs: the case the split exists for."""
+    return ColumnSum(), (_randn(64, 64) if small else _randn(8192, 8192),)
+
+
+def _read_once(inputs):
+    return inputs[0].numel() * inputs[0].element_size()
+
+
 # ---------------------------------------------------------------- vision
 
 
@@ -191,6 +205,7 @@ CASES = (
     GpuCase("gpt2_reduce_overhead", 'GPT-2 inference, mode="reduce-overhead"', build_gpt2,
             compile_mode="reduce-overhead", requires=("transformers",)),
     GpuCase("softmax", "softmax 8192×8192", build_softmax, bytes_moved=_read_and_write_once),
+    GpuCase("column_sum", "sum over dim 0 of 8192×8192", build_column_sum, bytes_moved=_read_once),
     GpuCase("vit_b16", "ViT-B/16, batch 64", build_vit_b16, requires=("torchvision",)),
     GpuCase("gpt2_batch1", "GPT-2 124M, batch 1, seq 32", build_gpt2_batch1, requires=("transformers",)),
     GpuCase("launch_overhead", "launch overhead: independent sin kernels on 32 to 95 floats", build_launch, kind=LAUNCH),
@@ -201,7 +216,7 @@ _BY_NAME = {case.name: case for case in CASES}
 # Names for parts of the table in --models: one device call of at most 10 minutes may not hold
 # the whole table with a build before it, and these two halves each fit.
 GROUPS = {
-    "micro": ("pointwise_chain", "layernorm_gelu_linear", "mlp", "softmax", "launch_overhead"),
+    "micro": ("pointwise_chain", "layernorm_gelu_linear", "mlp", "softmax", "column_sum", "launch_overhead"),
     "vision": ("resnet18", "vit_b16"),
     "transformers": ("gpt2", "bert", "gpt2_train", "gpt2_reduce_overhead", "gpt2_batch1"),
 }

@@ -8,7 +8,7 @@ import torch
 import torch.fx
 
 from .. import config, utils
-from . import layout, output_aliases, targets
+from . import layout, output_aliases, pad_matmuls, targets
 
 _TRAINING_NOTE_SHOWN = False
 
@@ -92,6 +92,8 @@ def compile_fx(gm, example_inputs):
         output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))
         if config.channels_last_convolutions:
             layout.prefer_channels_last(aten_gm)
+        if config.pad_matmuls:
+            pad_matmuls.pad_misaligned_matmuls(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1

@@ -14,7 +14,8 @@ aten = torch.ops.aten
 _CHANNELS_LAST = torch.channels_last
 
 
-def _val(node):
+def meta_value(node):
+    """The fake tensor (or other value) a node of the aten graph computes."""
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
@@ -28,7 +29,7 @@ _RELAID_DTYPES = {
 def _is_relaid_conv2d(node):
     if node.op != "call_function" or node.target is not aten.convolution.default:
         return False
-    x, weight = _val(node.args[0]), _val(node.args[1])
+    x, weight = meta_value(node.args[0]), meta_value(node.args[1])
     transposed = node.args[6] if len(node.args) > 6 else node.kwargs.get("transposed", False)
     return (
         isinstance(x, torch.Tensor)
@@ -49,7 +50,7 @@ def _tensor_of(gm, node):
     return node.meta["val"]
 
 
-def _repropagate(gm, fake_mode):
+def repropagate(gm, fake_mode):
     """Recomputes node.meta["val"] of every call_function node on fake tensors, in order."""
     def value(n):
         return _tensor_of(gm, n)
@@ -90,6 +91,54 @@ def _unaliased_written_arguments(target, args, kwargs):
     return tuple(args), kwargs
 
 
+def fake_mode_of(gm):
+    """The fake mode of the aten graph's meta values, or None when it holds no fake tensor."""
+    return next(
+        (v.fake_mode for n in gm.graph.nodes if isinstance(v := meta_value(n), torch.Tensor) and hasattr(v, "fake_mode")),
+        None,
+    )
+
+
+def _returned_nodes(gm):
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    returned = output_node.args[0]
+    return output_node, list(returned) if isinstance(returned, (list, tuple)) else [returned]
+
+
+def returned_layouts(gm):
+    """(shape, strides) of each value the graph returns, None for non-tensors: what eager gives,
+    taken before a pass changes layouts."""
+    _, returned = _returned_nodes(gm)
+    return [(v.shape, v.stride()) if isinstance(v := meta_value(n), torch.Tensor) else None for n in returned]
+
+
+def restore_returned_layouts(gm, fake_mode, eager_layouts):
+    """Returned values keep eager's strides (a caller may .view() them): a value whose layout a
+    pass changed is cloned back to eager's contiguous or channels-last layout at the end."""
+    graph = gm.graph
+    output_node, returned = _returned_nodes(gm)
+    new_returned = list(returned)
+    for k, (node, layout) in enumerate(zip(returned, eager_layouts)):
+        value = meta_value(node)
+        if layout is None or not isinstance(value, torch.Tensor) or (value.shape, value.stride()) == layout:
+            continue
+        eager_like = torch.empty_strided(layout[0], layout[1], device="meta")
+        if eager_like.is_contiguous():
+            memory_format = torch.contiguous_format
+        elif eager_like.is_contiguous(memory_format=_CHANNELS_LAST):
+            memory_format = _CHANNELS_LAST
+        else:
+            continue
+        with graph.inserting_before(output_node):
+            restore = graph.call_function(aten.clone.default, (node,), {"memory_format": memory_format})
+        with fake_mode:
+            restore.meta["val"] = aten.clone.default(value, memory_format=memory_format)
+        new_returned[k] = restore
+    if new_returned != returned:
+        original = output_node.args[0]
+        output_node.args = (type(original)(new_returned) if isinstance(original, (list, tuple)) else new_returned[0],)
+
+
 def _same_layout(a, b):
     return a.shape == b.shape and a.stride() == b.stride()
 
@@ -103,7 +152,7 @@ def _call_onednn_directly(convs):
         return
     for conv in convs:
         x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = conv.args
-        if _val(x).device.type != "cpu" or _val(x).dtype != torch.float32 or transposed or any(output_padding):
+        if meta_value(x).device.type != "cpu" or meta_value(x).dtype != torch.float32 or transposed or any(output_padding):
             continue
         conv.target = pointwise.default
         conv.args = (x, weight, bias, list(padding), list(stride), list(dilation), groups, "none", [], "")
@@ -114,15 +163,10 @@ def prefer_channels_last(gm):
     convs = [n for n in gm.graph.nodes if _is_relaid_conv2d(n)]
     if not convs:
         return False
-    fake_mode = next(
-        (v.fake_mode for n in gm.graph.nodes if isinstance(v := _val(n), torch.Tensor) and hasattr(v, "fake_mode")),
-        None,
-    )
+    fake_mode = fake_mode_of(gm)
     if fake_mode is None:
         return False
-    output_node = next(n for n in gm.graph.nodes if n.op == "output")
-    returned = output_node.args[0] if isinstance(output_node.args[0], (list, tuple)) else [output_node.args[0]]
-    eager_layouts = [(_val(n).shape, _val(n).stride()) if isinstance(_val(n), torch.Tensor) else None for n in returned]
+    eager_layouts = returned_layouts(gm)
 
     graph = gm.graph
     inserted = {}  # value -> its channels-last copy, shared by every convolution reading it
@@ -139,36 +183,17 @@ def prefer_channels_last(gm):
             args = list(conv.args)
             args[position] = clone
             conv.args = tuple(args)
-    _repropagate(gm, fake_mode)
+    repropagate(gm, fake_mode)
     # A clone of a value that already is channels-last (the output of an earlier convolution,
     # through pointwise ops that keep the layout) copies for nothing.
     for clone in inserted.values():
-        if _same_layout(_val(clone.args[0]), _val(clone)):
+        if _same_layout(meta_value(clone.args[0]), meta_value(clone)):
             clone.replace_all_uses_with(clone.args[0])
             graph.erase_node(clone)
 
     _call_onednn_directly(convs)
 
-    # Returned values keep eager's strides (a caller may .view() them).
-    new_returned = list(returned)
-    for k, (node, layout) in enumerate(zip(returned, eager_layouts)):
-        value = _val(node)
-        if layout is None or not isinstance(value, torch.Tensor) or (value.shape, value.stride()) == layout:
-            continue
-        eager_like = torch.empty_strided(layout[0], layout[1], device="meta")
-        if eager_like.is_contiguous():
-            memory_format = torch.contiguous_format
-        elif eager_like.is_contiguous(memory_format=_CHANNELS_LAST):
-            memory_format = _CHANNELS_LAST
-        else:
-            continue
-        with graph.inserting_before(output_node):
-            restore = graph.call_function(aten.clone.default, (node,), {"memory_format": memory_format})
-        with fake_mode:
-            restore.meta["val"] = aten.clone.default(value, memory_format=memory_format)
-        new_returned[k] = restore
-    if new_returned != list(returned):
-        output_node.args = (type(output_node.args[0])(new_returned) if isinstance(output_node.args[0], (list, tuple)) else new_returned[0],)
+    restore_returned_layouts(gm, fake_mode, eager_layouts)
     graph.lint()
     gm.recompile()
     return True
