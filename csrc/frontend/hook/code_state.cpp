@@ -37,8 +37,10 @@ bool is_skipped_file(PyCodeObject* code) {
     return true;
   }
   std::string_view name(filename);
-  // Frozen modules, fx-generated forward()s and exec'd strings have no file of their own.
-  if (name.empty() || name.front() == '<') return name != "<stdin>" && name != "<string>";
+  // Frozen modules (the import system) and fx-generated forward()s (a backend's own graphs) are
+  // never user code; other pseudo-files are: exec'd strings, the REPL, IPython cells, doctests.
+  if (name.empty()) return true;
+  if (name.front() == '<') return name.starts_with("<frozen ") || name.starts_with("<eval_with_key>");
   // The policy (config.skip_dirs / trace_dirs, longest prefix wins) lives in Python; it runs
   // once per code object, with the hook off so its own frames are not intercepted.
   BusyScope busy;

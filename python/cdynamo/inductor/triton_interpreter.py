@@ -102,9 +102,55 @@ def _fix_scalar_index():
     interpreter._patch_lang_tensor = patched
 
 
+def _halves_reduce(self, inputs):
+    """ReduceOps.generic_reduce by halves: the combine function (our NaN-aware max, argmax's
+    (value, index) pairs) runs on whole arrays, log2(n) times, instead of once per element in
+    Python. Pairs combine as a GPU's tree does; every combine here is order-insensitive but
+    float addition, whose rounding then follows the GPU's rather than a left fold's."""
+    from triton import language as tl
+
+    original_axis = self.axis
+    inputs, axis = self.unravel(inputs, self.axis)
+    dtypes = [t.dtype for t in inputs]
+    parts = [np.asarray(t.handle.data) for t in inputs]
+    while parts[0].shape[axis] > 1:
+        n = parts[0].shape[axis]
+        half = n // 2
+        left = [self.to_tensor(np.take(p, range(half), axis=axis), d) for p, d in zip(parts, dtypes)]
+        right = [self.to_tensor(np.take(p, range(half, 2 * half), axis=axis), d) for p, d in zip(parts, dtypes)]
+        combined = self.combine_fn.fn(*left, *right)
+        combined = combined if isinstance(combined, tuple) else (combined,)
+        merged = [np.asarray(c.handle.data if isinstance(c, tl.core.tensor) else c) for c in combined]
+        merged = [np.broadcast_to(m, l.handle.data.shape).astype(p.dtype) for m, l, p in zip(merged, left, parts)]
+        if n % 2:  # the odd one out joins the next round
+            merged = [np.concatenate([m, np.take(p, [n - 1], axis=axis)], axis=axis) for m, p in zip(merged, parts)]
+        parts = merged
+    ret = []
+    for data, dtype in zip(parts, dtypes):
+        data = np.squeeze(data, axis=axis)
+        if self.keep_dims:
+            data = np.expand_dims(data, axis) if original_axis is not None else data.reshape((1,) * parts[0].ndim)
+        elif original_axis is None:
+            data = data.item()
+        ret.append(self.to_tensor(data, dtype))
+    return ret
+
+
+def _fix_generic_reduce():
+    from triton.runtime import interpreter
+
+    reduce_ops = getattr(interpreter, "ReduceOps", None)
+    if reduce_ops is None or getattr(reduce_ops, "_cdynamo_halves", False) or not hasattr(reduce_ops, "unravel"):
+        return
+    reduce_ops.generic_reduce = _halves_reduce
+    reduce_ops._cdynamo_halves = True
+
+
 def patch_module(module):
     """Makes an interpreted kernel module's libdevice calls run on NumPy (and the interpreter's
-    comparisons return bool data, and its scalars convert to ints on every NumPy)."""
+    comparisons return bool data, its scalars convert to ints on every NumPy, and its reductions
+    with a combine function run on whole arrays)."""
     _fix_comparisons()
     _fix_scalar_index()
+    _fix_generic_reduce()
     module.libdevice = NumpyLibdevice()

@@ -175,6 +175,16 @@ def test_skip_dirs_is_honoured():
     assert counter.frame_count == 0
 
 
+@pytest.mark.parametrize("filename", ["<string>", "<stdin>", "<ipython-input-3-1f2e>", "<doctest demo[0]>", "<console>"])
+def test_code_of_exec_the_repl_ipython_and_doctests_is_compiled(filename):
+    scope = {"torch": torch}
+    exec(compile("def fn(x):\n    return x.sin() + 1\n", filename, "exec"), scope)
+    counter = CompileCounter()
+    x = torch.randn(3)
+    assert same(cdynamo.optimize(counter)(scope["fn"])(x), scope["fn"](x))
+    assert counter.frame_count == 1
+
+
 # ---- values dead at a graph break are not graph outputs ---------------------------------------
 
 _first, _second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
