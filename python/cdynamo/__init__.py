@@ -1,6 +1,7 @@
 """cdynamo: a Python-level JIT compiler for unmodified PyTorch programs, with its core in C++.
 
-The public API mirrors torch._dynamo: optimize, run, disable, reset, graph_break, list_backends,
+The public API mirrors torch._dynamo: optimize, run, disable, reset, graph_break, allow_in_graph,
+disallow_in_graph, list_backends,
 register_backend, lookup_backend, config, counters, explain; and compile() mirrors torch.compile.
 """
 import torch  # noqa: F401  (loads libtorch before the extension that links it)
@@ -11,8 +12,10 @@ from .backends.registry import list_backends, lookup_backend, register_backend
 from .explain import explain
 from .eval_frame import (
     OptimizedModule,
+    allow_in_graph,
     compile,
     disable,
+    disallow_in_graph,
     graph_break,
     optimize,
     reset,
@@ -21,10 +24,12 @@ from .eval_frame import (
 
 __all__ = [
     "OptimizedModule",
+    "allow_in_graph",
     "compile",
     "config",
     "counters",
     "disable",
+    "disallow_in_graph",
     "explain",
     "graph_break",
     "list_backends",

@@ -235,11 +235,21 @@ def _inspection_functions():
             inspect.ismethod)
 
 
+# cdynamo.allow_in_graph / disallow_in_graph: id(fn) -> fn (kept alive, so the id stays its own).
+ALLOWED_IN_GRAPH = {}
+DISALLOWED_IN_GRAPH = {}
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
     'user_function', 'true' (a constant True), 'fold_identity' (computed now where the guards fix
     which object each argument is), or 'unsupported:<reason>'."""
+    if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
+        return "graph"
+    if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
+        module, name = getattr(fn, "__module__", None), getattr(fn, "__name__", repr(fn))
+        return f"unsupported:{module + '.' if module else ''}{name} is marked with cdynamo.disallow_in_graph"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):

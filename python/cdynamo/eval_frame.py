@@ -9,7 +9,7 @@ import threading
 
 import torch
 
-from . import _C, _entry
+from . import _C, _entry, _trace_support
 from .backends.registry import list_backends, lookup_backend
 from .compile_modes import configured_backend
 
@@ -105,6 +105,29 @@ def reset():
 
     _C.reset()
     _trace_support.reset_fake_mode()
+
+
+def _mark(fn, into, out_of, api):
+    if isinstance(fn, (list, tuple)):
+        return type(fn)(_mark(f, into, out_of, api) for f in fn)
+    if not callable(fn):
+        raise TypeError(f"cdynamo.{api}() takes a function (or a list of them), not {type(fn).__name__}")
+    into[id(fn)] = fn
+    out_of.pop(id(fn), None)
+    return fn
+
+
+def allow_in_graph(fn):
+    """Calls of fn become one node of the graph instead of being traced through: while tracing,
+    fn runs on fake tensors, so it must only compute on its tensor arguments (as
+    torch._dynamo.allow_in_graph). Affects frames compiled from now on (cdynamo.reset() recompiles)."""
+    return _mark(fn, _trace_support.ALLOWED_IN_GRAPH, _trace_support.DISALLOWED_IN_GRAPH, "allow_in_graph")
+
+
+def disallow_in_graph(fn):
+    """Calls of fn end the graph and run eagerly, the graph resuming after them (a torch function
+    included). Affects frames compiled from now on (cdynamo.reset() recompiles)."""
+    return _mark(fn, _trace_support.DISALLOWED_IN_GRAPH, _trace_support.ALLOWED_IN_GRAPH, "disallow_in_graph")
 
 
 def graph_break():

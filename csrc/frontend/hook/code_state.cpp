@@ -37,10 +37,11 @@ bool is_skipped_file(PyCodeObject* code) {
     return true;
   }
   std::string_view name(filename);
-  // Frozen modules (the import system) and fx-generated forward()s (a backend's own graphs) are
-  // never user code; other pseudo-files are: exec'd strings, the REPL, IPython cells, doctests.
+  // Frozen modules (the import system) are never user code; other pseudo-files are: exec'd
+  // strings, the REPL, IPython cells, doctests, fx GraphModules' forward()s (a backend's own
+  // graphs run with the hook off, so only the user's reach here).
   if (name.empty()) return true;
-  if (name.front() == '<') return name.starts_with("<frozen ") || name.starts_with("<eval_with_key>");
+  if (name.front() == '<') return name.starts_with("<frozen ");
   // The policy (config.skip_dirs / trace_dirs, longest prefix wins) lives in Python; it runs
   // once per code object, with the hook off so its own frames are not intercepted.
   BusyScope busy;
@@ -73,7 +74,8 @@ bool is_untraceable_code(PyCodeObject* code) {
     return true;
   }
   std::string_view view(name);
-  if (name[0] == '<') return view != "<lambda>";
+  // A lambda's resume functions ("<lambda>_resume_at_line_N") are the rest of a lambda.
+  if (name[0] == '<') return !view.starts_with("<lambda>");
   // Attribute hooks and finalizers run inside attribute reads the compiled code itself makes
   // (rebuilding values, guards): compiling them would recurse into themselves.
   return view == "__getattribute__" || view == "__getattr__" || view == "__setattr__" || view == "__delattr__" ||

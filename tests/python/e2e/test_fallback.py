@@ -185,6 +185,26 @@ def test_code_of_exec_the_repl_ipython_and_doctests_is_compiled(filename):
     assert counter.frame_count == 1
 
 
+def test_the_rest_of_a_lambda_after_a_graph_break_is_compiled():
+    fn = lambda x: (x.sin() + 1, cdynamo.graph_break(), x.cos() * 2)  # noqa: E731
+    counter = CompileCounter()
+    x = torch.randn(3)
+    got = cdynamo.optimize(counter)(fn)(x)
+    assert same(got[0], x.sin() + 1) and same(got[2], x.cos() * 2)
+    assert counter.frame_count == 2
+
+
+def test_a_graph_module_is_compiled_like_any_module():
+    # torch.compile(fx.symbolic_trace(model)) and GraphModules inside models (torchvision's
+    # feature extractors) are user code; only the backends' own graphs run untraced.
+    gm = torch.fx.symbolic_trace(lambda x: x.cos() + 1)
+    assert gm.forward.__code__.co_filename.startswith("<eval_with_key>")
+    counter = CompileCounter()
+    x = torch.randn(3)
+    assert same(cdynamo.optimize(counter)(gm)(x), gm(x))
+    assert counter.frame_count == 1 and counter.op_count == 2
+
+
 # ---- values dead at a graph break are not graph outputs ---------------------------------------
 
 _first, _second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
