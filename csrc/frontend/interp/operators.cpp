@@ -166,6 +166,40 @@ bool Tracer::truth_value(const ValuePtr& value) {
 
 void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
   std::string what = operator_name(op);
+  // Sequence arithmetic on traced sequences (tensors inside them included): concatenation and
+  // repetition, done here rather than as graph ops on lists.
+  bool is_add = what == "operator.add" || what == "operator.iadd";
+  bool is_mul = what == "operator.mul" || what == "operator.imul";
+  if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
+    if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
+      if (!trace_owned(lhs)) unsupported("extending a list passed into the function (a side effect)");
+      lhs->items.insert(lhs->items.end(), rhs->items.begin(), rhs->items.end());
+      push(lhs);
+      return;
+    }
+    std::vector<ValuePtr> items = lhs->items;
+    items.insert(items.end(), rhs->items.begin(), rhs->items.end());
+    push(Value::sequence(lhs->kind, std::move(items)));
+    return;
+  }
+  const bool sequence_times_int = lhs->is_sequence() && rhs->is_constant() && PyLong_CheckExact(rhs->obj.ptr());
+  const bool int_times_sequence = rhs->is_sequence() && lhs->is_constant() && PyLong_CheckExact(lhs->obj.ptr());
+  if (is_mul && (sequence_times_int || int_times_sequence)) {
+    const ValuePtr& sequence = sequence_times_int ? lhs : rhs;
+    long count = PyLong_AsLong((sequence_times_int ? rhs : lhs)->obj.ptr());
+    if (count == -1 && PyErr_Occurred()) throw PythonError();
+    std::vector<ValuePtr> items;
+    for (long i = 0; i < count; ++i) items.insert(items.end(), sequence->items.begin(), sequence->items.end());
+    if (what == "operator.imul" && sequence_times_int && lhs->kind == ValueKind::List) {
+      // lst *= n changes lst itself: every reference to it sees the change.
+      if (!trace_owned(lhs)) unsupported("repeating a list passed into the function in place (a side effect)");
+      lhs->items = std::move(items);
+      push(lhs);
+      return;
+    }
+    push(Value::sequence(sequence->kind, std::move(items)));
+    return;
+  }
   if (involves_tensor(lhs) || involves_tensor(rhs)) {
     if (!lhs->is_tensor() && what.starts_with("operator.i") && what != "operator.is_") {
       // `n += t` with n a number: n has no in-place form, so Python computes n + t (and the
@@ -195,28 +229,6 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
   }
   if (ValuePtr result = object_operator(what, lhs, rhs)) {
     push(result);
-    return;
-  }
-  // Sequence arithmetic on traced sequences: concatenation and repetition.
-  bool is_add = what == "operator.add" || what == "operator.iadd";
-  bool is_mul = what == "operator.mul" || what == "operator.imul";
-  if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
-    if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
-      if (!trace_owned(lhs)) unsupported("extending a list passed into the function (a side effect)");
-      lhs->items.insert(lhs->items.end(), rhs->items.begin(), rhs->items.end());
-      push(lhs);
-      return;
-    }
-    std::vector<ValuePtr> items = lhs->items;
-    items.insert(items.end(), rhs->items.begin(), rhs->items.end());
-    push(Value::sequence(lhs->kind, std::move(items)));
-    return;
-  }
-  if (is_mul && lhs->is_sequence() && rhs->is_constant() && PyLong_Check(rhs->obj.ptr())) {
-    long count = PyLong_AsLong(rhs->obj.ptr());
-    std::vector<ValuePtr> items;
-    for (long i = 0; i < count; ++i) items.insert(items.end(), lhs->items.begin(), lhs->items.end());
-    push(Value::sequence(lhs->kind, std::move(items)));
     return;
   }
   unsupported(what + " between a " + lhs->describe() + " and a " + rhs->describe());

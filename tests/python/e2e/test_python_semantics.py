@@ -1002,3 +1002,41 @@ def test_layers_overriding_call_are_traced_in_one_graph():
     compiled = cdynamo.compile(model, backend="eager", fullgraph=True)
     assert torch.allclose(compiled(x), model(x))
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_list_and_tuple_arithmetic_holding_tensors_is_not_a_graph_op():
+    targets = []
+
+    def keep(gm, example_inputs):
+        targets.extend(n.target for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    def fn(x, y, outside):
+        parts = [x * k for k in range(3)]
+        pair = (x,) + (y,)
+        repeated = 2 * [y]
+        repeated *= 2
+        alias = repeated
+        alias += [x]  # the same list object as repeated
+        return torch.cat(parts + repeated + outside), torch.stack(pair), len(repeated)
+
+    x, y, outside = torch.randn(2, 3), torch.randn(2, 3), [torch.ones(1, 3)]
+    assert same(cdynamo.optimize(keep)(fn)(x, y, outside), fn(x, y, outside))
+    import operator
+
+    assert targets.count(operator.mul) == 3  # x * k, tensors: the lists' own + and * are not in the graph
+    assert not {operator.add, operator.iadd, operator.imul} & set(targets)
+    assert len(outside) == 1
+
+
+def test_repeating_or_extending_a_callers_list_in_place_still_reaches_the_caller():
+    def fn(x, items):
+        items *= 2
+        items += [x]
+        return x + 1
+
+    items = [torch.zeros(1)]
+    expected_items = [torch.zeros(1)]
+    fn(torch.ones(1), expected_items)
+    cdynamo.optimize("eager")(fn)(torch.ones(1), items)
+    assert len(items) == len(expected_items) == 3
