@@ -240,6 +240,22 @@ ALLOWED_IN_GRAPH = {}
 DISALLOWED_IN_GRAPH = {}
 
 
+def _is_numpy_callable(fn):
+    """numpy's functions, ufuncs and scalar types, except numpy.random's (global state)."""
+    import sys
+
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return False
+    if isinstance(fn, type):
+        return issubclass(fn, numpy.generic)
+    if isinstance(fn, numpy.ufunc):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return (module == "numpy" or module.startswith("numpy.")) and not module.startswith("numpy.random") \
+        and callable(fn)
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
@@ -261,6 +277,10 @@ def classify_callable(fn):
         return "builtin"
     if fn in _IDENTITY_QUESTIONS:
         return "fold_identity"
+    if _is_numpy_callable(fn):
+        return "fold_numpy"
+    if (getattr(fn, "__module__", None) or "").startswith("numpy.random"):
+        return "unsupported:numpy.random draws from numpy's global random state"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
     if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES:

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/compile_frame.h"
+#include "frontend/interp/tracer.h"
 
 namespace cdynamo::graph {
 namespace {
@@ -127,7 +128,10 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
   }
   switch (value->kind) {
     case ValueKind::Tensor: return fake ? value->fake : value->node;
-    case ValueKind::Constant: return value->obj;
+    case ValueKind::Constant:
+      // A numpy scalar enters the graph as the Python number it holds (as torch reads it).
+      if (interp::is_numpy_scalar(value->obj.ptr())) return check(PyObject_CallMethod(value->obj.ptr(), "item", nullptr));
+      return value->obj;
     default:
       throw interp::Unsupported(what + " received a " + value->describe() +
                                 ", which cannot be passed into a graph");

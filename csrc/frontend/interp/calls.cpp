@@ -269,6 +269,16 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     for (size_t i = 0; i < args.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), i, Py_NewRef(args[i]->obj.ptr()));
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
+  if (policy == "fold_numpy") {
+    // numpy on constants (np.sqrt(d_k), np.prod(shape)): computed now; numbers come back as
+    // constants, arrays (mutable, and not traced) end the graph here.
+    if (!all_constant(args, kwargs)) unsupported("numpy." + name + "() of a traced value (use the torch function)");
+    ValuePtr result = fold(fn, args, kwargs);
+    PyObject* r = result->obj.ptr();
+    if (!(is_numpy_scalar(r) || PyLong_Check(r) || PyFloat_Check(r) || PyComplex_Check(r) || r == Py_None))
+      unsupported("numpy." + name + "() returned a " + std::string(Py_TYPE(r)->tp_name) + ", not a number");
+    return result;
+  }
   if (policy == "fold") {
     if (consumes_its_iterable(fn) && !args.empty() &&
         (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))

@@ -19,6 +19,8 @@ namespace cdynamo::interp {
 // Enum members and type expressions (_trace_support.IDENTITY_CONSTANT_TYPES): immutable objects
 // wrapped as constants under an identity guard.
 bool is_identity_constant(Handle obj);
+// A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
+bool is_numpy_scalar(PyObject* obj);
 
 // The outcome of tracing one frame to its RETURN.
 // The traced frame's state where a graph break stops the trace: the transformed code rebuilds

@@ -19,10 +19,38 @@ bool is_instance(Handle obj, const char* module, const char* type) {
 bool is_tensor(Handle obj) { return is_instance(obj, "torch", "Tensor"); }
 bool is_nn_module(Handle obj) { return is_instance(obj, "torch.nn", "Module"); }
 
+}  // namespace
+
+bool is_numpy_scalar(PyObject* obj) {
+  // numpy.generic (np.float32(2.0), np.int64 from np.prod): immutable numbers. numpy is not
+  // imported for this: a program holding such a value has imported it already.
+  static PyObject* generic = nullptr;  // borrowed from the numpy module, which lives on
+  if (!generic) {
+    Ref name = check(PyUnicode_FromString("numpy"));
+    Ref module = steal(PyImport_GetModule(name.ptr()));  // only if already imported
+    if (!module) {
+      PyErr_Clear();
+      return false;
+    }
+    Ref type = steal(PyObject_GetAttrString(module.ptr(), "generic"));
+    if (!type) {
+      PyErr_Clear();
+      return false;
+    }
+    generic = type.release();  // kept: never freed, as the numpy module itself
+  }
+  int found = PyObject_IsInstance(obj, generic);
+  check_status(found);
+  return found && !PyType_Check(obj);
+}
+
+namespace {
+
 // Immutable values compared by ==: specialised into the graph, guarded by equality.
 bool is_plain_constant(PyObject* obj) {
   return PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
-         PyBytes_CheckExact(obj) || PyComplex_CheckExact(obj) || PySlice_Check(obj) || PyRange_Check(obj);
+         PyBytes_CheckExact(obj) || PyComplex_CheckExact(obj) || PySlice_Check(obj) || PyRange_Check(obj) ||
+         is_numpy_scalar(obj);
 }
 
 bool is_torch_constant(Handle obj) {

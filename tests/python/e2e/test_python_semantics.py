@@ -1040,3 +1040,44 @@ def test_repeating_or_extending_a_callers_list_in_place_still_reaches_the_caller
     fn(torch.ones(1), expected_items)
     cdynamo.optimize("eager")(fn)(torch.ones(1), items)
     assert len(items) == len(expected_items) == 3
+
+
+def test_numpy_on_constants_folds_and_numpy_scalars_are_numbers():
+    import numpy as np
+
+    from cdynamo.testing import CompileCounter
+    from cdynamo.utils import counters
+
+    d_k = np.int64(4)
+
+    def fn(x):
+        scale = 1.0 / np.sqrt(x.shape[-1])  # a numpy.float64
+        count = np.prod(x.shape)  # a numpy.int64
+        return x * scale + count + np.float32(0.5) * 2 + np.maximum(2, 3) + d_k
+
+    counter = CompileCounter()
+    x = torch.randn(3, 4)
+    for _ in range(2):
+        assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
+    assert counter.frame_count == 1 and not counters["graph_break"]
+
+
+def test_numpy_arrays_and_numpy_random_end_the_graph_with_a_reason():
+    import numpy as np
+
+    from cdynamo.utils import counters
+
+    def fn(x):
+        y = x + 1
+        noise = np.ones(3)  # an array: not traced
+        return y * 2 + torch.from_numpy(noise).float()
+
+    x = torch.randn(3)
+    assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
+    assert any("returned a numpy.ndarray, not a number" in reason for reason in counters["graph_break"])
+    cdynamo.reset()
+    counters.clear()
+    from cdynamo import _trace_support
+
+    assert _trace_support.classify_callable(np.random.rand).startswith("unsupported")
+    assert _trace_support.classify_callable(np.sqrt) == "fold_numpy"
