@@ -465,6 +465,12 @@ void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) 
     int s = step.outputs[k];
     const BufferInfo& b = buffers_[s];
     at::Tensor t = std::move(results[k]);
+    if (!t.defined()) {
+      // An output the op leaves undefined at run time (mkldnn_rnn_layer's workspace outside
+      // training) that its fake kernel describes: the planned buffer stands in for it, unwritten.
+      allocate(slots, s);
+      continue;
+    }
     bool layout_ok = t.scalar_type() == b.dtype && t.dim() == static_cast<int64_t>(b.sizes.size());
     for (size_t d = 0; layout_ok && d < b.sizes.size(); ++d) {
       if (t.size(static_cast<int64_t>(d)) != b.sizes[d])

@@ -203,6 +203,28 @@ ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<Val
   return wrap_result(node, fake_result, keep_node);
 }
 
+namespace {
+
+// Whether a result holds a tensor at any depth of its tuples and lists (LSTM's (out, (h, c))).
+bool holds_tensor(PyObject* obj) {
+  if (is_tensor(Handle(obj))) return true;
+  if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+    if (PyDict_Check(obj)) {
+      PyObject *key, *value;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(obj, &pos, &key, &value))
+        if (holds_tensor(value)) return true;
+    }
+    return false;
+  }
+  Ref items = check(PySequence_Fast(obj, "sequence"));
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+    if (holds_tensor(PySequence_Fast_GET_ITEM(items.ptr(), i))) return true;
+  return false;
+}
+
+}  // namespace
+
 ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_node) {
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   if (is_tensor(fake_result)) {
@@ -211,23 +233,22 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
     check_status(PyDict_SetItemString(meta.ptr(), "val", fake_result.ptr()));
     return interp::Value::tensor(Ref::borrow(node), Ref::borrow(fake_result));
   }
-  bool is_sequence = PyTuple_Check(fake_result.ptr()) || PyList_Check(fake_result.ptr());
-  bool holds_tensor = false;
-  if (is_sequence) {
-    Ref items = check(PySequence_Fast(fake_result.ptr(), "sequence"));
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
-      holds_tensor |= is_tensor(PySequence_Fast_GET_ITEM(items.ptr(), i));
-  }
-  if (!holds_tensor && keep_node) {
-    ++op_count_;
-    return interp::Value::constant(Ref::borrow(fake_result));
-  }
-  if (!holds_tensor) {
+  const bool is_sequence = PyTuple_Check(fake_result.ptr()) || PyList_Check(fake_result.ptr());
+  if (!holds_tensor(fake_result.ptr())) {
+    if (keep_node) {
+      ++op_count_;
+      return interp::Value::constant(Ref::borrow(fake_result));
+    }
     // Metadata (sizes, dtypes, flags): a constant for the rest of the trace; guards on the
     // inputs' metadata keep it valid.
     call_method(graph_, "erase_node", {node});
     return interp::Value::constant(Ref::borrow(fake_result));
   }
+  // A fake tensor must never become a constant the program sees: a result holding tensors some
+  // other way than in tuples and lists is not traced.
+  if (!is_sequence)
+    throw interp::Unsupported("a call returned a " + std::string(Py_TYPE(fake_result.ptr())->tp_name) +
+                              " holding tensors, which the trace cannot take apart");
   ++op_count_;
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
   Ref getitem = import_attr("operator", "getitem");
@@ -235,17 +256,15 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
   std::vector<ValuePtr> values;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
     PyObject* item = PySequence_Fast_GET_ITEM(items.ptr(), i);
-    if (!is_tensor(item)) {
+    if (!holds_tensor(item)) {
       values.push_back(interp::Value::constant(Ref::borrow(item)));
       continue;
     }
     Ref index = check(PyLong_FromSsize_t(i));
     Ref item_args = check(PyTuple_Pack(2, node.ptr(), index.ptr()));
     Ref item_node = call_method(graph_, "call_function", {getitem, item_args});
-    Ref item_meta = check(PyObject_GetAttrString(item_node.ptr(), "meta"));
-    check_status(PyDict_SetItemString(item_meta.ptr(), "example_value", item));
-    check_status(PyDict_SetItemString(item_meta.ptr(), "val", item));
-    values.push_back(interp::Value::tensor(std::move(item_node), Ref::borrow(item)));
+    --op_count_;  // the nested call counts its own getitem
+    values.push_back(wrap_result(item_node, Handle(item), true));
   }
   auto result = interp::Value::sequence(PyList_Check(fake_result.ptr()) ? interp::ValueKind::List
                                                                         : interp::ValueKind::Tuple,

@@ -109,6 +109,14 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    case ValueKind::List:
+      if (callable->obj) {  // a slice of an nn.Sequential (operators.cpp): its forward, child by child
+        if (args.size() != 1 || !kwargs.empty()) unsupported("calling a slice of an nn.Sequential with other than one argument");
+        ValuePtr value = args[0];
+        for (const ValuePtr& child : callable->items) value = call_value(child, {value}, {});
+        return value;
+      }
+      unsupported("calling a " + callable->describe());
     case ValueKind::GradModeExit:
       set_grad_mode_in_graph(callable->position != 0);
       return Value::constant(Ref::borrow(Py_None));
@@ -513,7 +521,9 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");
   Ref method_name = check(PyUnicode_FromString(name.c_str()));
-  if (metadata_methods().count(name)) {
+  // x.type() names the type (metadata); x.type(dtype) converts, as x.to(dtype) does.
+  const bool converts = name == "type" && !(args.empty() && kwargs.empty());
+  if (metadata_methods().count(name) && !converts) {
     Ref bound = check(PyObject_GetAttr(self->fake.ptr(), method_name.ptr()));
     return Value::constant(graph_.fake_call(bound, args, kwargs, "Tensor." + name + "()"));
   }

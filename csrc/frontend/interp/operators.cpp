@@ -293,7 +293,13 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(children.size()), &start, &stop, step);
     std::vector<ValuePtr> picked;
     for (Py_ssize_t i = 0, at = start; i < length; ++i, at += step) picked.push_back(children[at]);
-    push(Value::sequence(ValueKind::List, std::move(picked)));
+    ValuePtr sliced = Value::sequence(ValueKind::List, std::move(picked));
+    // A Sequential's slice is itself callable (obj marks that, see call_value).
+    static Ref& sequential = *new Ref(import_attr("torch.nn", "Sequential"));  // never freed: outlives the interpreter
+    int is_sequential = PyObject_IsInstance(container->obj.ptr(), sequential.ptr());
+    check_status(is_sequential);
+    if (is_sequential) sliced->obj = sequential;
+    push(sliced);
     return;
   }
   if (container->kind == ValueKind::NNModule && key->is_constant()) {

@@ -40,27 +40,94 @@ def _eager_training_path(gm, example_inputs):
     return gm.forward
 
 
+def _unique_state(gm):
+    """(tensor, [names]) for each distinct parameter and buffer of gm (tied weights: one entry)."""
+    by_id = {}
+    named = list(gm.named_parameters(remove_duplicate=False)) + list(gm.named_buffers(remove_duplicate=False))
+    for name, t in named:
+        by_id.setdefault(id(t), (t, []))[1].append(name)
+    return list(by_id.values())
+
+
 def aten_graph(gm, example_inputs):
     """The functional, decomposed aten-level graph of gm (input mutations become trailing copy_).
 
     Traced on fake tensors of a fake mode of our own, with static shapes: a caller's ambient
     fake mode (torch.compile's, with its symbolic shape environment) is not used. Parameters and
-    buffers stay real tensors on the GraphModule: they become constants of the aten graph (the
-    runtime binds the very same tensor objects)."""
+    buffers are traced as fake inputs too, so that a write to one (a running statistic, a step
+    counter) is functionalized like an input's and never made to the real tensor while tracing.
+    Those the graph only reads become constants of the aten graph again (the runtime binds the
+    very same tensor objects); those it writes stay leading inputs, listed (as the real tensors)
+    in aten_gm.meta["written_state"]."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from .decompositions import table
 
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    state = _unique_state(gm)
+    fake_state = [fake_mode.from_tensor(t, static_shapes=True) for t, _ in state]
     fake_inputs = [
         fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs
     ]
-    functional = torch.func.functionalize(gm, remove="mutations")
+
+    def with_state(*args):
+        tensors = {name: args[k] for k, (_, names) in enumerate(state) for name in names}
+        return torch.func.functional_call(gm, tensors, tuple(args[len(state):]), tie_weights=False, strict=False)
+
+    functional = torch.func.functionalize(with_state, remove="mutations")
     with fake_mode, torch.no_grad():
-        return make_fx(functional, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
-            *fake_inputs
+        aten_gm = make_fx(functional, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
+            *fake_state, *fake_inputs
         )
+    written = _state_back_to_constants(aten_gm, [t for t, _ in state])
+    if _writes_intermediates(aten_gm):
+        # Decompositions run below functionalization (GRU's cell writes its gates in place):
+        # the lowering takes functional graphs, so this one is functionalized once more.
+        placeholders = [n.meta["val"] for n in aten_gm.graph.nodes if n.op == "placeholder"]
+        with fake_mode, torch.no_grad():
+            aten_gm = make_fx(torch.func.functionalize(aten_gm, remove="mutations"), tracing_mode="real",
+                              _allow_non_fake_inputs=True)(*placeholders)
+    aten_gm.meta["written_state"] = written
+    return aten_gm
+
+
+def _writes_intermediates(aten_gm):
+    """Whether an op other than the trailing copy_ into an input writes a tensor in place."""
+    for node in aten_gm.graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        if schema is None or not schema.is_mutable:
+            continue
+        if node.target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder":
+            continue
+        return True
+    return False
+
+
+def _state_back_to_constants(aten_gm, state):
+    """Turns the placeholders of parameters and buffers the graph only reads into get_attr
+    constants bound to the real tensors; returns the real tensors of those it writes (kept as
+    leading inputs: the functionalized graph ends with a copy_ into each)."""
+    graph = aten_gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"][: len(state)]
+    written = {n.args[0] for n in graph.nodes
+               if n.op == "call_function" and n.target is torch.ops.aten.copy_.default and n.args[0] in placeholders}
+    first = next(n for n in graph.nodes if n.op != "placeholder")
+    kept = []
+    for k, (node, tensor) in enumerate(zip(placeholders, state)):
+        if node in written:
+            kept.append(tensor)
+            continue
+        name = f"_state_constant{k}"
+        setattr(aten_gm, name, tensor)
+        with graph.inserting_before(first):
+            constant = graph.get_attr(name)
+        constant.meta.update(node.meta)
+        node.replace_all_uses_with(constant)
+        graph.erase_node(node)
+    graph.lint()
+    aten_gm.recompile()
+    return kept
 
 
 def compile_fx(gm, example_inputs):
@@ -86,10 +153,12 @@ def compile_fx(gm, example_inputs):
     with _ATEN_TRACE_LOCK:
         aten_gm = aten_graph(gm, example_inputs)
         reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
-        reason = reason or targets.written_aliased_input_reason(aten_gm, example_inputs)
+        reason = reason or targets.written_aliased_input_reason(aten_gm, [*aten_gm.meta["written_state"], *example_inputs])
         if reason is not None:
             return targets.run_as_captured(gm, reason)
-        output_aliases.annotate(aten_gm, output_aliases.eager_aliases(gm, example_inputs))
+        written_state = aten_gm.meta["written_state"]
+        aliases = output_aliases.eager_aliases(gm, example_inputs)
+        output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
         if config.channels_last_convolutions:
             layout.prefer_channels_last(aten_gm)
         if config.pad_matmuls:
@@ -97,6 +166,11 @@ def compile_fx(gm, example_inputs):
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
+    if written_state:
+        # The parameters and buffers it writes are leading inputs of the program: passed on each
+        # call (the very tensors the module holds), never cached (the entry binds constants only).
+        program = _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
+        return lambda *args: program(*written_state, *args)
     if key is None:
         return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
     compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True, target, device_type)

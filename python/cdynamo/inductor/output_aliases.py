@@ -121,3 +121,11 @@ def annotate(aten_gm, entries):
     output = next(n for n in reversed(aten_gm.graph.nodes) if n.op == "output")
     if len(pytree.tree_leaves(output.args[0])) == len(entries):
         output.meta[META_KEY] = entries
+
+
+def shifted(entries, leading):
+    """The entries for a program with `leading` more inputs before the graph's own (the
+    parameters and buffers it writes): input positions move by that many."""
+    if not leading:
+        return entries
+    return [(e[0], e[1] + leading, *e[2:]) if e[0] in ("same", "view") else e for e in entries]

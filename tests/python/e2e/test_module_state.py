@@ -1,0 +1,107 @@
+"""What real modules do in forward, compiled as eager runs it: writes to their own buffers (step
+counters, running statistics, BatchNorm in training mode) reach the module's tensors on every call
+and never happen while tracing; recurrent layers' nested results are real tensors; x.type(dtype)
+converts; a slice of an nn.Sequential is callable. Found by a corpus of GitHub-style modules."""
+import copy
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.inductor import compile_fx
+from cdynamo.testing import same
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    with cdynamo.config.patch(suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+class StepCounter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("step", torch.zeros(2))
+        self.register_buffer("running", torch.ones(3))
+
+    def forward(self, x):
+        self.step.add_(1)
+        self.running.mul_(0.5).add_(x.mean(0))
+        return x * self.step.sum() + self.running
+
+
+def run_both(model, calls, *inputs, backend="inductor"):
+    eager, compiled = model, copy.deepcopy(model)
+    fn = cdynamo.optimize(backend)(compiled)
+    with torch.no_grad():
+        for _ in range(calls):
+            expected, got = eager(*inputs), fn(*inputs)
+            assert same(got, expected)
+            for (name, a), (_, b) in zip(eager.state_dict().items(), compiled.state_dict().items()):
+                torch.testing.assert_close(b, a, msg=name)  # fused kernels may round differently
+    return compiled
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_buffer_writes_reach_the_module_on_every_call(backend):
+    run_both(StepCounter(), 3, torch.randn(4, 3), backend=backend)
+
+
+def test_batchnorm_in_training_mode_updates_its_running_statistics():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU()).train()
+    compiled = run_both(model, 2, torch.randn(2, 3, 8, 8))
+    assert compiled[1].num_batches_tracked.item() == 2
+
+
+def test_tracing_never_writes_the_real_buffer():
+    model = StepCounter()
+    seen = {}
+
+    def trace_only(gm, example_inputs):
+        state = gm.state_dict(keep_vars=True)
+        before = {k: v.clone() for k, v in state.items()}
+        aten_gm = compile_fx.aten_graph(gm, example_inputs)
+        seen["unchanged"] = all(torch.equal(before[k], v) for k, v in state.items())
+        seen["written"] = {id(t) for t in aten_gm.meta["written_state"]} == {id(t) for t in state.values()}
+        return gm.forward
+
+    with torch.no_grad():
+        cdynamo.optimize(trace_only)(model)(torch.randn(4, 3))
+    assert seen == {"unchanged": True, "written": True}
+    assert torch.equal(model.step, torch.ones(2))  # once: the call itself
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.nn.LSTM(3, 2, batch_first=True),
+    lambda: torch.nn.LSTM(3, 2, num_layers=2, bidirectional=True),
+    lambda: torch.nn.GRU(3, 2),
+])
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_recurrent_layers_return_real_states(make, backend):
+    torch.manual_seed(0)
+    layer = make().eval()
+    x = torch.randn(3, 4, 3)
+    with torch.no_grad():
+        expected = layer(x)
+        got = cdynamo.optimize(backend)(lambda x: layer(x))(x)
+    assert same(got, expected)
+    flat = [got[0], *(got[1] if isinstance(got[1], tuple) else (got[1],))]
+    assert all(type(t) is torch.Tensor for t in flat)
+
+
+def test_type_with_a_dtype_converts_and_without_one_names_the_type():
+    fn = lambda x: ((x * 2).type(torch.float64) + 1, x.type())  # noqa: E731
+    x = torch.ones(3)
+    got = cdynamo.optimize("eager")(fn)(x)
+    assert type(got[0]) is torch.Tensor and got[0].dtype == torch.float64 and same(got[0], fn(x)[0])
+    assert got[1] == "torch.FloatTensor"
+
+
+def test_a_slice_of_a_sequential_is_callable():
+    seq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    fn = lambda x: seq[:2](x) + seq[2:](x)  # noqa: E731
+    x = torch.randn(2, 4)
+    assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
