@@ -1,6 +1,7 @@
 // Calls during tracing: torch functions and tensor methods become graph nodes, nn.Module layers
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
 #include <unordered_set>
+#include <algorithm>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -286,6 +287,23 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (!(is_numpy_scalar(r) || PyLong_Check(r) || PyFloat_Check(r) || PyComplex_Check(r) || r == Py_None))
       unsupported("numpy." + name + "() returned a " + std::string(Py_TYPE(r)->tp_name) + ", not a number");
     return result;
+  }
+  static Ref& reversed = *new Ref(import_attr("builtins", "reversed"));  // never freed: outlives the interpreter
+  static Ref& module_list = *new Ref(import_attr("torch.nn", "ModuleList"));  // never freed: outlives the interpreter
+  static Ref& sequential = *new Ref(import_attr("torch.nn", "Sequential"));  // never freed: outlives the interpreter
+  auto is_module_sequence = [&](const ValuePtr& v) {
+    if (v->kind != ValueKind::NNModule) return false;
+    int found = PyObject_IsInstance(v->obj.ptr(), module_list.ptr());
+    if (found == 0) found = PyObject_IsInstance(v->obj.ptr(), sequential.ptr());
+    check_status(found);
+    return found != 0;
+  };
+  if (fn.ptr() == reversed.ptr() && args.size() == 1 && kwargs.empty() &&
+      (is_module_sequence(args[0]) || (args[0]->is_sequence() && !args[0]->is_fully_constant()))) {
+    // reversed(self.blocks), reversed(list of tensors): the items the trace holds, last first.
+    std::vector<ValuePtr> items = iterate(args[0]);
+    std::reverse(items.begin(), items.end());
+    return Value::sequence(ValueKind::Iterator, std::move(items));
   }
   if (policy == "fold") {
     if (consumes_its_iterable(fn) && !args.empty() &&

@@ -105,3 +105,21 @@ def test_a_slice_of_a_sequential_is_callable():
     fn = lambda x: seq[:2](x) + seq[2:](x)  # noqa: E731
     x = torch.randn(2, 4)
     assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
+
+
+def test_reversed_over_a_module_list_and_a_list_of_tensors():
+    from cdynamo.testing import CompileCounter
+
+    blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+
+    def fn(x):
+        feats = []
+        for block in reversed(blocks):
+            x = block(x)
+            feats.append(x)
+        return sum(f * k for k, f in enumerate(reversed(feats)))
+
+    counter = CompileCounter()
+    x = torch.randn(2, 4)
+    assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
+    assert counter.frame_count == 1
