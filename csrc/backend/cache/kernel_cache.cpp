@@ -108,6 +108,10 @@ std::vector<std::string> flags_for(Family family, const std::string& compiler, c
   // compute float16 in float and never need FP16 arithmetic.
   if (family == Family::Clang) flags.push_back("-mno-avx512fp16");
 #endif
+  // g++ 12's loop if-conversion miscompiles a scalar kernel's conditional loads at -O3 (the cat of
+  // two [3, 2] buffers read zeros for the first row of the second: a GRU's h_n); the vectorized
+  // kernels select explicitly and do not need it.
+  if (family == Family::Gcc) flags.push_back("-fno-tree-loop-if-convert");
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
 }

@@ -78,6 +78,7 @@ def test_tracing_never_writes_the_real_buffer():
     lambda: torch.nn.LSTM(3, 2, batch_first=True),
     lambda: torch.nn.LSTM(3, 2, num_layers=2, bidirectional=True),
     lambda: torch.nn.GRU(3, 2),
+    lambda: torch.nn.GRU(3, 2, bidirectional=True),  # its h_n is a cat of two [3, 2] buffers
 ])
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
 def test_recurrent_layers_return_real_states(make, backend):
@@ -123,3 +124,13 @@ def test_reversed_over_a_module_list_and_a_list_of_tensors():
     x = torch.randn(2, 4)
     assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
     assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("m, n", [(3, 2), (4, 2), (3, 3)])
+def test_a_cat_of_two_small_matmul_results(m, n):
+    # g++ 12 -O3 -march=native miscompiled this scalar kernel's conditional loads for [3, 2]
+    # (the first row of the second part read zeros) until loop if-conversion was turned off.
+    a, w1, w2 = torch.randn(m, 4), torch.randn(4, n), torch.randn(4, n)
+    fn = lambda a, w1, w2: torch.cat([a @ w1, a @ w2])  # noqa: E731
+    with torch.no_grad():
+        assert same(cdynamo.optimize("inductor")(fn)(a, w1, w2), fn(a, w1, w2))
