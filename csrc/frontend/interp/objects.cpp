@@ -343,8 +343,16 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
       [[fallthrough]];
     default: unsupported("assigning a " + value->describe() + " to an attribute");
   }
-  if (object->kind == ValueKind::NNModule && value->is_tensor())
-    unsupported("assigning a tensor to an nn.Module attribute (it may register a parameter or buffer)");
+  if (object->kind == ValueKind::NNModule && value->is_tensor()) {
+    // Replayed through nn.Module.__setattr__ after the graph: a buffer takes the new tensor, any
+    // other name becomes a plain attribute, as in eager. A parameter's name would raise there
+    // (a Parameter is wanted), after the graph's other effects: eager raises it here, so break.
+    Ref parameters = check(PyObject_GetAttrString(object->obj.ptr(), "_parameters"));
+    Ref key = check(PyUnicode_FromString(name.c_str()));
+    int is_parameter = PySequence_Contains(parameters.ptr(), key.ptr());
+    check_status(is_parameter);
+    if (is_parameter) unsupported("assigning a tensor to the parameter " + name + " of an nn.Module");
+  }
   side_effects_.push_back({std::move(object), name, std::move(value)});
 }
 

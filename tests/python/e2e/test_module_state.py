@@ -134,3 +134,45 @@ def test_a_cat_of_two_small_matmul_results(m, n):
     fn = lambda a, w1, w2: torch.cat([a @ w1, a @ w2])  # noqa: E731
     with torch.no_grad():
         assert same(cdynamo.optimize("inductor")(fn)(a, w1, w2), fn(a, w1, w2))
+
+
+class KeepsTensors(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.register_buffer("last", torch.zeros(2, 4))
+
+    def forward(self, x):
+        y = self.lin(x)
+        self.attn = y.softmax(-1)  # kept for visualisation: a plain attribute
+        self.last = y.detach() * 2  # a registered buffer, replaced
+        return y + self.attn
+
+
+def test_tensors_assigned_to_module_attributes_and_buffers_as_in_eager():
+    from cdynamo.testing import CompileCounter
+    from cdynamo.utils import counters
+
+    eager, compiled = KeepsTensors(), KeepsTensors()
+    compiled.load_state_dict(eager.state_dict())
+    counter = CompileCounter()
+    fn = cdynamo.optimize(counter)(compiled)
+    x = torch.randn(2, 4)
+    for _ in range(2):
+        assert same(fn(x), eager(x))
+        assert same(compiled.attn, eager.attn) and same(compiled.last, eager.last)
+        assert "last" in compiled._buffers and "attn" not in compiled._buffers
+    assert counter.frame_count == 1 and not counters["graph_break"]
+
+
+def test_assigning_a_tensor_to_a_parameter_raises_as_in_eager():
+    lin = torch.nn.Linear(2, 2)
+
+    def fn(x):
+        lin.weight = x * 2
+        return x
+
+    with pytest.raises(TypeError, match="cannot assign"):
+        fn(torch.randn(2, 2))
+    with cdynamo.config.patch(suppress_errors=True), pytest.raises(TypeError, match="cannot assign"):
+        cdynamo.optimize("eager")(fn)(torch.randn(2, 2))
