@@ -149,12 +149,34 @@ def _data_dependent_exceptions():
 _DATA_DEPENDENT = None
 
 
+class outside_saved_tensor_hooks:
+    """Lifts autograd's saved-tensor hooks (torch.utils.checkpoint's, saved_tensors_hooks blocks)
+    for the duration: what tracing runs on fake tensors is not the program's forward, and a
+    checkpoint counting the tensors its forward saved must not count the trace's too."""
+
+    def __enter__(self):
+        autograd = torch._C._autograd
+        self._lifted = []
+        while (top := autograd._top_saved_tensors_default_hooks(True)) is not None:
+            self._lifted.append(top)
+            autograd._pop_saved_tensors_default_hooks()
+        return self
+
+    def __exit__(self, *exc):
+        for pack, unpack in reversed(self._lifted):
+            torch._C._autograd._push_saved_tensors_default_hooks(pack, unpack)
+        return False
+
+
 def fake_run(mode, what, fn, args, kwargs):
     """Runs fn on fake tensors; an operation that needs real data becomes TraceUnsupported."""
     global _DATA_DEPENDENT
     if _DATA_DEPENDENT is None:
         _DATA_DEPENDENT = _data_dependent_exceptions()
     try:
+        if torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
+            with outside_saved_tensor_hooks(), mode:
+                return fn(*args, **kwargs)
         with mode:
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:

@@ -176,3 +176,20 @@ def test_assigning_a_tensor_to_a_parameter_raises_as_in_eager():
         fn(torch.randn(2, 2))
     with cdynamo.config.patch(suppress_errors=True), pytest.raises(TypeError, match="cannot assign"):
         cdynamo.optimize("eager")(fn)(torch.randn(2, 2))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_non_reentrant_checkpointing_counts_only_the_forwards_saved_tensors(backend):
+    # The trace's fake runs happened inside the checkpoint's saved-tensor hooks: counted 6, not 3.
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    fn = lambda x: checkpoint(block, x, use_reentrant=False) * 2  # noqa: E731
+    x = torch.randn(2, 4, requires_grad=True)
+    fn(x).sum().backward()
+    expected = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad(set_to_none=True)
+    with cdynamo.config.patch(suppress_errors=True):
+        cdynamo.optimize(backend)(fn)(x).sum().backward()
+    assert all(same(p.grad, e) for p, e in zip(block.parameters(), expected))
