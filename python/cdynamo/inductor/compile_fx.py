@@ -119,7 +119,7 @@ def _state_back_to_constants(aten_gm, state):
             kept.append(tensor)
             continue
         name = f"_state_constant{k}"
-        setattr(aten_gm, name, tensor)
+        aten_gm.register_buffer(name, tensor, persistent=False)  # the very tensor, registered for fx
         with graph.inserting_before(first):
             constant = graph.get_attr(name)
         constant.meta.update(node.meta)

@@ -56,13 +56,34 @@ def repropagate(gm, fake_mode):
         return _tensor_of(gm, n)
 
     with fake_mode:
-        for node in gm.graph.nodes:
+        for node in list(gm.graph.nodes):
             if node.op != "call_function":
                 continue
+            if node.target in _VIEWS:
+                _densify_for_view(gm, node)
             args = torch.fx.node.map_arg(node.args, value)
             kwargs = torch.fx.node.map_arg(node.kwargs, value)
             args, kwargs = _unaliased_written_arguments(node.target, args, kwargs)
             node.meta["val"] = node.target(*args, **kwargs)
+
+
+_VIEWS = (aten.view.default, aten._unsafe_view.default)
+
+
+def _densify_for_view(gm, node):
+    """A view whose input a pass re-laid out (x.view(n, -1) after a convolution, now
+    channels-last) may no longer be expressible on its strides: it reads a contiguous copy then,
+    as eager's contiguous value was."""
+    source = meta_value(node.args[0])
+    if not isinstance(source, torch.Tensor):
+        return
+    try:
+        source.view(node.args[1])
+    except (RuntimeError, ValueError):  # fake tensors' view raises ValueError
+        with gm.graph.inserting_before(node):
+            dense = gm.graph.call_function(aten.clone.default, (node.args[0],), {"memory_format": torch.contiguous_format})
+        dense.meta["val"] = aten.clone.default(source, memory_format=torch.contiguous_format)
+        node.replace_input_with(node.args[0], dense)
 
 
 def _unaliased_written_arguments(target, args, kwargs):

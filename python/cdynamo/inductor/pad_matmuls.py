@@ -80,7 +80,7 @@ def _needs_dense(user, shape, pad_n):
         return True
     try:
         _narrowed_probe(shape, pad_n).view(user.args[1])
-    except RuntimeError:
+    except (RuntimeError, ValueError):
         return True
     return False
 

@@ -153,3 +153,23 @@ def test_in_place_view_ops_keep_their_producers_shapes():
     for e, g in zip(expected, got):
         torch.testing.assert_close(g, e)
         assert g.stride() == e.stride()
+
+
+@pytest.mark.parametrize("flatten", [
+    lambda y: y.view(y.size(0), -1),           # the classic LeNet/VGG classifier input
+    lambda y: torch.flatten(y, 1),
+    lambda y: y.reshape(-1, y.shape[1] * y.shape[2] * y.shape[3]),
+])
+def test_a_view_of_a_channels_last_value_reads_a_contiguous_copy(flatten):
+    from cdynamo.utils import counters
+
+    torch.manual_seed(0)
+    conv, fc = nn.Conv2d(3, 4, 3), nn.Linear(4 * 6 * 6, 2)
+    fn = lambda x: fc(flatten(F.relu(conv(x))))  # noqa: E731
+    x = torch.randn(2, 3, 8, 8)
+    fallbacks, graphs = counters["inductor"]["eager_fallback"], counters["inductor"]["graphs"]
+    with torch.no_grad():
+        expected = fn(x)
+        got = cdynamo.optimize("inductor")(fn)(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    assert counters["inductor"]["eager_fallback"] == fallbacks and counters["inductor"]["graphs"] == graphs + 1
