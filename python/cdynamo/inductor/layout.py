@@ -59,7 +59,7 @@ def repropagate(gm, fake_mode):
         for node in list(gm.graph.nodes):
             if node.op != "call_function":
                 continue
-            if node.target in _VIEWS:
+            if node.target in VIEWS:
                 _densify_for_view(gm, node)
             args = torch.fx.node.map_arg(node.args, value)
             kwargs = torch.fx.node.map_arg(node.kwargs, value)
@@ -67,7 +67,7 @@ def repropagate(gm, fake_mode):
             node.meta["val"] = node.target(*args, **kwargs)
 
 
-_VIEWS = (aten.view.default, aten._unsafe_view.default)
+VIEWS = (aten.view.default, aten._unsafe_view.default)  # also read by pad_matmuls
 
 
 def _densify_for_view(gm, node):

@@ -14,7 +14,6 @@ aten = torch.ops.aten
 _MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
 _DEVICES = ("cuda",)  # where cuBLAS runs them (tests add "cpu" to run the rewrite on the CPU)
 _ALIGN_BYTES = 16  # cuBLAS's vectorised kernels need every leading dimension on 16 bytes
-_VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 # A rough cost model, measured on the H200 (bench/README.md): an unaligned matmul takes about
 # 2.5x its aligned time; a padding copy moves bytes at about 3 TB/s and costs a launch.
@@ -74,7 +73,7 @@ def _needs_dense(user, shape, pad_n):
     restored by a copy), or a view the slice's strides cannot take."""
     if user.op == "output":
         return True
-    if user.target not in _VIEWS:
+    if user.target not in layout.VIEWS:
         return False
     if any(u.op == "output" for u in user.users):
         return True
@@ -99,12 +98,8 @@ def _rewrite(graph, node, pad_k, pad_n):
         return
     with graph.inserting_after(node):
         narrowed = graph.call_function(aten.slice.Tensor, (node, -1, 0, shape[-1]))
+    # A view the slice's strides cannot take gets its contiguous copy from layout.repropagate.
     node.replace_all_uses_with(narrowed, delete_user_cb=lambda user: user is not narrowed)
-    for user in list(narrowed.users):
-        if user.op != "output" and _needs_dense(user, shape, pad_n) and user.target in _VIEWS:
-            with graph.inserting_before(user):
-                dense = graph.call_function(aten.clone.default, (narrowed,), {"memory_format": torch.contiguous_format})
-            user.replace_input_with(narrowed, dense)
 
 
 def _padded_operand(graph, b, pad_k, pad_n):
