@@ -116,12 +116,14 @@ def run_as_captured(gm, reason):
 
 def written_aliased_input_reason(aten_gm, example_inputs):
     """The lowering orders reads and writes of each input on its own: an input written in place
-    that shares memory with another input (x and x[0] both passed in) would be read after the
-    write through the other one. Such graphs run as captured."""
+    that shares memory with another input or with a parameter or buffer the graph reads (x and
+    x[0] both passed in; `buf.data` written while `buf` is read) would be read after the write
+    through the other one, or before it. Such graphs run as captured."""
     from .output_aliases import storage_of
 
     storages = [storage_of(t) if isinstance(t, torch.Tensor) else None for t in example_inputs]
-    known = [s for s in storages if s is not None]
+    constants = [storage_of(t) for t in aten_gm.buffers()] + [storage_of(t) for t in aten_gm.parameters()]
+    known = [s for s in storages if s is not None] + constants
     if len(set(known)) == len(known):
         return None
     placeholders = [n for n in aten_gm.graph.nodes if n.op == "placeholder"]
@@ -129,6 +131,6 @@ def written_aliased_input_reason(aten_gm, example_inputs):
                if n.op == "call_function" and str(n.target) == "aten.copy_.default" and n.args[0] in placeholders}
     for node in written:
         k = placeholders.index(node)
-        if k < len(storages) and storages[k] is not None and storages.count(storages[k]) > 1:
+        if k < len(storages) and storages[k] is not None and known.count(storages[k]) > 1:
             return "graph inputs that share memory, one of them written in place"
     return None

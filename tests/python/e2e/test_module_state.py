@@ -193,3 +193,26 @@ def test_non_reentrant_checkpointing_counts_only_the_forwards_saved_tensors(back
     with cdynamo.config.patch(suppress_errors=True):
         cdynamo.optimize(backend)(fn)(x).sum().backward()
     assert all(same(p.grad, e) for p, e in zip(block.parameters(), expected))
+
+
+class EmaCodebook(torch.nn.Module):
+    """A VQ-VAE codebook's EMA update: writes through `.data` (a graph input sharing the buffer's
+    memory), then reads the buffer itself in the same graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("avg", torch.randn(8, 4))
+        self.register_buffer("counts", torch.tensor([0.2, 0.0, 0.4, 0.0, 0.0, 0.3, 0.1, 0.0]))
+        self.register_buffer("embed", torch.zeros(8, 4))
+
+    def forward(self, x):
+        self.avg.data.mul_(0.9).add_(x, alpha=0.1)
+        n = self.counts.sum()
+        smoothed = (self.counts + 1e-5) / (n + 8e-5) * n
+        self.embed.copy_(self.avg / smoothed.unsqueeze(1))
+        return self.embed.sum()
+
+
+def test_a_buffer_written_through_data_and_read_in_one_graph():
+    torch.manual_seed(0)
+    run_both(EmaCodebook(), 3, torch.randn(8, 4))
