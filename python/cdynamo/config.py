@@ -126,6 +126,11 @@ channels_last_convolutions = True
 # strides (torch.compile returns the padded, non-contiguous result instead).
 pad_matmuls = True
 
+# True: graphs that need gradients are compiled forward and backward (AOTAutograd's joint graph,
+# split by its min-cut partitioner, each half through the inductor). False: they run as captured
+# with eager autograd.
+compiled_training = os.environ.get("CDYNAMO_COMPILED_TRAINING", "1") != "0"
+
 # True: what the inductor backend computes from parameters and buffers alone (a weight's
 # transposed or re-laid-out copy) is kept between calls and recomputed only when one of them gets
 # new storage or is changed in place by torch (its version counter moves). Changes made through
@@ -187,6 +192,8 @@ _KNOB_NAMES = frozenset(
         "verify_ir",
         "reuse_large_buffers",
         "channels_last_convolutions",
+        "pad_matmuls",
+        "compiled_training",
         "freeze_constants",
         "graph_cache",
         "cpu_backend",

@@ -255,6 +255,10 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
         }
       }
       for (const std::string& name : x.outputs) {
+        if (name.empty()) {  // a return the graph never reads (None, or a gradient not asked for)
+          plan.outputs.push_back(-1);
+          continue;
+        }
         plan.outputs.push_back(slot(name));
         defined.insert(slot(name));
       }
@@ -455,6 +459,7 @@ void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) 
   std::vector<at::Tensor> results;
   for (c10::IValue& v : stack) {
     if (v.isTensor()) results.push_back(v.toTensor());
+    else if (v.isNone()) results.emplace_back();  // keeps later returns in their positions
     else if (v.isTensorList())
       for (const at::Tensor& t : v.toTensorList()) results.push_back(t);
   }
@@ -463,6 +468,7 @@ void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) 
                         std::to_string(step.outputs.size()) + " outputs");
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     int s = step.outputs[k];
+    if (s < 0) continue;
     const BufferInfo& b = buffers_[s];
     at::Tensor t = std::move(results[k]);
     if (!t.defined()) {

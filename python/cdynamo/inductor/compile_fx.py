@@ -10,8 +10,6 @@ import torch.fx
 from .. import config, utils
 from . import layout, output_aliases, pad_matmuls, targets
 
-_TRAINING_NOTE_SHOWN = False
-
 # make_fx and AOTAutograd keep their tracing state in module globals (torch.fx's CURRENT_PATCHER,
 # the proxy mode stack): two threads tracing at once corrupt each other's trace. Aten tracing is
 # serialized; the C++ compile after it (g++ without the GIL) still overlaps between threads.
@@ -26,18 +24,38 @@ def _needs_autograd(gm, example_inputs):
     return any(t.requires_grad for t in tensors)
 
 
-def _eager_training_path(gm, example_inputs):
-    """Graphs that need gradients run as captured, with eager autograd, until compiled training
-    exists. (AOTAutograd with eager kernels was no faster and not eager's autograd: an output
-    the loss does not use gave the inputs behind it a zero .grad instead of None, and a write
-    into a tensor autograd saved failed the joint trace where eager's forward runs.)"""
-    global _TRAINING_NOTE_SHOWN
-    if not _TRAINING_NOTE_SHOWN:
-        _TRAINING_NOTE_SHOWN = True
-        utils.log("graphs", "inductor: this graph needs gradients; it runs as captured with eager "
-                  "autograd (compiled training comes in a later version)")
+def _training_path(gm, example_inputs):
+    """Forward and backward compiled (training.py); the graph as captured, with eager autograd,
+    under config.compiled_training = False or where the joint trace fails (a write into a tensor
+    autograd saved for backward, which eager reports only when backward runs)."""
+    reason = "config.compiled_training is False"
+    if config.compiled_training:
+        reason = targets.unsupported_reason(gm, example_inputs)
+        if reason is not None:
+            return targets.run_as_captured(gm, reason)
+        from . import training
+
+        target, device_type = targets.choose_target(gm, example_inputs)
+        start = time.perf_counter()
+        try:
+            with _ATEN_TRACE_LOCK:
+                compiled = training.compile_training(gm, example_inputs, target, device_type)
+            utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
+            utils.add_time("aten_graph", time.perf_counter() - start)
+            return compiled
+        except Exception as error:  # noqa: BLE001 - any failure of the joint trace: eager autograd
+            if not config.suppress_errors and not _is_trace_refusal(error):
+                raise
+            reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    utils.log("graphs", f"inductor: this graph needs gradients and runs with eager autograd ({reason})")
     utils.counters["inductor"]["autograd_fallback"] += 1
     return gm.forward
+
+
+def _is_trace_refusal(error):
+    """Errors of the joint trace that eager would raise only at backward time, if ever."""
+    text = str(error)
+    return isinstance(error, RuntimeError) and ("modified by an inplace operation" in text or "inplace" in text)
 
 
 def _unique_state(gm):
@@ -134,8 +152,8 @@ def compile_fx(gm, example_inputs):
     reason = targets.unsupported_reason(gm, example_inputs, selfcheck=False)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
-    if _needs_autograd(gm, example_inputs):  # runs as captured: no target, so no self-check
-        return _eager_training_path(gm, example_inputs)
+    if _needs_autograd(gm, example_inputs):
+        return _training_path(gm, example_inputs)
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)

@@ -19,11 +19,14 @@ def storage_of(t):
 def _example_values(gm):
     """(input fakes, output fakes) from the nodes' example values, or None where one is missing."""
     nodes = list(gm.graph.nodes)
-    inputs = [n.meta.get("example_value") for n in nodes if n.op == "placeholder"]
+    def value(n):  # the frontend's example values, or those of make_fx and AOTAutograd graphs
+        return n.meta.get("example_value", n.meta.get("val")) if isinstance(n, torch.fx.Node) else None
+
+    inputs = [value(n) for n in nodes if n.op == "placeholder"]
     output = next(n for n in reversed(nodes) if n.op == "output")
     returned = pytree.tree_leaves(output.args[0])
-    outputs = [n.meta.get("example_value") if isinstance(n, torch.fx.Node) else None for n in returned]
-    held = [n.meta.get("example_value") for n in nodes if n.op == "get_attr"]
+    outputs = [value(n) for n in returned]
+    held = [value(n) for n in nodes if n.op == "get_attr"]
     if not all(isinstance(v, torch.Tensor) for v in inputs + outputs):
         return None
     return inputs, outputs, [t for t in held if isinstance(t, torch.Tensor)]

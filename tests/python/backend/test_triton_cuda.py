@@ -111,12 +111,13 @@ def test_a_passed_self_check_is_remembered_across_processes(tmp_path):
     assert counters["inductor"]["triton_selfcheck_remembered"] == 1
 
 
-def test_graphs_that_run_with_eager_autograd_skip_the_self_check():
-    from cdynamo.inductor import triton_selfcheck
-
-    triton_selfcheck.failure_reason.cache_clear()
+def test_training_graphs_compile_both_halves_to_triton():
     w = torch.randn(8, 8, device="cuda", requires_grad=True)
-    out = cdynamo.optimize("inductor")(lambda x: (x @ w).relu().sum())(torch.randn(4, 8, device="cuda"))
-    out.backward()
-    assert counters["inductor"]["autograd_fallback"] == 1 and w.grad is not None
-    assert triton_selfcheck.failure_reason.cache_info().currsize == 0
+    x = torch.randn(4, 8, device="cuda")
+    fn = lambda x: (x @ w).relu().pow(2).sum()
+    fn(x).backward()
+    expected, w.grad = w.grad, None
+    cdynamo.optimize("inductor")(fn)(x).backward()
+    torch.testing.assert_close(w.grad, expected)
+    assert counters["inductor"]["training_graphs"] == 1 and counters["inductor"]["autograd_fallback"] == 0
+    assert counters["inductor_targets"]["triton (cuda)"] == 1

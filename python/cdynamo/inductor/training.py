@@ -1,0 +1,194 @@
+"""Compiled training: AOTAutograd traces a graph that needs gradients into a joint forward and
+backward and splits it (min-cut rematerialization); each half goes through the C++ pipeline as an
+inference graph does. Assumes compile_fx chose and self-checked the target for this graph.
+
+AOTAutograd's runtime (one autograd.Function per graph) keeps eager's semantics for input
+mutations, outputs that alias inputs and non-differentiable outputs. Two things it does not keep
+are restored here: an input whose gradient flows only from outputs the loss did not use gets None
+in eager, not zeros (none_gradients below); and a write into a tensor autograd saved, which eager
+only reports at backward time, fails the joint trace: such graphs run with eager autograd."""
+import threading
+
+import torch
+import torch.fx
+from torch.utils import _pytree as pytree
+
+from .. import config, utils
+from . import layout, output_aliases, pad_matmuls
+
+
+def compile_training(gm, example_inputs, target, device_type):
+    """A callable computing gm's outputs whose backward runs compiled programs."""
+    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    from ..backends.eager import _with_tuple_output
+    from .decompositions import table
+
+    tuple_gm, unwrap = _with_tuple_output(gm)
+    tracker = _NoneTangents()
+
+    def forward_compiler(fw_gm, fw_inputs):
+        return _boxed(_compile_half(fw_gm, target, device_type, "forward"))
+
+    def backward_compiler(bw_gm, bw_inputs):
+        keep_nones = tracker.backward_of(bw_gm)  # read before compiling: that sets Nones aside
+        return _boxed(keep_nones(_compile_half(bw_gm, target, device_type, "backward")))
+
+    compiled = aot_module_simplified(
+        tuple_gm,
+        example_inputs,
+        fw_compiler=forward_compiler,
+        bw_compiler=backward_compiler,
+        partition_fn=min_cut_rematerialization_partition,
+        decompositions=table(),
+    )
+    utils.counters["inductor"]["training_graphs"] += 1
+
+    def run(*args):
+        outputs = compiled(*args)
+        tracker.watch(outputs)
+        return outputs[0] if unwrap else outputs
+
+    return run
+
+
+def _boxed(fn):
+    """AOTAutograd's calling convention for compiled halves: one list argument."""
+    def boxed(args):
+        return fn(*args)
+
+    boxed._boxed_call = True
+    return boxed
+
+
+# --- one half: None outputs set aside, eager's aliasing read, the C++ pipeline ----------------
+
+def _compile_half(part_gm, target, device_type, kind):
+    """part_gm (functional aten) as a callable; a backward graph's None gradients (inputs that
+    need none) are put back around the compiled program, which returns only tensors."""
+    from .. import _C
+
+    output = next(n for n in reversed(part_gm.graph.nodes) if n.op == "output")
+    returned = list(pytree.tree_leaves(output.args[0]))
+    tensor_positions = [k for k, v in enumerate(returned) if isinstance(v, torch.fx.Node)]
+    if len(tensor_positions) != len(returned):
+        output.args = (tuple(returned[k] for k in tensor_positions),)
+        part_gm.graph.lint()
+        part_gm.recompile()
+    output_aliases.annotate(part_gm, output_aliases.eager_aliases(part_gm, ()))
+    if config.channels_last_convolutions:
+        layout.prefer_channels_last(part_gm)
+    if config.pad_matmuls:
+        pad_matmuls.pad_misaligned_matmuls(part_gm)
+    utils.log("graphs", lambda: f"inductor {kind} graph:\n{part_gm.code}")
+    program = _restriding(_C._inductor_compile(part_gm, part_gm.forward, False, target, device_type), part_gm)
+    if len(tensor_positions) == len(returned):
+        return program
+    width = len(returned)
+
+    def with_nones(*args):
+        values = [None] * width
+        for k, v in zip(tensor_positions, program(*args)):
+            values[k] = v
+        return values
+
+    return with_nones
+
+
+def _restriding(program, part_gm):
+    """The program, taking inputs whose strides differ from the traced ones (a tangent laid out
+    otherwise, a saved tensor an extern returned with other strides) as copies in the traced
+    layout: the executor rejects them, it never reads them wrongly."""
+    expected = [n.meta.get("val") for n in part_gm.graph.nodes if n.op == "placeholder"]
+
+    def run(*args):
+        try:
+            return program(*args)
+        except ValueError as error:
+            if "compiled program input" not in str(error):
+                raise
+        return program(*(_as_traced(a, e) for a, e in zip(args, expected)))
+
+    return run
+
+
+def _as_traced(value, traced):
+    if not isinstance(value, torch.Tensor) or not isinstance(traced, torch.Tensor):
+        return value
+    if value.shape != traced.shape or value.stride() == traced.stride():
+        return value
+    copy = torch.empty_strided(traced.shape, traced.stride(), dtype=value.dtype, device=value.device)
+    return copy.copy_(value)
+
+
+# --- None gradients as eager gives them ---------------------------------------------------------
+
+class _NoneTangents:
+    """Eager leaves .grad None on an input reached only through outputs the loss did not use;
+    AOTAutograd's backward gets zeros for those outputs' gradients and would return zero
+    gradients. A pre-hook on each call's backward node notes which outputs got no gradient; the
+    backward then returns None for every gradient that depends only on those outputs' tangents
+    (read from the backward graph's data flow). The node runs right after its pre-hook on the
+    same thread, so the note is thread-local."""
+
+    def __init__(self):
+        self._pending = threading.local()
+
+    def watch(self, outputs):
+        """Registers the pre-hook on the backward node of a call's outputs (one node per call)."""
+        if not torch.is_grad_enabled():
+            return
+        node = next((t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+        if node is None or not hasattr(node, "register_prehook"):
+            return
+        # The outputs with a tangent: those the node computes (not views made after it).
+        with_tangent = [k for k, t in enumerate(outputs) if isinstance(t, torch.Tensor) and t.grad_fn is node]
+        if len(with_tangent) < 2:
+            return  # one such output: the node runs only when it has a gradient
+        count, pending = len(outputs), self._pending
+
+        def note_missing(grad_outputs):
+            # More returns than outputs (mutated inputs, views' bases): positions unknown, zeros kept.
+            if len(grad_outputs) == count:
+                pending.missing = frozenset(j for j, k in enumerate(with_tangent) if grad_outputs[k] is None)
+
+        node.register_prehook(note_missing)
+
+    def backward_of(self, bw_gm):
+        """A wrapper for bw_gm's compiled program that returns None for gradients fed only by
+        tangents of outputs that got no gradient."""
+        placeholders = [n for n in bw_gm.graph.nodes if n.op == "placeholder"]
+        tangents = [k for k, n in enumerate(placeholders) if n.name.startswith("tangents")]
+        feeds = _tangents_feeding_each_output(bw_gm, {placeholders[k]: j for j, k in enumerate(tangents)})
+        if not any(feeds):
+            return lambda program: program
+        return lambda program: self._keeping_nones(program, len(tangents), feeds)
+
+    def _keeping_nones(self, program, tangent_count, feeds):
+        pending = self._pending
+
+        def run(*args):
+            missing = getattr(pending, "missing", None)
+            pending.missing = None
+            grads = program(*args)
+            if not missing or max(missing) >= tangent_count:
+                return grads
+            return [None if g is not None and feeds[j] and feeds[j] <= missing else g for j, g in enumerate(grads)]
+
+        return run
+
+
+def _tangents_feeding_each_output(bw_gm, tangent_index):
+    """For each output of the backward graph, the set of tangent positions it depends on."""
+    reached = {}
+    for node in bw_gm.graph.nodes:
+        if node.op == "placeholder":
+            reached[node] = frozenset({tangent_index[node]}) if node in tangent_index else frozenset()
+        elif node.op != "output":
+            deps = set()
+            for arg in node.all_input_nodes:
+                deps |= reached[arg]
+            reached[node] = frozenset(deps)
+    output = next(n for n in reversed(bw_gm.graph.nodes) if n.op == "output")
+    return [reached[v] if isinstance(v, torch.fx.Node) else frozenset() for v in pytree.tree_leaves(output.args[0])]

@@ -1,0 +1,168 @@
+"""Compiled training with the inductor backend: forward and backward compiled, and what the user
+sees equal to eager's: gradients (None where eager leaves None), module state after optimizer
+steps, running statistics, outputs that alias inputs, dropout's forward and backward agreeing."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import cdynamo
+from cdynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    with cdynamo.config.patch(suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+def assert_same_grads(eager, compiled):
+    for (name, a), (_, b) in zip(eager.named_parameters(), compiled.named_parameters()):
+        assert (a.grad is None) == (b.grad is None), f"{name}: eager .grad {a.grad is None and 'None'}, compiled {b.grad is None and 'None'}"
+        if a.grad is not None:
+            torch.testing.assert_close(b.grad, a.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def train_both(model, inputs, steps=3, loss_of=lambda out: out.float().pow(2).mean()):
+    """Runs `steps` SGD steps on model and on a copy compiled with the inductor; compares
+    outputs, gradients and parameters and buffers after every step. Returns the compiled copy."""
+    eager, compiled = model, copy.deepcopy(model)
+    fn = cdynamo.optimize("inductor")(compiled)
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (eager, compiled)]
+    for _ in range(steps):
+        for opt in optimizers:
+            opt.zero_grad(set_to_none=True)
+        expected, got = eager(*inputs), fn(*inputs)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        loss_of(expected).backward()
+        loss_of(got).backward()
+        assert_same_grads(eager, compiled)
+        for opt in optimizers:
+            opt.step()
+        for (name, a), (_, b) in zip(eager.state_dict().items(), compiled.state_dict().items()):
+            torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
+    return compiled
+
+
+def test_an_mlp_trains_as_in_eager_with_both_halves_compiled():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    train_both(model, (torch.randn(8, 16),))
+    assert counters["inductor"]["training_graphs"] == 1
+    assert counters["inductor"]["autograd_fallback"] == 0
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_convolutional_network_updates_batchnorm_statistics_in_training():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(8, 3)).train()
+    compiled = train_both(model, (torch.randn(4, 3, 12, 12),))
+    assert compiled[1].num_batches_tracked.item() == 3
+    assert counters["inductor"]["training_graphs"] == 1
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared, self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.shared(x).tanh()
+        return self.a(h).relu(), self.b(h) * 2
+
+
+def test_parameters_behind_an_output_the_loss_does_not_use_keep_a_none_grad():
+    torch.manual_seed(0)
+    train_both(TwoHeads(), (torch.randn(3, 4),), loss_of=lambda out: out[0].sum())
+    train_both(TwoHeads(), (torch.randn(3, 4),), loss_of=lambda out: out[1].sum())
+    train_both(TwoHeads(), (torch.randn(3, 4),), loss_of=lambda out: out[0].sum() + out[1].mean())
+
+
+def test_gradients_of_inputs_and_a_graph_break_between_two_compiled_graphs():
+    w = torch.randn(5, 5, requires_grad=True)
+
+    def fn(x):
+        y = (x @ w).sigmoid()
+        print("", end="")  # a graph break: two graphs, each compiled forward and backward
+        return (y * x).sum(dim=1)
+
+    x1 = torch.randn(3, 5, requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_()
+    fn(x1).pow(2).sum().backward()
+    expected_w = w.grad.clone()
+    w.grad = None
+    cdynamo.optimize("inductor")(fn)(x2).pow(2).sum().backward()
+    torch.testing.assert_close(x2.grad, x1.grad)
+    torch.testing.assert_close(w.grad, expected_w)
+    assert counters["inductor"]["training_graphs"] == 2
+
+
+def test_returned_inputs_views_and_clones_alias_as_in_eager():
+    w = torch.randn(4, 4, requires_grad=True)
+
+    def fn(x):
+        y = x @ w
+        return y, y.t(), x.clone(), x[0]
+
+    x = torch.randn(4, 4)
+    y, yt, clone, row = cdynamo.optimize("inductor")(fn)(x)
+    assert yt._base is y or yt.data_ptr() == y.data_ptr()
+    assert clone.data_ptr() != x.data_ptr() and row.data_ptr() == x.data_ptr()
+    clone.add_(1)
+    assert not torch.equal(clone, x)
+    yt.sum().backward()
+    torch.testing.assert_close(w.grad, x.t() @ torch.ones(4, 4))
+
+
+def test_an_input_written_in_place_in_a_training_graph():
+    w = torch.randn(3, requires_grad=True)
+
+    def fn(x, counter):
+        counter.add_(1)
+        return (x * w).exp().sum() * counter
+
+    counts = [torch.zeros(()), torch.zeros(())]
+    x = torch.randn(3)
+    results = [fn(x, counts[0]), cdynamo.optimize("inductor")(fn)(x, counts[1])]
+    grads = []
+    for r in results:
+        w.grad = None
+        r.backward()
+        grads.append(w.grad)
+    torch.testing.assert_close(results[1], results[0])
+    torch.testing.assert_close(grads[1], grads[0])
+    assert counts[1].item() == counts[0].item() == 1
+
+
+def test_dropout_backward_uses_the_forwards_mask():
+    x = torch.randn(64, 64, requires_grad=True)
+    y = cdynamo.optimize("inductor")(lambda t: F.dropout(t * 3, p=0.5, training=True))(x)
+    y.sum().backward()
+    kept = (y != 0).float()
+    assert 0.3 < kept.mean().item() < 0.7
+    torch.testing.assert_close(x.grad, kept * 6)
+
+
+def test_compiled_training_off_runs_with_eager_autograd():
+    torch.manual_seed(0)
+    with cdynamo.config.patch(compiled_training=False):
+        train_both(nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1)), (torch.randn(4, 8),), steps=1)
+    assert counters["inductor"]["autograd_fallback"] == 1
+    assert counters["inductor"]["training_graphs"] == 0
+
+
+def test_the_same_function_without_gradients_gets_an_inference_graph():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    fn = cdynamo.optimize("inductor")(model)
+    x = torch.randn(2, 8)
+    fn(x).sum().backward()
+    with torch.no_grad():
+        torch.testing.assert_close(fn(x), model(x))
+    assert counters["inductor"]["training_graphs"] == 1 and counters["inductor"]["graphs"] == 1
