@@ -198,6 +198,8 @@ CASES = (
     GpuCase("layernorm_gelu_linear", "LayerNorm→GELU→Linear, 4096×4096", build_layernorm_gelu_linear),
     GpuCase("mlp", "MLP 4×(Linear 2048 + ReLU), batch 4096", build_mlp),
     GpuCase("resnet18", "ResNet-18, batch 64", build_resnet18, requires=("torchvision",)),
+    GpuCase("resnet18_train", "ResNet-18 training step (fwd+bwd), batch 64", build_resnet18, train=True,
+            requires=("torchvision",)),
     GpuCase("gpt2", "GPT-2 124M, batch 8, seq 512", build_gpt2, requires=("transformers",)),
     GpuCase("bert", "BERT-base, batch 8, seq 512", build_bert, requires=("transformers",)),
     GpuCase("gpt2_train", "GPT-2 124M training step (fwd+bwd), batch 8, seq 512", build_gpt2, train=True,
@@ -217,7 +219,7 @@ _BY_NAME = {case.name: case for case in CASES}
 # the whole table with a build before it, and these two halves each fit.
 GROUPS = {
     "micro": ("pointwise_chain", "layernorm_gelu_linear", "mlp", "softmax", "column_sum", "launch_overhead"),
-    "vision": ("resnet18", "vit_b16"),
+    "vision": ("resnet18", "resnet18_train", "vit_b16"),
     "transformers": ("gpt2", "bert", "gpt2_train", "gpt2_reduce_overhead", "gpt2_batch1"),
 }
 

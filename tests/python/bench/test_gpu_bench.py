@@ -27,7 +27,7 @@ def test_groups_cover_the_table_once():
     grouped = [name for group in gpu_cases.GROUPS.values() for name in group]
     assert sorted(grouped) == sorted(case.name for case in gpu_cases.CASES if case.name != "copy_bandwidth")
     assert [case.name for case in gpu_cases.select_cases(["vision", "mlp"])] == [
-        "copy_bandwidth", "mlp", "resnet18", "vit_b16"]
+        "copy_bandwidth", "mlp", "resnet18", "resnet18_train", "vit_b16"]
     with pytest.raises(KeyError):
         gpu_cases.select_cases(["no_such_case"])
 
