@@ -35,12 +35,21 @@ def compile_training(gm, example_inputs, target, device_type):
         keep_nones = tracker.backward_of(bw_gm)  # read before compiling: that sets Nones aside
         return _boxed(keep_nones(_compile_half(bw_gm, target, device_type, "backward")))
 
+    def partition(joint_gm, joint_inputs, **options):
+        # Layouts are chosen on the joint graph: what the forward saves for the backward stays
+        # channels-last (or padded) between the halves; only results and gradients get eager's.
+        if config.channels_last_convolutions:
+            layout.prefer_channels_last(joint_gm)
+        if config.pad_matmuls:
+            pad_matmuls.pad_misaligned_matmuls(joint_gm)
+        return min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
+
     compiled = aot_module_simplified(
         tuple_gm,
         example_inputs,
         fw_compiler=forward_compiler,
         bw_compiler=backward_compiler,
-        partition_fn=min_cut_rematerialization_partition,
+        partition_fn=partition,
         decompositions=table(),
     )
     utils.counters["inductor"]["training_graphs"] += 1
@@ -77,10 +86,6 @@ def _compile_half(part_gm, target, device_type, kind):
         part_gm.graph.lint()
         part_gm.recompile()
     output_aliases.annotate(part_gm, output_aliases.eager_aliases(part_gm, ()))
-    if config.channels_last_convolutions:
-        layout.prefer_channels_last(part_gm)
-    if config.pad_matmuls:
-        pad_matmuls.pad_misaligned_matmuls(part_gm)
     utils.log("graphs", lambda: f"inductor {kind} graph:\n{part_gm.code}")
     program = _restriding(_C._inductor_compile(part_gm, part_gm.forward, False, target, device_type), part_gm)
     if len(tensor_positions) == len(returned):
