@@ -43,19 +43,14 @@ def _training_path(gm, example_inputs):
             utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
             utils.add_time("aten_graph", time.perf_counter() - start)
             return compiled
-        except Exception as error:  # noqa: BLE001 - any failure of the joint trace: eager autograd
-            if not config.suppress_errors and not _is_trace_refusal(error):
-                raise
-            reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        except Exception as error:  # noqa: BLE001 - eager autograd is always a correct answer
+            first_line = str(error).splitlines()[0] if str(error) else ""
+            reason = f"the joint forward/backward trace failed: {type(error).__name__}: {first_line}"
     utils.log("graphs", f"inductor: this graph needs gradients and runs with eager autograd ({reason})")
     utils.counters["inductor"]["autograd_fallback"] += 1
+    if config.compiled_training:
+        utils.counters["inductor"][f"autograd_fallback: {reason[:200]}"] += 1
     return gm.forward
-
-
-def _is_trace_refusal(error):
-    """Errors of the joint trace that eager would raise only at backward time, if ever."""
-    text = str(error)
-    return isinstance(error, RuntimeError) and ("modified by an inplace operation" in text or "inplace" in text)
 
 
 def _unique_state(gm):

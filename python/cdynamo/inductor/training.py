@@ -16,6 +16,8 @@ from torch.utils import _pytree as pytree
 from .. import config, utils
 from . import layout, output_aliases, pad_matmuls
 
+_WARNED = set()  # reasons a half ran with aten's kernels, warned about once each
+
 
 def compile_training(gm, example_inputs, target, device_type):
     """A callable computing gm's outputs whose backward runs compiled programs."""
@@ -87,7 +89,14 @@ def _compile_half(part_gm, target, device_type, kind):
         part_gm.recompile()
     output_aliases.annotate(part_gm, output_aliases.eager_aliases(part_gm, ()))
     utils.log("graphs", lambda: f"inductor {kind} graph:\n{part_gm.code}")
-    program = _restriding(_C._inductor_compile(part_gm, part_gm.forward, False, target, device_type), part_gm)
+    try:
+        program = _restriding(_C._inductor_compile(part_gm, part_gm.forward, False, target, device_type), part_gm)
+    except Exception as error:  # noqa: BLE001 - a backward compiles at the first backward: never fail it
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        utils.log_and_warn_once("graphs", f"cdynamo inductor: the {kind} graph runs with aten's kernels ({reason})",
+                                reason, _WARNED)
+        utils.counters["inductor"]["eager_fallback"] += 1
+        program = part_gm.forward
     if len(tensor_positions) == len(returned):
         return program
     width = len(returned)

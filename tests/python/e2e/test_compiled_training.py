@@ -186,3 +186,20 @@ def test_cuda_convolution_gradients_are_planned_channels_last_as_cudnn_returns_t
     assert grads[0].is_contiguous(memory_format=torch.channels_last) and not grads[0].is_contiguous()
     assert grads[1].is_contiguous(memory_format=torch.channels_last) and grads[2].shape == (8,)
     assert plain[0].is_contiguous() and plain[1].is_contiguous()
+
+
+def test_a_half_that_fails_to_compile_runs_with_atens_kernels(monkeypatch):
+    from cdynamo import _C
+
+    real_compile = _C._inductor_compile
+
+    def failing_on_backward(gm, *args):
+        if any(n.name.startswith("tangents") for n in gm.graph.nodes if n.op == "placeholder"):
+            raise RuntimeError("a backward the lowering refuses")
+        return real_compile(gm, *args)
+
+    monkeypatch.setattr(_C, "_inductor_compile", failing_on_backward)
+    torch.manual_seed(0)
+    with pytest.warns(UserWarning, match="backward graph runs with aten's kernels"):
+        train_both(nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2)), (torch.randn(4, 8),), steps=2)
+    assert counters["inductor"]["training_graphs"] == 1 and counters["inductor"]["eager_fallback"] == 1
