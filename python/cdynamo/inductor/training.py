@@ -56,7 +56,14 @@ def compile_training(gm, example_inputs, target, device_type):
     )
     utils.counters["inductor"]["training_graphs"] += 1
 
+    top_hooks = torch._C._autograd._top_saved_tensors_default_hooks
+
     def run(*args):
+        if top_hooks(False) is not None:
+            # Saved-tensor hooks (torch.utils.checkpoint, offloading) count and pack each tensor
+            # eager's forward saves; the graph as captured saves exactly those.
+            utils.counters["inductor"]["training_under_saved_tensor_hooks"] += 1
+            return gm.forward(*args)
         outputs = compiled(*args)
         tracker.watch(outputs)
         return outputs[0] if unwrap else outputs

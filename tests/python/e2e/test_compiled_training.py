@@ -203,3 +203,19 @@ def test_a_half_that_fails_to_compile_runs_with_atens_kernels(monkeypatch):
     with pytest.warns(UserWarning, match="backward graph runs with aten's kernels"):
         train_both(nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2)), (torch.randn(4, 8),), steps=2)
     assert counters["inductor"]["training_graphs"] == 1 and counters["inductor"]["eager_fallback"] == 1
+
+
+class CheckpointedBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 8), nn.ReLU()) for _ in range(3)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        return x
+
+
+def test_activation_checkpointing_recomputes_what_the_forward_saved():
+    torch.manual_seed(0)
+    train_both(CheckpointedBlocks(), (torch.randn(2, 4, 8),), steps=2)
