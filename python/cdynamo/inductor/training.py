@@ -177,13 +177,11 @@ class _NoneTangents:
         node.register_prehook(note_missing)
 
     def backward_of(self, bw_gm):
-        """A wrapper for bw_gm's compiled program that returns None for gradients fed only by
-        tangents of outputs that got no gradient."""
+        """A wrapper for bw_gm's compiled program that returns None for gradients fed by no
+        tangent, or only by tangents of outputs that got no gradient."""
         placeholders = [n for n in bw_gm.graph.nodes if n.op == "placeholder"]
         tangents = [k for k, n in enumerate(placeholders) if n.name.startswith("tangents")]
         feeds = _tangents_feeding_each_output(bw_gm, {placeholders[k]: j for j, k in enumerate(tangents)})
-        if not any(feeds):
-            return lambda program: program
         return lambda program: self._keeping_nones(program, len(tangents), feeds)
 
     def _keeping_nones(self, program, tangent_count, feeds):
@@ -192,7 +190,12 @@ class _NoneTangents:
         def run(*args):
             missing = getattr(pending, "missing", None)
             pending.missing = None
-            grads = program(*args)
+            grads = list(program(*args))
+            # A gradient no tangent reaches (an input written under no_grad, never read after)
+            # is a constant zero: eager has no path from the outputs to that input, so None.
+            for j, g in enumerate(grads):
+                if g is not None and j < len(feeds) and not feeds[j]:
+                    grads[j] = None
             if not missing or max(missing) >= tangent_count:
                 return grads
             return [None if g is not None and feeds[j] and feeds[j] <= missing else g for j, g in enumerate(grads)]

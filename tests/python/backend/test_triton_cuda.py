@@ -117,7 +117,8 @@ def test_training_graphs_compile_both_halves_to_triton():
     fn = lambda x: (x @ w).relu().pow(2).sum()
     fn(x).backward()
     expected, w.grad = w.grad, None
-    cdynamo.optimize("inductor")(fn)(x).backward()
+    with cdynamo.config.patch(compiled_training=True):
+        cdynamo.optimize("inductor")(fn)(x).backward()
     torch.testing.assert_close(w.grad, expected)
     assert counters["inductor"]["training_graphs"] == 1 and counters["inductor"]["autograd_fallback"] == 0
     assert counters["inductor_targets"]["triton (cuda)"] == 1

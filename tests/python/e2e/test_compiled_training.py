@@ -15,7 +15,7 @@ from cdynamo.utils import counters
 @pytest.fixture(autouse=True)
 def fresh():
     cdynamo.reset()
-    with cdynamo.config.patch(suppress_errors=False):
+    with cdynamo.config.patch(suppress_errors=False, compiled_training=True):
         yield
     cdynamo.reset()
 
