@@ -6,10 +6,8 @@ model file (tests/python/backend/inductor_models.py)."""
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,6 +34,8 @@ def build(name):
 def child(name, system, threads, repeats):
     import torch
 
+    from cdynamo.bench import measure
+
     torch.set_num_threads(threads)
     model, inputs = build(name)
     if system == "cdynamo":
@@ -44,24 +44,9 @@ def child(name, system, threads, repeats):
         model = cdynamo.compile(model, backend="inductor")
     elif system == "torch.compile":
         model = torch.compile(model)
-
-    def step():
-        for p in model.parameters():
-            p.grad = None
-        out = model(*inputs)
-        out.float().pow(2).mean().backward()
-
-    start = time.perf_counter()
-    step()
-    first = time.perf_counter() - start
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    print(json.dumps({"first_s": first, "median_ms": statistics.median(times) * 1e3}))
+    first, _ = measure.timed_call(lambda: measure.train_step(model, inputs), "cpu")
+    timing = measure.batched_timing(lambda: measure.train_step(model, inputs), "cpu", repeats=repeats)
+    print(json.dumps({"first_s": first, "median_ms": timing["median"] * 1e3}))
 
 
 def main():

@@ -385,12 +385,12 @@ void Executor::check_input(const at::Tensor& t, size_t position) const {
     ok = t.size(static_cast<int64_t>(d)) == b.sizes[d];
     if (ok && b.sizes[d] > 1 && t.numel() > 0) ok = t.stride(static_cast<int64_t>(d)) == b.strides[d];
   }
+  if (ok) return;
   // A CPU scalar where the fake kernel said the device (flash attention's philox seed and offset,
   // saved for its backward): read only by aten calls, which take it as the op returned it.
-  if (!ok && t.dim() == 0 && b.sizes.empty() && t.device().is_cpu() && t.scalar_type() == b.dtype &&
+  if (t.dim() == 0 && b.sizes.empty() && t.device().is_cpu() && t.scalar_type() == b.dtype &&
       !kernel_reads_.count(input_slots_[position]))
     return;
-  if (ok) return;
   auto text = [](c10::IntArrayRef v) {
     std::string s = "[";
     for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);

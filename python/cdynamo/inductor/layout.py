@@ -64,26 +64,7 @@ def repropagate(gm, fake_mode):
             args = torch.fx.node.map_arg(node.args, value)
             kwargs = torch.fx.node.map_arg(node.kwargs, value)
             args, kwargs = _unaliased_written_arguments(node.target, args, kwargs)
-            node.meta["val"] = _as_cudnn_returns(node.target, args, node.target(*args, **kwargs))
-
-
-def _as_cudnn_returns(target, args, value):
-    """convolution_backward's gradients in the layout cuDNN gives them: channels-last when the
-    input or the weight is (torch before 2.13's meta kernel says contiguous; the executor would
-    copy each one into that layout, and the kernels after it would read mixed layouts)."""
-    if target is not aten.convolution_backward.default or args[1].device.type != "cuda" or args[1].dim() != 4:
-        return value
-
-    def channels_last(t):
-        return t.is_contiguous(memory_format=_CHANNELS_LAST) and not t.is_contiguous()
-
-    if not (channels_last(args[1]) or channels_last(args[2])):
-        return value
-    grads = list(value)
-    for k in (0, 1):
-        if isinstance(grads[k], torch.Tensor) and not channels_last(grads[k]):
-            grads[k] = grads[k].clone(memory_format=_CHANNELS_LAST)
-    return tuple(grads)
+            node.meta["val"] = node.target(*args, **kwargs)
 
 
 VIEWS = (aten.view.default, aten._unsafe_view.default)  # also read by pad_matmuls

@@ -3,10 +3,10 @@ backward and splits it (min-cut rematerialization); each half goes through the C
 inference graph does. Assumes compile_fx chose and self-checked the target for this graph.
 
 AOTAutograd's runtime (one autograd.Function per graph) keeps eager's semantics for input
-mutations, outputs that alias inputs and non-differentiable outputs. Two things it does not keep
-are restored here: an input whose gradient flows only from outputs the loss did not use gets None
-in eager, not zeros (none_gradients below); and a write into a tensor autograd saved, which eager
-only reports at backward time, fails the joint trace: such graphs run with eager autograd."""
+mutations, outputs that alias inputs and non-differentiable outputs. What it does not keep is
+restored here: an input whose gradient flows only from outputs the loss did not use gets None in
+eager, not zeros (_NoneTangents below). A write into a tensor autograd saved, which eager reports
+only at backward time, fails the joint trace: compile_fx runs such graphs with eager autograd."""
 import threading
 
 import torch
@@ -21,7 +21,7 @@ _WARNED = set()  # reasons a half ran with aten's kernels, warned about once eac
 
 def compile_training(gm, example_inputs, target, device_type):
     """A callable computing gm's outputs whose backward runs compiled programs."""
-    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
     from ..backends.eager import _with_tuple_output
@@ -31,11 +31,11 @@ def compile_training(gm, example_inputs, target, device_type):
     tracker = _NoneTangents()
 
     def forward_compiler(fw_gm, fw_inputs):
-        return _boxed(_compile_half(fw_gm, target, device_type, "forward"))
+        return make_boxed_func(_compile_half(fw_gm, target, device_type, "forward"))
 
     def backward_compiler(bw_gm, bw_inputs):
         keep_nones = tracker.backward_of(bw_gm)  # read before compiling: that sets Nones aside
-        return _boxed(keep_nones(_compile_half(bw_gm, target, device_type, "backward")))
+        return make_boxed_func(keep_nones(_compile_half(bw_gm, target, device_type, "backward")))
 
     def partition(joint_gm, joint_inputs, **options):
         # Layouts are chosen on the joint graph: what the forward saves for the backward stays
@@ -53,6 +53,10 @@ def compile_training(gm, example_inputs, target, device_type):
         bw_compiler=backward_compiler,
         partition_fn=partition,
         decompositions=table(),
+        # Writes to inputs stay in the forward graph (trailing copy_) where autograd need not see
+        # them (buffers, writes under no_grad): as Function outputs they would get tangents, and
+        # an input written under no_grad a zero .grad where eager leaves None.
+        keep_inference_input_mutations=True,
     )
     utils.counters["inductor"]["training_graphs"] += 1
 
@@ -69,15 +73,6 @@ def compile_training(gm, example_inputs, target, device_type):
         return outputs[0] if unwrap else outputs
 
     return run
-
-
-def _boxed(fn):
-    """AOTAutograd's calling convention for compiled halves: one list argument."""
-    def boxed(args):
-        return fn(*args)
-
-    boxed._boxed_call = True
-    return boxed
 
 
 # --- one half: None outputs set aside, eager's aliasing read, the C++ pipeline ----------------
@@ -161,7 +156,7 @@ class _NoneTangents:
         if not torch.is_grad_enabled():
             return
         node = next((t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
-        if node is None or not hasattr(node, "register_prehook"):
+        if node is None:
             return
         # The outputs with a tangent: those the node computes (not views made after it).
         with_tangent = [k for k, t in enumerate(outputs) if isinstance(t, torch.Tensor) and t.grad_fn is node]
@@ -177,11 +172,13 @@ class _NoneTangents:
         node.register_prehook(note_missing)
 
     def backward_of(self, bw_gm):
-        """A wrapper for bw_gm's compiled program that returns None for gradients fed by no
-        tangent, or only by tangents of outputs that got no gradient."""
+        """A wrapper for bw_gm's compiled program that returns None for gradients fed only by
+        tangents of outputs that got no gradient."""
         placeholders = [n for n in bw_gm.graph.nodes if n.op == "placeholder"]
         tangents = [k for k, n in enumerate(placeholders) if n.name.startswith("tangents")]
         feeds = _tangents_feeding_each_output(bw_gm, {placeholders[k]: j for j, k in enumerate(tangents)})
+        if not any(feeds):
+            return lambda program: program
         return lambda program: self._keeping_nones(program, len(tangents), feeds)
 
     def _keeping_nones(self, program, tangent_count, feeds):
@@ -190,12 +187,7 @@ class _NoneTangents:
         def run(*args):
             missing = getattr(pending, "missing", None)
             pending.missing = None
-            grads = list(program(*args))
-            # A gradient no tangent reaches (an input written under no_grad, never read after)
-            # is a constant zero: eager has no path from the outputs to that input, so None.
-            for j, g in enumerate(grads):
-                if g is not None and j < len(feeds) and not feeds[j]:
-                    grads[j] = None
+            grads = program(*args)
             if not missing or max(missing) >= tangent_count:
                 return grads
             return [None if g is not None and feeds[j] and feeds[j] <= missing else g for j, g in enumerate(grads)]

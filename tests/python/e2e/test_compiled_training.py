@@ -168,26 +168,6 @@ def test_the_same_function_without_gradients_gets_an_inference_graph():
     assert counters["inductor"]["training_graphs"] == 1 and counters["stats"]["unique_graphs"] == 2
 
 
-def test_cuda_convolution_gradients_are_planned_channels_last_as_cudnn_returns_them():
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from cdynamo.inductor import layout
-
-    aten = torch.ops.aten
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        grad_out = torch.empty(2, 8, 6, 6, device="cuda").to(memory_format=torch.channels_last)
-        x = torch.empty(2, 4, 6, 6, device="cuda").to(memory_format=torch.channels_last)
-        w = torch.empty(8, 4, 3, 3, device="cuda")
-        args = (grad_out, x, w, [8], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, True])
-        grads = layout._as_cudnn_returns(aten.convolution_backward.default, args, aten.convolution_backward.default(*args))
-        contiguous_args = (torch.empty(2, 8, 6, 6, device="cuda"), torch.empty(2, 4, 6, 6, device="cuda"), w, *args[3:])
-        plain = layout._as_cudnn_returns(aten.convolution_backward.default, contiguous_args,
-                                         aten.convolution_backward.default(*contiguous_args))
-    assert grads[0].is_contiguous(memory_format=torch.channels_last) and not grads[0].is_contiguous()
-    assert grads[1].is_contiguous(memory_format=torch.channels_last) and grads[2].shape == (8,)
-    assert plain[0].is_contiguous() and plain[1].is_contiguous()
-
-
 def test_a_half_that_fails_to_compile_runs_with_atens_kernels(monkeypatch):
     from cdynamo import _C
 
