@@ -70,14 +70,18 @@ struct Split {
 Split choose_split(const ir::Reduction& r) {
   int64_t rows = 0, n = 0;
   if (!splittable(r.type) || !static_product(r.ranges, &rows) || !static_product(r.reduction_ranges, &n)) return {};
+  // Outer first: a strided reduced range split per row would leave each program reading one
+  // element per cache line (batch norm's backward over channels-last N, H, W: 16 programs' worth
+  // of bandwidth), where chunks outermost keep every load a block of consecutive outputs.
+  if (outer_reduction(r)) {
+    const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
+    if (programs * 2 > kTargetPrograms || n < 2 * kMinOuterChunk) return {};
+    int64_t chunks = chunk_count(programs, n, kMinOuterChunk);
+    return chunks >= 2 ? Split{chunks, n, true} : Split{};
+  }
   if (rows < kFewRows && n >= kLongRow) {
     int64_t chunks = chunk_count(rows, n, kMinChunk);
     return chunks >= 2 ? Split{chunks, n, false} : Split{};
-  }
-  const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
-  if (programs * 2 <= kTargetPrograms && n >= 2 * kMinOuterChunk && outer_reduction(r)) {
-    int64_t chunks = chunk_count(programs, n, kMinOuterChunk);
-    return chunks >= 2 ? Split{chunks, n, true} : Split{};
   }
   return {};
 }

@@ -60,7 +60,9 @@ def test_reductions_over_an_outer_dimension(rows):
     check(lambda x: (x.sum(0), x.max(0).values, x.argmin(0), x.mean(0)), torch.randn(rows, 50))
 
 
-@pytest.mark.parametrize("shape,dim", [((4096, 40), 0), ((3, 1024, 70), 1), ((2048, 8), 0)])
+# (1, 65536, 8) over dim 1: few outputs and a long strided range, batch norm's backward over
+# channels-last N, H, W; a split per row would read one element per cache line.
+@pytest.mark.parametrize("shape,dim", [((4096, 40), 0), ((3, 1024, 70), 1), ((2048, 8), 0), ((1, 65536, 8), 1)])
 def test_outer_reductions_over_few_outputs_split_in_two(shape, dim):
     """Few output columns reduced over a long strided range: partial results per chunk of the
     range ([chunks, outputs...]), then their reduction; arg reductions and mean stay whole."""
