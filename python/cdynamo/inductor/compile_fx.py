@@ -25,31 +25,37 @@ def _needs_autograd(gm, example_inputs):
 
 
 def _training_path(gm, example_inputs):
-    """Forward and backward compiled (training.py); the graph as captured, with eager autograd,
-    under config.compiled_training = False or where the joint trace fails (a write into a tensor
-    autograd saved for backward, which eager reports only when backward runs)."""
-    reason = "config.compiled_training is False"
-    if config.compiled_training:
-        reason = targets.unsupported_reason(gm, example_inputs)
-        if reason is not None:
-            return targets.run_as_captured(gm, reason)
-        from . import training
+    """Forward and backward compiled (training.py), or the graph as captured with eager autograd:
+    under config.compiled_training = False, where AOTAutograd would not give eager's gradients,
+    or where the joint trace fails (a write into a tensor autograd saved for backward, which
+    eager reports only when backward runs)."""
+    if not config.compiled_training:
+        return _with_eager_autograd(gm, "config.compiled_training is False")
+    reason = targets.unsupported_reason(gm, example_inputs)
+    if reason is not None:
+        return targets.run_as_captured(gm, reason)
+    from . import training
 
-        target, device_type = targets.choose_target(gm, example_inputs)
-        start = time.perf_counter()
-        try:
-            with _ATEN_TRACE_LOCK:
-                compiled = training.compile_training(gm, example_inputs, target, device_type)
-            utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
-            utils.add_time("aten_graph", time.perf_counter() - start)
-            return compiled
-        except Exception as error:  # noqa: BLE001 - eager autograd is always a correct answer
-            first_line = str(error).splitlines()[0] if str(error) else ""
-            reason = f"the joint forward/backward trace failed: {type(error).__name__}: {first_line}"
+    reason = training.eager_autograd_reason(gm)
+    if reason is not None:
+        return _with_eager_autograd(gm, reason)
+    target, device_type = targets.choose_target(gm, example_inputs)
+    start = time.perf_counter()
+    try:
+        with _ATEN_TRACE_LOCK:
+            compiled = training.compile_training(gm, example_inputs, target, device_type)
+    except Exception as error:  # noqa: BLE001 - eager autograd is always a correct answer
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        return _with_eager_autograd(gm, f"the joint forward/backward trace failed: {type(error).__name__}: {first_line}")
+    utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
+    utils.add_time("aten_graph", time.perf_counter() - start)
+    return compiled
+
+
+def _with_eager_autograd(gm, reason):
     utils.log("graphs", f"inductor: this graph needs gradients and runs with eager autograd ({reason})")
     utils.counters["inductor"]["autograd_fallback"] += 1
-    if config.compiled_training:
-        utils.counters["inductor"][f"autograd_fallback: {reason[:200]}"] += 1
+    utils.counters["inductor"][f"autograd_fallback: {reason[:200]}"] += 1
     return gm.forward
 
 

@@ -7,6 +7,8 @@ mutations, outputs that alias inputs and non-differentiable outputs. What it doe
 restored here: an input whose gradient flows only from outputs the loss did not use gets None in
 eager, not zeros (_NoneTangents below). A write into a tensor autograd saved, which eager reports
 only at backward time, fails the joint trace: compile_fx runs such graphs with eager autograd."""
+import functools
+import operator
 import threading
 
 import torch
@@ -44,7 +46,9 @@ def compile_training(gm, example_inputs, target, device_type):
             layout.prefer_channels_last(joint_gm)
         if config.pad_matmuls:
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
-        return min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
+        fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
+        _refuse_saved_written_inputs(fw_gm, bw_gm)
+        return fw_gm, bw_gm
 
     compiled = aot_module_simplified(
         tuple_gm,
@@ -61,6 +65,10 @@ def compile_training(gm, example_inputs, target, device_type):
     utils.counters["inductor"]["training_graphs"] += 1
 
     top_hooks = torch._C._autograd._top_saved_tensors_default_hooks
+    # Outputs that are one object in eager (x.float() of a float x returned beside x): AOTAutograd
+    # hands out one alias per output.
+    repeated = [(k, entry[1]) for k, entry in enumerate(output_aliases.eager_aliases(gm, example_inputs))
+                if entry[0] == "output"]
 
     def run(*args):
         if top_hooks(False) is not None:
@@ -70,9 +78,88 @@ def compile_training(gm, example_inputs, target, device_type):
             return gm.forward(*args)
         outputs = compiled(*args)
         tracker.watch(outputs)
-        return outputs[0] if unwrap else outputs
+        if unwrap:
+            return outputs[0]
+        if repeated:
+            outputs = list(outputs)
+        for k, first in repeated:
+            outputs[k] = outputs[first]
+        return outputs
 
     return run
+
+
+def eager_autograd_reason(gm):
+    """Why AOTAutograd's autograd.Function would not give eager's gradients for gm (None when it
+    would), read from the frontend's fake values. An input that requires grad written in place
+    (under no_grad, or through `x.detach()`) becomes an output with a tangent: a zero .grad where
+    eager leaves None, or a backward that reads the written value. A view of such an input made
+    under no_grad is, in eager, a view autograd does not follow back to the input; AOTAutograd
+    replays it with gradients. Those graphs keep eager autograd."""
+    def value(node):
+        v = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
+        return v if isinstance(v, torch.Tensor) else None
+
+    inputs = [v for n in gm.graph.nodes if n.op == "placeholder" and (v := value(n)) is not None and v.requires_grad]
+    if not inputs:
+        return None
+    storages = {output_aliases.storage_of(v) for v in inputs}
+
+    def shares_memory(node):
+        v = value(node)
+        return v is not None and output_aliases.storage_of(v) in storages
+
+    grad_enabled = True  # the graph needs gradients: it starts with grad mode on
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
+            grad_enabled = bool(node.args[0])
+            continue
+        written = _written_argument(gm, node)
+        if written is not None and shares_memory(written):
+            return f"an input that requires grad is written in place ({node.format_node()})"
+        if not grad_enabled and node.op != "placeholder" and shares_memory(node):
+            return f"a view of an input that requires grad is made under no_grad ({node.format_node()})"
+    return None
+
+
+@functools.cache
+def _inplace_operators():
+    from .._trace_support import inplace_to_plain
+
+    return frozenset(inplace_to_plain()) | {operator.setitem}
+
+
+def _written_argument(gm, node):
+    """The node whose tensor `node` writes in place, or None."""
+    first = node.args[0] if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if isinstance(node.kwargs.get("out"), torch.fx.Node):
+        return node.kwargs["out"]
+    if node.op == "call_method":
+        name = node.target
+    elif node.op == "call_function":
+        if node.target in _inplace_operators():
+            return first
+        name = getattr(node.target, "__name__", "")
+    elif node.op == "call_module":
+        return first if getattr(gm.get_submodule(node.target), "inplace", False) is True else None
+    else:
+        return None
+    if node.kwargs.get("inplace") is True or (name.endswith("_") and not name.startswith("__")):
+        return first
+    return None
+
+
+def _refuse_saved_written_inputs(fw_gm, bw_gm):
+    """Raises (the graph then runs with eager autograd) when the forward saves for the backward
+    an input it writes in place, or a view of one: the backward would read the written value
+    (the partitioner recomputes from inputs without knowing they change)."""
+    written = {output_aliases.storage_of(n.args[0].meta["val"]) for n in fw_gm.graph.nodes
+               if n.op == "call_function" and n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"}
+    forward_values = {n.name: n.meta.get("val") for n in fw_gm.graph.nodes}
+    for node in bw_gm.graph.nodes:
+        value = forward_values.get(node.name) if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and output_aliases.storage_of(value) in written:
+            raise RuntimeError("the backward would read an input the forward writes in place")
 
 
 # --- one half: None outputs set aside, eager's aliasing read, the C++ pipeline ----------------

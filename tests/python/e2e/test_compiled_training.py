@@ -199,3 +199,84 @@ class CheckpointedBlocks(nn.Module):
 def test_activation_checkpointing_recomputes_what_the_forward_saved():
     torch.manual_seed(0)
     train_both(CheckpointedBlocks(), (torch.randn(2, 4, 8),), steps=2)
+
+
+def run_eager_and_compiled(fn, make_inputs):
+    """fn on fresh inputs eagerly and compiled; the sum of its float outputs backpropagated.
+    Returns (eager inputs, eager outputs), (compiled inputs, compiled outputs)."""
+    runs = []
+    for f in (fn, cdynamo.optimize("inductor")(fn)):
+        inputs = make_inputs()
+        outputs = f(*inputs)
+        sum(o.float().sum() for o in outputs if o.requires_grad).backward()
+        runs.append((inputs, outputs))
+    return runs
+
+
+def assert_same_inputs_and_grads(eager_inputs, compiled_inputs):
+    for k, (a, b) in enumerate(zip(eager_inputs, compiled_inputs)):
+        torch.testing.assert_close(b.detach(), a.detach(), msg=f"input {k}")
+        assert (a.grad is None) == (b.grad is None), f"input {k}: .grad None in eager: {a.grad is None}"
+        if a.grad is not None:
+            torch.testing.assert_close(b.grad, a.grad, msg=f"input {k} .grad")
+
+
+def inputs_of(*shapes, grad=(True,)):
+    """A maker of the same fresh inputs on every call."""
+    def make():
+        generator = torch.Generator().manual_seed(0)
+        return [torch.randn(shape, generator=generator).requires_grad_(k < len(grad) and grad[k])
+                for k, shape in enumerate(shapes)]
+
+    return make
+
+
+def written_under_no_grad(a, b):
+    with torch.no_grad():
+        b.mul_(0.5)
+    return (a.sin() * 2,)
+
+
+def saved_then_written(c, a):
+    t = a.clone()
+    t.masked_fill_(t > 0, 1.5)
+    with torch.no_grad():
+        a.mul_(0.5)  # the backward must not recompute t from the written a
+    return (torch.outer(t.flatten(), (t.relu() + c.sum()).flatten()),)
+
+
+def written_through_detach(a, b):
+    b.detach().view(-1)[1:3] = (a * 2)[:2]
+    return (a.exp(),)
+
+
+def view_made_under_no_grad(a, b):
+    with torch.no_grad():
+        first = b.select(-1, 0)
+    view = first.view(first.shape)
+    return a @ b.t(), view, view.pow(2), b
+
+
+@pytest.mark.parametrize("fn,shapes,grad", [
+    (written_under_no_grad, ((3, 4), (4, 4)), (True, True)),
+    (saved_then_written, ((4,), (3, 4)), (True, False)),
+    (written_through_detach, ((4,), (2, 4)), (True, True)),
+    (view_made_under_no_grad, ((2, 4), (3, 4)), (True, True)),
+])
+def test_writes_and_no_grad_views_of_inputs_give_eagers_gradients(fn, shapes, grad):
+    """AOTAutograd would give these a zero .grad (None in eager), a backward reading a written
+    input, or gradients through a view eager's autograd does not follow: eager autograd."""
+    (eager_in, eager_out), (compiled_in, compiled_out) = run_eager_and_compiled(fn, inputs_of(*shapes, grad=grad))
+    for a, b in zip(eager_out, compiled_out):
+        torch.testing.assert_close(b, a)
+    assert_same_inputs_and_grads(eager_in, compiled_in)
+
+
+def test_one_object_returned_twice_stays_one_object():
+    def fn(a):
+        diagonal = a.diagonal()
+        return diagonal.float(), diagonal, (a * 2).relu()  # float() of a float tensor is itself
+
+    (_, eager_out), (_, compiled_out) = run_eager_and_compiled(fn, inputs_of((3, 3)))
+    assert eager_out[0] is eager_out[1] and compiled_out[0] is compiled_out[1]
+    assert counters["inductor"]["training_graphs"] == 1
