@@ -44,13 +44,16 @@ int64_t chunk_count(int64_t programs, int64_t n, int64_t min_chunk) {
 }
 
 // Whether the reduced range is strided in the reduction's loads (the first load that moves with
-// r0 decides, as the Triton target's launch choice does): then outputs are the contiguous side.
+// the innermost reduced variable decides, as the Triton target's launch choice does on the
+// flattened range): then outputs are the contiguous side. Several reduced dimensions (batch
+// norm's N, H, W) count as well as one.
 bool outer_reduction(const ir::Reduction& r) {
-  if (r.reduction_ranges.size() != 1) return false;
+  if (r.reduction_ranges.empty()) return false;
+  const std::string innermost = "r" + std::to_string(r.reduction_ranges.size() - 1);
   bool decided = false, outer = false;
   ir::visit_leaves(r.body, [&](const ir::ScalarNode& leaf) {
     if (decided || leaf.op == ir::ScalarOp::Index) return;
-    ir::Affine a = ir::affine_in(leaf.index, "r0");
+    ir::Affine a = ir::affine_in(leaf.index, innermost);
     if (!a.ok || !a.coef.is_const() || a.coef.const_value() == 0) return;
     decided = true;
     outer = a.coef.const_value() != 1;

@@ -78,6 +78,20 @@ def test_outer_reductions_over_few_outputs_split_in_two(shape, dim):
     check(fn, x)
 
 
+def test_a_reduction_over_channels_last_n_h_w_splits_with_chunks_outermost():
+    """Batch norm's backward sums over N, H, W of a channels-last tensor: several reduced
+    dimensions, strided by the channel count. Chunks outermost keep each load a block of
+    consecutive channels (a row split read one element per cache line)."""
+    from helpers import aten_graph
+
+    fn = lambda x: (x.sum((0, 2, 3)), (x * x).sum((0, 2, 3)))  # noqa: E731
+    x = torch.randn(4, 8, 128, 128).to(memory_format=torch.channels_last)
+    scheduled = T.schedule(aten_graph(fn, x), {"split_long_reductions": True})
+    partials = [line for line in scheduled.splitlines() if "_partial: buffer" in line]
+    assert partials and all("[256, 8]" in line for line in partials), scheduled
+    check(fn, x)
+
+
 def test_nan_wins_arg_and_value_reductions_like_eager():
     x = torch.randn(4, 7)
     x[1, 3] = float("nan")
