@@ -104,6 +104,48 @@ std::string var(char prefix, size_t k) {
   return name;
 }
 
+// Merges adjacent reduced dimensions that every index walks as one (r{j}'s coefficient is
+// r{j+1}'s times r{j+1}'s size in each load and index leaf, as N, H, W of a channels-last
+// tensor): the split then cuts one flat range, and its loads stay linear in r0. Unflattening
+// several dimensions instead leaves divisions and modulos the simplifier cannot always fold
+// back (a chunk that is a multiple of W turns (c + r0) % W into r0 % W), and each load then
+// pays them.
+ir::Reduction merge_linear_reduced_dims(const ir::Reduction& r) {
+  const size_t n = r.reduction_ranges.size();
+  if (n < 2) return r;
+  for (const ir::Expr& size : r.reduction_ranges)
+    if (!size.is_const()) return r;
+  std::vector<bool> joins_next(n, false);  // joins_next[j]: r{j} merges with r{j+1}
+  for (size_t j = 0; j + 1 < n; ++j) joins_next[j] = true;
+  ir::visit_leaves(r.body, [&](const ir::ScalarNode& leaf) {
+    for (size_t j = 0; j + 1 < n; ++j) {
+      if (!joins_next[j]) continue;
+      ir::Affine outer = ir::affine_in(leaf.index, var('r', j));
+      ir::Affine inner = ir::affine_in(leaf.index, var('r', j + 1));
+      joins_next[j] = outer.ok && inner.ok && outer.coef.is_const() && inner.coef.is_const() &&
+                      outer.coef.const_value() == inner.coef.const_value() * r.reduction_ranges[j + 1].const_value();
+    }
+  });
+  // Each group's innermost variable becomes the group's flat variable; the others vanish (their
+  // part of every index is the flat variable's, by the check above).
+  std::map<std::string, ir::Expr> subst;
+  std::vector<ir::Expr> ranges;
+  int64_t group_size = 1;
+  for (size_t j = 0; j < n; ++j) {
+    group_size *= r.reduction_ranges[j].const_value();
+    if (joins_next[j]) {
+      subst[var('r', j)] = ir::Expr(0);
+      continue;
+    }
+    subst[var('r', j)] = ir::Expr::var(var('r', ranges.size()));
+    ranges.push_back(ir::Expr(group_size));
+    group_size = 1;
+  }
+  if (ranges.size() == n) return r;
+  std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo;
+  return ir::Reduction{r.output, r.ranges, std::move(ranges), r.type, ir::rewrite_indices(r.body, subst, memo)};
+}
+
 }  // namespace
 
 void split_long_reductions(lower::LoweredGraph& graph) {
@@ -115,6 +157,7 @@ void split_long_reductions(lower::LoweredGraph& graph) {
       nodes.push_back(std::move(node));
       continue;
     }
+    *r = merge_linear_reduced_dims(*r);
     const int64_t chunks = split.chunks, chunk = split.range / chunks;
     const size_t outer = r->ranges.size();
     std::string device = "cpu";

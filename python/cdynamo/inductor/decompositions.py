@@ -19,6 +19,10 @@ _EXTRA = [
     aten._softmax,
     aten._log_softmax,
     aten._native_batch_norm_legit_no_training,
+    # Training's functional batch norm (AOTAutograd's joint graph): statistics and the running
+    # averages as reductions and pointwise math the scheduler fuses with the neighbours (as an
+    # extern call it cost a statistics kernel and a normalisation kernel per layer).
+    aten._native_batch_norm_legit_functional,
     aten.gelu,
     aten.hardtanh,
     aten.leaky_relu,

@@ -89,6 +89,10 @@ def test_a_reduction_over_channels_last_n_h_w_splits_with_chunks_outermost():
     scheduled = T.schedule(aten_graph(fn, x), {"split_long_reductions": True})
     partials = [line for line in scheduled.splitlines() if "_partial: buffer" in line]
     assert partials and all("[256, 8]" in line for line in partials), scheduled
+    # N, H, W are one flat range in every load: the chunks cut it without a division or modulo
+    # per element (a chunk of two rows of W once left `(2*i0 + r0 // 128) % 128` in each load).
+    loads = [line for line in scheduled.splitlines() if "load x_1[" in line]
+    assert loads and not any("//" in line or "%" in line.split("=", 1)[1].split(":")[0] for line in loads), scheduled
     check(fn, x)
 
 
