@@ -6,6 +6,7 @@ import operator
 import threading
 import types
 import typing
+import weakref
 
 import torch
 import torch.fx
@@ -278,13 +279,83 @@ def _is_numpy_callable(fn):
         and callable(fn)
 
 
+def _is_autograd_function_apply(fn):
+    """fn is Cls.apply of a torch.autograd.Function subclass: the graph calls it as eager does,
+    and the fake run of its forward gives the output's metadata (a forward that needs real data
+    fails that run, and the call breaks the graph with the reason)."""
+    owner = getattr(fn, "__self__", None)
+    return (isinstance(owner, type) and issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
+            and getattr(fn, "__func__", None) is torch.autograd.Function.apply.__func__)
+
+
+_INERT_GLOBAL_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, int, float, complex, str,
+                       bytes, bool, type(None), torch.dtype, torch.device)
+
+
+def _forward_side_effect(cls):
+    """Why running cls.forward on fake tensors at trace time (for its outputs' shapes) could
+    change what the program owns, or None. The fake run executes its Python: writing a global,
+    printing, or reaching a global mutable object (LOG.append) would happen once more than in
+    eager. A check of the bytecode (nested functions included), not of the functions it calls."""
+    import dis
+
+    codes = [getattr(getattr(cls, name, None), "__code__", None) for name in ("forward", "setup_context")]
+    codes = [c for c in codes if c is not None]
+    forward = getattr(cls, "forward", None)
+    namespace = getattr(forward, "__globals__", {})
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                return f"writes the global {instruction.argval}"
+            if instruction.opname != "LOAD_GLOBAL":
+                continue
+            name = instruction.argval
+            value = namespace.get(name, getattr(builtins, name, None))
+            if value is print:
+                return "prints"
+            if not isinstance(value, _INERT_GLOBAL_TYPES) and not (
+                    isinstance(value, tuple) and all(isinstance(v, _INERT_GLOBAL_TYPES) for v in value)):
+                return f"reads the global {name} (a {type(value).__name__}), which running it at trace time could change"
+    return None
+
+
+_AUTOGRAD_FUNCTION_NODES = weakref.WeakKeyDictionary()
+
+
+def autograd_function_node(apply):
+    """The graph's target for Cls.apply: a function of cdynamo's (torch.fx would write a bound
+    method of a torch class as the unimportable path torch.autograd.function.apply), one per
+    class, holding the class weakly."""
+    cls = apply.__self__
+    node = _AUTOGRAD_FUNCTION_NODES.get(cls)
+    if node is None:
+        owner = weakref.ref(cls)
+
+        def node(*args, **kwargs):
+            return owner().apply(*args, **kwargs)
+
+        node.__name__, node.__qualname__ = f"{cls.__name__}_apply", f"{cls.__qualname__}.apply"
+        _AUTOGRAD_FUNCTION_NODES[cls] = node
+    return node
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', 'true' (a constant True), 'fold_identity' (computed now where the guards fix
+    'user_function', 'true' (a constant True), 'graph_autograd_function' (Cls.apply
+    of an autograd.Function: a node calling autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix
     which object each argument is), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
+    if isinstance(fn, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
+        return "graph"  # torch.ops.aten.add, torch.ops.aten.add.Tensor: operators, not Python to trace
+    if _is_autograd_function_apply(fn):
+        refusal = _forward_side_effect(fn.__self__)
+        if refusal:
+            return f"unsupported:{fn.__self__.__name__}.apply: its forward {refusal}"
+        return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
         module, name = getattr(fn, "__module__", None), getattr(fn, "__name__", repr(fn))
         return f"unsupported:{module + '.' if module else ''}{name} is marked with cdynamo.disallow_in_graph"

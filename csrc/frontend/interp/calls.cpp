@@ -103,6 +103,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         args.erase(args.begin());
         return call_native_method(callable->obj, self, std::move(args), std::move(kwargs));
       }
+      if (is_graph_callable_object(callable->obj)) return call_constant(callable->obj, std::move(args), std::move(kwargs));
       if (Ref method = python_special_method(callable, "__call__")) {  // a callable object (identity-guarded)
         args.insert(args.begin(), callable);
         return inline_call(method, std::move(args), std::move(kwargs));
@@ -140,6 +141,14 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       unsupported("calling a " + callable->describe());
     default: unsupported("calling a " + callable->describe());
   }
+}
+
+// torch.ops.aten.add (an object whose class defines __call__ in Python) and objects marked
+// allow_in_graph: a call is one graph node, never a trace of their __call__.
+bool Tracer::is_graph_callable_object(Handle obj) {
+  if (PyFunction_Check(obj.ptr()) || PyMethod_Check(obj.ptr()) || PyType_Check(obj.ptr()) || PyCFunction_Check(obj.ptr()))
+    return false;
+  return callable_policy(obj) == "graph";
 }
 
 std::string Tracer::callable_policy(Handle fn) {
@@ -320,6 +329,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
         return fold(fn, args, kwargs);
     }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
+  }
+  if (policy == "graph_autograd_function") {
+    Ref node = call_helper("cdynamo._trace_support", "autograd_function_node", {fn});
+    keep_alive_.push_back(node);
+    return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {

@@ -212,6 +212,7 @@ class Tracer {
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
+  bool is_graph_callable_object(Handle obj);
   // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
   Ref polyfill_of(Handle fn);
 

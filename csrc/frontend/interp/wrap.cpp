@@ -83,9 +83,10 @@ std::string path_of(const SourcePtr& source) {
 }
 
 // Tensor attributes whose value the fake tensor does not know or that expose autograd state.
+// (Tensor.data is read in the graph: a detached alias, as make_fx and AOTAutograd trace it.)
 const std::unordered_set<std::string>& unsupported_tensor_attributes() {
   static const std::unordered_set<std::string> names = {
-      "grad", "data", "_base", "grad_fn", "is_leaf", "_version", "retains_grad", "names",
+      "grad", "_base", "grad_fn", "is_leaf", "_version", "retains_grad", "names",
       "untyped_storage", "storage", "data_ptr", "__class__", "__dict__"};
   return names;
 }
