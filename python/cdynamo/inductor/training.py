@@ -5,7 +5,8 @@ inference graph does. Assumes compile_fx chose and self-checked the target for t
 AOTAutograd's runtime (one autograd.Function per graph) keeps eager's semantics for input
 mutations, outputs that alias inputs and non-differentiable outputs. What it does not keep is
 restored here: an input whose gradient flows only from outputs the loss did not use gets None in
-eager, not zeros (_NoneTangents below). A write into a tensor autograd saved, which eager reports
+eager, not zeros (_NoneTangents below); a backward with create_graph=True gets differentiable
+gradients (double_backward.py). A write into a tensor autograd saved, which eager reports
 only at backward time, fails the joint trace: compile_fx runs such graphs with eager autograd."""
 import functools
 import operator
@@ -17,6 +18,7 @@ from torch.utils import _pytree as pytree
 
 from .. import config, utils
 from . import layout, output_aliases, pad_matmuls
+from .double_backward import CreateGraphBackward
 
 _WARNED = set()  # reasons a half ran with aten's kernels, warned about once each
 
@@ -63,6 +65,7 @@ def compile_training(gm, example_inputs, target, device_type):
         keep_inference_input_mutations=True,
     )
     utils.counters["inductor"]["training_graphs"] += 1
+    create_graph = CreateGraphBackward(tuple_gm)
 
     top_hooks = torch._C._autograd._top_saved_tensors_default_hooks
     # Outputs that are one object in eager (x.float() of a float x returned beside x): AOTAutograd
@@ -78,6 +81,7 @@ def compile_training(gm, example_inputs, target, device_type):
             return gm.forward(*args)
         outputs = compiled(*args)
         tracker.watch(outputs)
+        create_graph.watch(outputs, args)
         if unwrap:
             return outputs[0]
         if repeated:

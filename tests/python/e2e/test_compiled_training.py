@@ -280,3 +280,39 @@ def test_one_object_returned_twice_stays_one_object():
     (_, eager_out), (_, compiled_out) = run_eager_and_compiled(fn, inputs_of((3, 3)))
     assert eager_out[0] is eager_out[1] and compiled_out[0] is compiled_out[1]
     assert counters["inductor"]["training_graphs"] == 1
+
+
+class GradientPenaltyCritic(nn.Module):
+    """WGAN-GP: the loss holds a gradient taken with create_graph=True, so the backward runs
+    through a backward (double backward) of the compiled graphs."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Dropout(dropout), nn.Linear(16, 1))
+
+    def forward(self, real, fake, alpha):
+        mixed = (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)
+        scores = self.critic(mixed)
+        grads = torch.autograd.grad(scores, mixed, torch.ones_like(scores), create_graph=True)[0]
+        penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
+        return self.critic(fake).mean() - self.critic(real).mean() + 10 * penalty
+
+
+def test_a_backward_with_create_graph_is_differentiable_and_matches_eager():
+    torch.manual_seed(0)
+    inputs = (torch.randn(3, 4), torch.randn(3, 4), torch.rand(3, 1))
+    compiled = train_both(GradientPenaltyCritic(), inputs, loss_of=lambda out: out)
+    assert counters["inductor"]["training_graphs"] >= 1
+    assert counters["inductor"]["create_graph_reruns"] >= 1
+
+
+def test_a_plain_backward_never_reruns_the_graph():
+    train_both(nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)), (torch.randn(5, 4),))
+    assert counters["inductor"]["training_graphs"] >= 1 and counters["inductor"]["create_graph_reruns"] == 0
+
+
+def test_create_graph_through_a_graph_that_draws_random_numbers_says_what_to_change():
+    torch.manual_seed(0)
+    model = cdynamo.optimize("inductor")(GradientPenaltyCritic(dropout=0.5).train())
+    with pytest.raises(RuntimeError, match="draws random numbers.*compiled_training = False"):
+        model(torch.randn(3, 4), torch.randn(3, 4), torch.rand(3, 1)).backward()
