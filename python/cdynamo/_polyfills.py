@@ -233,6 +233,11 @@ def replacement_for(fn):
         return _decorated_replacement(fn)
     if type(fn) is functools.partial:
         return _partial_call(fn)
+    if type(fn).__name__ == "OptimizedCallable" and type(fn).__module__ == "cdynamo._C" and isinstance(fn._callback, tuple):
+        # A compiled function called from compiled code: its function is traced in place (the
+        # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so
+        # for disable()'d or run()-only functions: their calls stay outside the graphs.
+        return fn._fn if type(fn._fn) is types.FunctionType else None
     if type(fn) is torch.jit.ScriptFunction:  # @torch.jit.script: its Python source, kept by torch
         original = getattr(fn, "_torchdynamo_inline", None)
         return original if type(original) is types.FunctionType else None

@@ -470,14 +470,33 @@ def unary_operators():
 _ = (builtins, math)
 
 
-def module_has_hooks(module):
-    from torch.nn.modules import module as module_impl
+def is_compiled_module(module):
+    """module is what cdynamo.compile(m) returned (with a backend, not disable=True): a call
+    from compiled code traces m itself."""
+    from .eval_frame import OptimizedModule
 
-    own = module._forward_hooks or module._forward_pre_hooks
-    global_hooks = getattr(module_impl, "_global_forward_hooks", None) or getattr(
-        module_impl, "_global_forward_pre_hooks", None
-    )
-    return bool(own or global_hooks)
+    return isinstance(module, OptimizedModule) and isinstance(module.__dict__["_compiled_call"]._callback, tuple)
+
+
+def module_hooks(module):
+    """None when calling module runs no hook (its own or torch.nn's global ones), else what
+    Module._call_impl would run, in its order: pre=[(hook, with_kwargs)], forward=[(hook,
+    with_kwargs)], backward (whether backward hooks wrap the call)."""
+    from torch.nn.modules import module as impl
+
+    def table(name):
+        return getattr(impl, name, None) or {}
+
+    global_pre, global_forward = table("_global_forward_pre_hooks"), table("_global_forward_hooks")
+    backward = bool(module._backward_hooks or module._backward_pre_hooks or table("_global_backward_hooks")
+                    or table("_global_backward_pre_hooks"))
+    if not (module._forward_hooks or module._forward_pre_hooks or global_pre or global_forward or backward):
+        return None
+    forward_with_kwargs = set(module._forward_hooks_with_kwargs) | set(table("_global_forward_hooks_with_kwargs"))
+    pre = [(hook, key in module._forward_pre_hooks_with_kwargs)
+           for key, hook in (*global_pre.items(), *module._forward_pre_hooks.items())]
+    forward = [(hook, key in forward_with_kwargs) for key, hook in (*global_forward.items(), *module._forward_hooks.items())]
+    return types.SimpleNamespace(pre=pre, forward=forward, backward=backward)
 
 
 def new_objects(*classes):

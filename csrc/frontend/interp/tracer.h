@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 #include "common/cpython_compat.h"
 #include "frontend/bytecode/instruction.h"
@@ -193,6 +194,10 @@ class Tracer {
   // own_call: a class's own __call__ runs first (it may call super().__call__, which lands here
   // again with own_call false: nn.Module's call itself, i.e. the forward).
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true);
+  // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
+  ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // Guards that the module's hook tables (and torch.nn's global ones) stay as traced.
+  void guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
   static bool is_module_call_function(Handle fn);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
@@ -246,6 +251,8 @@ class Tracer {
   std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
   std::map<std::pair<PyObject*, std::string>, ValuePtr> written_globals_;  // (globals dict, name) -> value
   std::vector<Ref> keep_alive_;  // keys of the maps above
+  std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
+  bool global_hooks_guarded_ = false;
 };
 
 }  // namespace cdynamo::interp

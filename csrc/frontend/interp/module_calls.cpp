@@ -1,0 +1,172 @@
+// Calls of nn.Module objects during tracing: leaf layers as call_module nodes, user modules' forward
+// inline, and Module.__call__'s hooks traced like any Python. Assumes _trace_support.module_hooks.
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+// The hook tables of one module that a call reads, guarded so that registering or removing a hook
+// after compiling recompiles (eager would run it from the next call on).
+constexpr const char* kModuleHookTables[] = {"_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
+                                             "_backward_hooks"};
+// Read only when hooks are present: which hooks take keyword arguments.
+constexpr const char* kKwargsTables[] = {"_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs"};
+// torch.nn.modules.module's tables of hooks every module runs.
+constexpr const char* kGlobalHookTables[] = {"_global_forward_pre_hooks", "_global_forward_hooks",
+                                             "_global_backward_pre_hooks", "_global_backward_hooks"};
+
+bool is_none(const ValuePtr& v) { return v->kind == ValueKind::Constant && v->obj.ptr() == Py_None; }
+
+// len(table) and, entry by entry, the same hook objects under the same handles.
+void guard_hook_table(guards::GuardManager& table_manager, Handle table) {
+  if (!PyDict_Check(table.ptr())) return;
+  table_manager.add_length_check(PyDict_GET_SIZE(table.ptr()));
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(table.ptr(), &pos, &key, &value)) table_manager.dict_item(Handle(key)).add_id_match(Handle(value));
+}
+
+}  // namespace
+
+bool Tracer::is_module_call_function(Handle fn) {
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
+  static const char* const kNames[] = {"__call__", "_wrapped_call_impl", "_call_impl"};
+  PyObject* type_dict = reinterpret_cast<PyTypeObject*>(module_type.ptr())->tp_dict;
+  for (const char* name : kNames) {
+    PyObject* found = PyDict_GetItemString(type_dict, name);  // borrowed
+    if (found && found == fn.ptr()) return true;
+  }
+  return false;
+}
+
+void Tracer::guard_module_hooks(const ValuePtr& module) {
+  if (!global_hooks_guarded_) {
+    global_hooks_guarded_ = true;
+    Ref impl = import_attr("torch.nn.modules", "module");
+    for (const char* name : kGlobalHookTables) {
+      Ref table = steal(PyObject_GetAttrString(impl.ptr(), name));
+      if (!table) {
+        PyErr_Clear();
+        continue;
+      }
+      guard_hook_table(guards_->fixed(table, std::string("torch.nn.modules.module.") + name), table);
+    }
+  }
+  if (!module->source || !hook_guarded_modules_.insert(module->obj.ptr()).second) return;
+  guards::GuardManager& manager = module->source->manager(*guards_);
+  bool any = false;
+  for (const char* name : kModuleHookTables) {
+    Ref table = steal(PyObject_GetAttrString(module->obj.ptr(), name));
+    if (!table) {
+      PyErr_Clear();
+      continue;
+    }
+    any = any || (PyDict_Check(table.ptr()) && PyDict_GET_SIZE(table.ptr()) > 0);
+    guard_hook_table(manager.attr(name), table);
+  }
+  if (!any) return;
+  for (const char* name : kKwargsTables) {
+    Ref table = steal(PyObject_GetAttrString(module->obj.ptr(), name));
+    if (table) guard_hook_table(manager.attr(name), table);
+    else PyErr_Clear();
+  }
+}
+
+// Module.__call__ with hooks, as eager runs it: forward pre-hooks (each may replace the arguments),
+// the forward (a leaf layer's too: inline, so that its call_module node never runs the hooks a
+// second time), then forward hooks (each may replace the result). The hooks are traced as Python.
+ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  const std::string what = "the module " + module->module_path;
+  Ref backward = check(PyObject_GetAttrString(hooks.ptr(), "backward"));
+  if (PyObject_IsTrue(backward.ptr()))
+    unsupported("calling " + what + ", which has backward hooks (they wrap its inputs and outputs in autograd Functions)");
+  auto kwargs_value = [&] {
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> values;
+    for (const auto& [name, value] : kwargs) {
+      keys.push_back(check(PyUnicode_FromString(name.c_str())));
+      values.push_back(value);
+    }
+    return Value::dict(std::move(keys), std::move(values));
+  };
+  Ref pre_hooks = check(PyObject_GetAttrString(hooks.ptr(), "pre"));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pre_hooks.ptr()); ++i) {
+    PyObject* entry = PyList_GET_ITEM(pre_hooks.ptr(), i);  // (hook, with_kwargs)
+    ValuePtr hook = Value::constant(Ref::borrow(PyTuple_GET_ITEM(entry, 0)));
+    const bool with_kwargs = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1));
+    ValuePtr positional = Value::sequence(ValueKind::Tuple, args);
+    if (with_kwargs) {
+      ValuePtr result = call_value(hook, {module, positional, kwargs_value()}, {});
+      if (is_none(result)) continue;
+      if (result->kind != ValueKind::Tuple || result->items.size() != 2 || result->items[1]->kind != ValueKind::Dict)
+        unsupported("a forward pre-hook with kwargs of " + what + " returned other than (args, kwargs)");
+      args = iterate(result->items[0]);
+      kwargs.clear();
+      for (size_t k = 0; k < result->items[1]->items.size(); ++k)
+        kwargs.emplace_back(to_std_string(result->items[1]->keys.at(k)), result->items[1]->items[k]);
+    } else {
+      ValuePtr result = call_value(hook, {module, positional}, {});
+      if (is_none(result)) continue;
+      args = result->kind == ValueKind::Tuple ? result->items : std::vector<ValuePtr>{result};
+    }
+  }
+  Ref forward = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module->obj.ptr())), "forward"));
+  std::vector<ValuePtr> forward_args{module};
+  forward_args.insert(forward_args.end(), args.begin(), args.end());
+  ValuePtr result = inline_call(forward, std::move(forward_args), kwargs);
+  Ref forward_hooks = check(PyObject_GetAttrString(hooks.ptr(), "forward"));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(forward_hooks.ptr()); ++i) {
+    PyObject* entry = PyList_GET_ITEM(forward_hooks.ptr(), i);
+    ValuePtr hook = Value::constant(Ref::borrow(PyTuple_GET_ITEM(entry, 0)));
+    ValuePtr positional = Value::sequence(ValueKind::Tuple, args);
+    ValuePtr replaced = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))
+                            ? call_value(hook, {module, positional, kwargs_value(), result}, {})
+                            : call_value(hook, {module, positional, result}, {});
+    if (!is_none(replaced)) result = replaced;
+  }
+  return result;
+}
+
+ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call) {
+  PyObject* obj = module->obj.ptr();
+  std::string type_name = Py_TYPE(obj)->tp_name;
+  if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
+    return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs));  // compile(m) inside compiled code
+  guard_module_hooks(module);
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  static Ref& default_call = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__call__")));  // never freed: outlives the interpreter
+  Ref class_call = check(PyObject_GetAttrString(type, "__call__"));
+  if (own_call && class_call.ptr() != default_call.ptr()) {
+    // A layer class with its own __call__ (transformers' GradientCheckpointingLayer): it is
+    // Python like any other, and its super().__call__ comes back here (hooks, then forward).
+    if (!PyFunction_Check(class_call.ptr())) unsupported(type_name + " overrides __call__ with a " + Py_TYPE(class_call.ptr())->tp_name);
+    args.insert(args.begin(), module);
+    return inline_call(class_call, std::move(args), std::move(kwargs));
+  }
+  Ref hooks = call_helper("cdynamo._trace_support", "module_hooks", {obj});
+  if (hooks.ptr() != Py_None) return call_module_with_hooks(module, hooks, std::move(args), std::move(kwargs));
+  int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
+  check_status(is_leaf);
+  if (is_leaf) {
+    std::string target = graph_.add_module(obj, module->module_path);
+    Ref target_name = check(PyUnicode_FromString(target.c_str()));
+    return graph_.call("call_module", target_name, args, kwargs, type_name + " (" + module->module_path + ")");
+  }
+  int is_sequential = PyObject_IsInstance(obj, import_attr("torch.nn", "Sequential").ptr());
+  check_status(is_sequential);
+  if (is_sequential && args.size() == 1 && kwargs.empty()) {
+    ValuePtr x = args[0];
+    DepthCount level(value_recursion_);
+    enter_value_recursion("nn.Sequential modules");  // a Sequential inside itself recurses forever in eager too
+    for (auto& child : iterate(module)) x = call_nn_module(child, {x}, {});
+    return x;
+  }
+  // A user-defined module: run its forward() inline, as Module.__call__ does without hooks.
+  Ref forward = check(PyObject_GetAttrString(type, "forward"));
+  args.insert(args.begin(), module);
+  return inline_call(forward, std::move(args), std::move(kwargs));
+}
+
+}  // namespace cdynamo::interp

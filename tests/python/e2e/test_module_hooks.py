@@ -1,0 +1,102 @@
+"""nn.Module.__call__'s hooks under cdynamo, as eager runs them: forward pre-hooks and forward
+hooks traced into the graph (their Python side effects made once, with real tensors), hooks
+registered or removed after compiling seen from the next call on (a recompile), backward hooks
+outside the graph; compiled modules and functions called from compiled code."""
+import pytest
+import torch
+from torch import nn
+
+import cdynamo
+from cdynamo.testing import CompileCounter, same
+from cdynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.linear(x).relu()
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x) + 1
+
+
+def test_hooks_registered_and_removed_after_compiling_take_effect_on_the_next_call():
+    model, counter = Outer(), CompileCounter()
+    compiled = cdynamo.optimize(counter)(model)
+    x = torch.randn(2, 3)
+    assert same(compiled(x), model(x)) and counter.frame_count == 1
+    zeroing = model.block.register_forward_hook(lambda module, args, out: out * 0)
+    assert same(compiled(x), model(x)) and same(compiled(x), torch.ones(2, 3))
+    doubling = model.register_forward_pre_hook(lambda module, args: (args[0] * 2,))
+    assert same(compiled(x), model(x))
+    assert counter.frame_count == 3
+    zeroing.remove()
+    doubling.remove()
+    assert same(compiled(x), model(x))
+    assert not counters["graph_break"]
+
+
+def test_a_hook_on_a_layer_records_real_tensors_once():
+    model, counter = Outer(), CompileCounter()
+    features = []
+    model.block.linear.register_forward_hook(lambda module, args, out: features.append(out))
+    compiled = cdynamo.optimize(counter)(model)
+    x = torch.randn(2, 3)
+    result = compiled(x)
+    assert len(features) == 1 and type(features[0]) is torch.Tensor
+    assert same(features[0], model.block.linear(x)) and same(result, model(x))
+    assert counter.frame_count == 1 and not counters["graph_break"]
+
+
+def test_hooks_with_keyword_arguments_and_global_hooks():
+    model, counter = Outer(), CompileCounter()
+    model.block.linear.register_forward_pre_hook(lambda module, args, kwargs: ((args[0] * 3,), kwargs), with_kwargs=True)
+    model.block.register_forward_hook(lambda module, args, kwargs, out: out - args[0].sum(), with_kwargs=True)
+    handle = nn.modules.module.register_module_forward_hook(
+        lambda module, args, out: out * 2 if isinstance(module, nn.Linear) else None)
+    try:
+        x = torch.randn(2, 3)
+        assert same(cdynamo.optimize(counter)(model)(x), model(x))
+        assert counter.frame_count == 1 and not counters["graph_break"]
+    finally:
+        handle.remove()
+
+
+def test_a_backward_hook_keeps_the_module_call_outside_the_graph():
+    model = Outer()
+    grads = []
+    model.block.register_full_backward_hook(lambda module, grad_in, grad_out: grads.append(grad_out[0]))
+    x = torch.randn(2, 3, requires_grad=True)
+    cdynamo.optimize("eager")(model)(x).sum().backward()
+    assert len(grads) == 1 and same(grads[0], torch.ones(2, 3))
+    assert any("has backward hooks" in reason for reason in counters["graph_break"])
+
+
+def test_compiled_functions_and_modules_called_from_compiled_code_join_its_graph():
+    layer = cdynamo.compile(nn.Linear(3, 3), backend="eager")
+    sine = cdynamo.optimize("eager")(lambda x: x.sin() * 2)
+
+    def fn(x):
+        return layer(x) + sine(x) + 1
+
+    counter = CompileCounter()
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
+    assert counter.frame_count == 1 and counter.op_count == 5 and not counters["graph_break"]
