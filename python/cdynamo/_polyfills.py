@@ -231,6 +231,8 @@ def replacement_for(fn):
         return None
     if type(fn) is types.FunctionType:
         return _decorated_replacement(fn)
+    if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
+        return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)
     if type(fn) is functools.partial:
         return _partial_call(fn)
     if type(fn).__name__ == "OptimizedCallable" and type(fn).__module__ == "cdynamo._C" and isinstance(fn._callback, tuple):

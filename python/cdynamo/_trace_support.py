@@ -217,7 +217,7 @@ _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
 IDENTITY_CONSTANT_TYPES = tuple(
     t for t in (__import__("enum").Enum, types.GenericAlias, getattr(types, "UnionType", None),
-                getattr(typing, "_GenericAlias", None), getattr(typing, "_SpecialForm", None)) if t is not None
+                getattr(typing, "_BaseGenericAlias", None), getattr(typing, "_SpecialForm", None)) if t is not None
 )
 # Questions about which object a value is: answered now where the guards fix that object.
 _IDENTITY_QUESTIONS = (id, typing.get_origin, typing.get_args)

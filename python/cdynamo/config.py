@@ -90,6 +90,49 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     os.path.join(_package_dir("torch") or "", "nn", "modules", "container.py"),
 ]
 
+# The standard library is traced into when user code calls it (copy.deepcopy, typing, enum,
+# contextlib, functools, dataclasses, ...), except these modules (top-level names): they act on
+# the process (threads, imports, logging, files, subprocesses, profilers, warnings) or keep state
+# a graph cannot (the random module's generator). A call into one of them breaks the graph with
+# this reason. Frames of standard-library code are still never compiled on their own.
+never_traced_stdlib = {
+    "logging": "logging writes to handlers",
+    "threading": "threads and locks",
+    "_threading_local": "thread-local state",
+    "multiprocessing": "processes",
+    "concurrent": "threads and processes",
+    "asyncio": "an event loop",
+    "subprocess": "processes",
+    "socket": "the network",
+    "selectors": "I/O",
+    "signal": "signal handlers",
+    "importlib": "the import system",
+    "pkgutil": "the import system",
+    "runpy": "the import system",
+    "tempfile": "files",
+    "shutil": "files",
+    "traceback": "stack inspection",
+    "linecache": "files",
+    "tokenize": "files",
+    "warnings": "warnings go through filters and the console",
+    "inspect": "stack and source inspection",
+    "pdb": "the debugger",
+    "bdb": "the debugger",
+    "cProfile": "the profiler",
+    "profile": "the profiler",
+    "pstats": "the profiler",
+    "random": "the random module's global generator",
+    "weakref": "weak references and finalizers",
+    "unittest": "test machinery",
+    "abc": "class registration",
+    "_py_abc": "class registration",
+    "gc": "the garbage collector",
+    "atexit": "exit handlers",
+    "site": "the interpreter's setup",
+    "sysconfig": "the interpreter's setup",
+}
+_stdlib_dirs = _dir_prefixes(_paths.get("stdlib"), _paths.get("platstdlib"))
+
 del _paths, _own_dir
 
 # Where the inductor backend keeps compiled C++ kernels (shared by processes; safe to delete).

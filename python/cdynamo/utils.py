@@ -143,6 +143,25 @@ def is_skipped_file(filename):
     return any(_skipped_by_prefix(form) for form in forms)
 
 
+def inline_refusal(filename):
+    """Why a call from traced code into a function of `filename` is not traced (it breaks the
+    graph with this reason), or None: cdynamo's and torch's own files are not (except
+    config.trace_dirs); the standard library is, except config.never_traced_stdlib."""
+    if not is_skipped_file(filename):
+        return None
+    forms = {os.path.abspath(filename), os.path.realpath(filename)} if not filename.startswith("<") else {filename}
+    for form in forms:
+        stdlib = max((p for p in config._stdlib_dirs if form.startswith(p)), key=len, default=None)
+        if stdlib is None or _longest_prefix(form, config.skip_dirs) > len(stdlib):
+            continue  # torch, cdynamo or site-packages inside the standard library's directory
+        relative = form[len(stdlib):].lstrip(os.sep)
+        top = relative.split(os.sep, 1)[0]
+        top = top[:-3] if top.endswith(".py") else top
+        why = config.never_traced_stdlib.get(top)
+        return f"the standard library's {top} module is not traced ({why})" if why else None
+    return "library code is not traced into; it runs eagerly"
+
+
 def _skipped_by_prefix(filename):
     skip_length = _longest_prefix(filename, config.skip_dirs)
     return skip_length >= 0 and skip_length > _longest_prefix(filename, config.trace_dirs)

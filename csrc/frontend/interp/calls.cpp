@@ -42,7 +42,10 @@ const std::unordered_set<std::string>& unsupported_methods() {
   static const std::unordered_set<std::string> names = {
       "item", "tolist", "numpy", "backward", "register_hook", "retain_grad", "requires_grad_",
       "__bool__", "__int__", "__float__", "__index__", "data_ptr", "untyped_storage", "storage",
-      "record_stream", "share_memory_", "set_", "resize_", "resize_as_", "__array__", "__len__"};
+      "record_stream", "share_memory_", "set_", "resize_", "resize_as_", "__array__", "__len__",
+      // Pickling and copying protocols (copy.copy traced into reaches them): not tensor operations.
+      "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__", "__deepcopy__", "__sizeof__",
+      "__dlpack__", "__array_wrap__"};
   return names;
 }
 
@@ -220,6 +223,27 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
   return Value::constant(std::move(value));
 }
 
+// id(value). An object the call was given: its id, with a guard that later calls get the same
+// object (as torch._dynamo's ID_MATCH). An object the trace made (a dict, a list, a tensor
+// computed here): a number unique among this trace's values (the value's own address, kept
+// alive), since a new object is made on every call; memo tables keyed by id (copy.deepcopy) work.
+ValuePtr Tracer::identity_of(const ValuePtr& value) {
+  PyObject* real = nullptr;
+  if (value->is_tensor()) {
+    for (const auto& [object, input] : tensor_inputs_)
+      if (input == value) real = object;
+  } else if (value->source && value->obj) {
+    real = value->obj.ptr();
+  }
+  if (real && value->source) {
+    value->source->manager(*guards_).add_id_match(Handle(real));
+    return Value::constant(check(PyLong_FromVoidPtr(real)));
+  }
+  if (value->source) unsupported("id() of a " + value->describe() + " read from the caller's data");
+  keep_alive_values_.push_back(value);
+  return Value::constant(check(PyLong_FromVoidPtr(value.get())));
+}
+
 // What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
 // its class or function, never state the trace changes. Null when there is none.
 Ref Tracer::inspected_object(const ValuePtr& value) {
@@ -248,6 +272,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       return fold(fn, args, kwargs);
   }
   PyObject* bound_self = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
+  if (bound_self && PyType_Check(bound_self) && args.empty() && kwargs.empty()) {
+    // cls.__subclasses__(), cls.mro(): about classes, which the guards fix by identity.
+    const std::string method = reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name;
+    if (method == "__subclasses__" || method == "mro") return Value::constant(checked(PyObject_CallNoArgs(fn.ptr())));
+  }
   if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty() && args.size() <= 1 &&
       std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" &&
       (args.empty() || args[0]->is_constant()))
@@ -274,7 +303,9 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
   if (policy == "fold_identity") {
-    // id(), typing.get_origin(): answers about which object it is, fixed by an identity guard
+    static Ref& id_builtin = *new Ref(import_attr("builtins", "id"));  // never freed: outlives the interpreter
+    if (fn.ptr() == id_builtin.ptr() && args.size() == 1 && kwargs.empty()) return identity_of(args[0]);
+    // typing.get_origin(): answers about which object it is, fixed by an identity guard
     // for classes, functions, modules and enum members; anything else has no fixed identity.
     for (const ValuePtr& arg : args) {
       const bool fixed = arg->kind == ValueKind::PyModule || arg->kind == ValueKind::NNModule ||

@@ -48,7 +48,7 @@ ValuePtr Tracer::dict_contents(const ValuePtr& object) {
   PyObject *key, *item;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dict, &pos, &key, &item)) {
-    if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+    if (!is_plain_dict_key(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
     keys.push_back(Ref::borrow(key));
     items.push_back(wrap(item, Source::dict_item(object->source, Ref::borrow(key))));
   }

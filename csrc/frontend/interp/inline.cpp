@@ -12,11 +12,10 @@ constexpr size_t kMaxInlineDepth = 32;
 
 std::string function_name(PyCodeObject* code) { return to_std_string(code->co_qualname); }
 
-bool is_library_file(PyCodeObject* code) {
-  Ref skipped = call_helper("cdynamo.utils", "is_skipped_file", {code->co_filename});
-  int truth = PyObject_IsTrue(skipped.ptr());
-  check_status(truth);
-  return truth;
+// Why calls into code's file are not traced (config's tables, read by utils.inline_refusal), or "".
+std::string inline_refusal(PyCodeObject* code) {
+  Ref refusal = call_helper("cdynamo.utils", "inline_refusal", {code->co_filename});
+  return refusal.ptr() == Py_None ? std::string() : to_std_string(refusal);
 }
 
 }  // namespace
@@ -101,10 +100,9 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   if (code->co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))
     unsupported("calling the coroutine function " + name + "()");
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
-  if (is_library_file(code) &&
-      !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_forward", {function}).ptr()))
-    unsupported("calling " + name + "() of " + to_std_string(code->co_filename) +
-                " (library code is not traced into; it runs eagerly)");
+  if (std::string refusal = inline_refusal(code);
+      !refusal.empty() && !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_forward", {function}).ptr()))
+    unsupported("calling " + name + "() of " + to_std_string(code->co_filename) + " (" + refusal + ")");
 
   auto callee = std::make_shared<InterpFrame>();
   callee->code = code;

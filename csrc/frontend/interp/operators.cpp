@@ -315,6 +315,11 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       }
     unsupported("indexing an nn.Module container produced a new module");
   }
+  if (container->kind == ValueKind::Constant && is_identity_constant(container->obj) && key->is_fully_constant()) {
+    // typing.List[int], Optional[Tensor]: type expressions, immutable, made now.
+    push(Value::constant(checked(PyObject_GetItem(container->obj.ptr(), key->as_python_constant().ptr()))));
+    return;
+  }
   if (Ref method = python_special_method(container, "__getitem__")) {
     push(inline_call(method, {container, key}, {}));
     return;

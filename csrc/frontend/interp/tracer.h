@@ -20,6 +20,7 @@ namespace cdynamo::interp {
 // Enum members and type expressions (_trace_support.IDENTITY_CONSTANT_TYPES): immutable objects
 // wrapped as constants under an identity guard.
 bool is_identity_constant(Handle obj);
+bool is_plain_dict_key(PyObject* key);  // a key a traced dict can hold (wrap.cpp)
 // A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
 bool is_numpy_scalar(PyObject* obj);
 
@@ -218,6 +219,7 @@ class Tracer {
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);
+  ValuePtr identity_of(const ValuePtr& value);  // id(value)
   // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
   Ref polyfill_of(Handle fn);
 
@@ -251,6 +253,7 @@ class Tracer {
   std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
   std::map<std::pair<PyObject*, std::string>, ValuePtr> written_globals_;  // (globals dict, name) -> value
   std::vector<Ref> keep_alive_;  // keys of the maps above
+  std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
   bool global_hooks_guarded_ = false;
 };

@@ -100,6 +100,13 @@ void Tracer::check_source_depth(const SourcePtr& source) const {
   unsupported("data nested deeper than " + std::to_string(kMaxNestingDepth) + " levels (" + path + ")");
 }
 
+// Dict keys the trace can hold as constants: compared and hashed by value (str, int, bytes,
+// bool, None) or by identity (classes, which the guards fix: copy's table of copiers by type).
+bool is_plain_dict_key(PyObject* key) {
+  return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
+         key == Py_None || PyType_Check(key);
+}
+
 bool is_identity_constant(Handle obj) {
   static Ref& types = *new Ref(import_attr("cdynamo._trace_support", "IDENTITY_CONSTANT_TYPES"));  // never freed: outlives the interpreter
   int found = PyObject_IsInstance(obj.ptr(), types.ptr());
@@ -258,8 +265,7 @@ ValuePtr Tracer::wrap_container(Handle obj, const SourcePtr& source, guards::Gua
     PyObject *key, *item;
     Py_ssize_t pos = 0;
     while (PyDict_Next(o, &pos, &key, &item)) {
-      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyBytes_CheckExact(key))
-        unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
+      if (!is_plain_dict_key(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
       Ref owned_key = Ref::borrow(key), owned_item = Ref::borrow(item);
       ValuePtr wrapped = wrap(owned_item, Source::dict_item(source, owned_key));
       value->keys.push_back(owned_key);

@@ -345,7 +345,44 @@ def test_library_call_is_a_graph_break():
     out = cdynamo.optimize(counter)(fn)(torch.ones(3))
     assert torch.equal(out, torch.ones(3) * 3 + 1)
     assert counter.frame_count == 2
-    assert any("library code" in reason for reason in counters["graph_break"])
+    # copy.copy is traced (the standard library is); a tensor's pickling protocol is not.
+    assert any("Tensor.__reduce_ex__()" in reason for reason in counters["graph_break"]), counters["graph_break"]
+
+
+def test_never_traced_standard_library_modules_break_with_their_reason():
+    import random
+
+    def fn(x):
+        return x + random.randint(0, 0)
+
+    counter = CompileCounter()
+    x = torch.ones(3)
+    assert torch.equal(cdynamo.optimize(counter)(fn)(x), x)
+    assert any("random module is not traced" in reason for reason in counters["graph_break"]), counters["graph_break"]
+
+
+def test_standard_library_code_is_traced():
+    import copy
+    import dataclasses
+    import typing
+
+    @dataclasses.dataclass
+    class Settings:
+        scale: float
+        names: typing.List[str]
+
+    settings = Settings(2.0, ["a"])
+
+    def fn(x):
+        local = copy.deepcopy({"scale": settings.scale, "names": list(settings.names)})
+        local["names"].append("b")
+        shift = 1 if typing.get_origin(typing.List[int]) is list else 0
+        return x * local["scale"] + len(local["names"]) + shift
+
+    counter = CompileCounter()
+    x = torch.ones(3)
+    assert torch.equal(cdynamo.optimize(counter)(fn)(x), fn(x))
+    assert counter.frame_count == 1 and not counters["graph_break"] and settings.names == ["a"]
 
 
 def test_guard_on_inlined_global_recompiles_when_it_changes():
