@@ -56,8 +56,9 @@ class CreateGraphBackward:
     def watch(self, outputs, args):
         if not torch.is_grad_enabled():
             return
-        node = next((t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None
-                     and type(t.grad_fn).__name__ == "CompiledFunctionBackward"), None)
+        from .training import call_node
+
+        node = call_node(outputs, args)
         if node is None:
             return
         # Versions now: eager's saved tensors raise when written before the backward; so does this.

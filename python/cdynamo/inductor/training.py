@@ -80,7 +80,7 @@ def compile_training(gm, example_inputs, target, device_type):
             utils.counters["inductor"]["training_under_saved_tensor_hooks"] += 1
             return gm.forward(*args)
         outputs = compiled(*args)
-        tracker.watch(outputs)
+        tracker.watch(outputs, args)
         create_graph.watch(outputs, args)
         if unwrap:
             return outputs[0]
@@ -99,20 +99,22 @@ def eager_autograd_reason(gm):
     (under no_grad, or through `x.detach()`) becomes an output with a tangent: a zero .grad where
     eager leaves None, or a backward that reads the written value. A view of such an input made
     under no_grad is, in eager, a view autograd does not follow back to the input; AOTAutograd
-    replays it with gradients. Those graphs keep eager autograd."""
+    replays it with gradients (so also a returned view, made under no_grad, of a tensor the graph
+    computed with gradients). Those graphs keep eager autograd."""
     def value(node):
         v = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
         return v if isinstance(v, torch.Tensor) else None
 
     inputs = [v for n in gm.graph.nodes if n.op == "placeholder" and (v := value(n)) is not None and v.requires_grad]
-    if not inputs:
-        return None
     storages = {output_aliases.storage_of(v) for v in inputs}
 
     def shares_memory(node):
         v = value(node)
         return v is not None and output_aliases.storage_of(v) in storages
 
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    returned = set(output.all_input_nodes)
+    made_with_grad = set()  # storages of tensors computed with gradients in this graph
     grad_enabled = True  # the graph needs gradients: it starts with grad mode on
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is torch._C._set_grad_enabled:
@@ -123,6 +125,15 @@ def eager_autograd_reason(gm):
             return f"an input that requires grad is written in place ({node.format_node()})"
         if not grad_enabled and node.op != "placeholder" and shares_memory(node):
             return f"a view of an input that requires grad is made under no_grad ({node.format_node()})"
+        v = value(node)
+        if v is None or node.op == "placeholder":
+            continue
+        if grad_enabled and v.requires_grad:
+            made_with_grad.add(output_aliases.storage_of(v))
+        elif not grad_enabled and node in returned and output_aliases.storage_of(v) in made_with_grad:
+            # AOTAutograd replays returned views from their base with gradients: eager's view,
+            # made under no_grad, has none.
+            return f"a returned view of a tensor that requires grad is made under no_grad ({node.format_node()})"
     return None
 
 
@@ -231,6 +242,14 @@ def _as_traced(value, traced):
 
 # --- None gradients as eager gives them ---------------------------------------------------------
 
+def call_node(outputs, args):
+    """The autograd node AOTAutograd made for this call: the grad_fn of an output that is not one
+    of the call's own arguments returned as it is (those keep the node that made them)."""
+    passed = {id(a) for a in args}
+    return next((t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and id(t) not in passed
+                 and type(t.grad_fn).__name__ == "CompiledFunctionBackward"), None)
+
+
 class _NoneTangents:
     """Eager leaves .grad None on an input reached only through outputs the loss did not use;
     AOTAutograd's backward gets zeros for those outputs' gradients and would return zero
@@ -242,11 +261,11 @@ class _NoneTangents:
     def __init__(self):
         self._pending = threading.local()
 
-    def watch(self, outputs):
+    def watch(self, outputs, args):
         """Registers the pre-hook on the backward node of a call's outputs (one node per call)."""
         if not torch.is_grad_enabled():
             return
-        node = next((t.grad_fn for t in outputs if isinstance(t, torch.Tensor) and t.grad_fn is not None), None)
+        node = call_node(outputs, args)
         if node is None:
             return
         # The outputs with a tangent: those the node computes (not views made after it).
@@ -256,9 +275,13 @@ class _NoneTangents:
         count, pending = len(outputs), self._pending
 
         def note_missing(grad_outputs):
-            # More returns than outputs (mutated inputs, views' bases): positions unknown, zeros kept.
+            # The node's outputs are the call's outputs, or only those with a tangent (inputs
+            # returned as they are have none); more (mutated inputs, views' bases): positions
+            # unknown, zeros kept.
             if len(grad_outputs) == count:
                 pending.missing = frozenset(j for j, k in enumerate(with_tangent) if grad_outputs[k] is None)
+            elif len(grad_outputs) == len(with_tangent):
+                pending.missing = frozenset(j for j, g in enumerate(grad_outputs) if g is None)
 
         node.register_prehook(note_missing)
 

@@ -316,3 +316,37 @@ def test_create_graph_through_a_graph_that_draws_random_numbers_says_what_to_cha
     model = cdynamo.optimize("inductor")(GradientPenaltyCritic(dropout=0.5).train())
     with pytest.raises(RuntimeError, match="draws random numbers.*compiled_training = False"):
         model(torch.randn(3, 4), torch.randn(3, 4), torch.rand(3, 1)).backward()
+
+
+def test_a_view_made_under_no_grad_of_a_tensor_computed_with_gradients_gets_none():
+    """Eager's view, made under no_grad and returned, carries no gradient back (found by fuzzing:
+    AOTAutograd replayed it from its base with gradients)."""
+    def fn(c, w):
+        hidden = (c * w).sigmoid()
+        with torch.no_grad():
+            window = hidden[:, 1:3]
+        return {"window": window, "hidden": hidden}
+
+    c, w = torch.randn(2, 4, requires_grad=True), torch.randn(4, requires_grad=True)
+    c2, w2 = c.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    expected, got = fn(c, w), cdynamo.optimize("inductor")(fn)(c2, w2)
+    sum(t.sum() for t in expected.values()).backward()
+    sum(t.sum() for t in got.values()).backward()
+    torch.testing.assert_close(c2.grad, c.grad)
+    torch.testing.assert_close(w2.grad, w.grad)
+
+
+def test_none_grads_stay_none_when_the_graph_also_returns_an_input_unchanged():
+    """A graph returning one of its inputs as it is: the autograd node's outputs are then fewer
+    than the call's (found by fuzzing: an unused output's zero gradient reached an input)."""
+    def fn(first, scale, total):
+        return first, total + scale.sum(), torch.exp(scale)
+
+    a = torch.randn(4, 1, requires_grad=True)
+    scale = (a * 2).detach().requires_grad_()
+    total = a.sum()  # a's gradient would come only through the unused second output
+    compiled = cdynamo.optimize("inductor")(fn)
+    out = compiled(a, scale, total)
+    out[2].sum().backward()
+    assert a.grad is None
+    assert torch.equal(scale.grad, torch.exp(scale.detach()))
