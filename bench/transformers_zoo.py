@@ -1,9 +1,14 @@
-"""The transformers zoo: 19 architectures built from small configs with random weights, each
-compiled as a new user would (backend "eager" unless --backend): one graph or not, equal to eager.
-Assumes transformers is importable (PYTHONPATH); prints one row per architecture and the count."""
+"""transformers architectures from small configs with random weights, compiled as a new user would: one graph, equal to
+eager? 19 hand-picked, or (--all) every one that takes input_ids. Assumes transformers is importable (PYTHONPATH)."""
 import argparse
+import collections
+import inspect
+import multiprocessing
 import os
+import re
+import resource
 import sys
+import time
 import warnings
 
 import torch
@@ -62,14 +67,360 @@ def check(name, backend):
     return out.graph_count, out.graph_break_count, torch.allclose(out.out[0], expected, atol=1e-5), reason
 
 
+# --all: every architecture of transformers' auto mapping that takes input_ids -------------------
+
+SEQUENCE = (2, 16)  # batch, tokens of the input_ids every architecture gets
+VOCAB = 1000
+BREAK_REASONS_SHOWN = 15
+
+# (small value, config fields that get it wherever the default config or one of its sub-configs
+# has them, as an int or unset). The values are consistent with each other: 4 heads of 16 make the
+# width 64, kv heads divide heads, 8 mamba heads of 16 are 2 x the width, 2 of 4 experts per token.
+_KV_HEADS = ("num_key_value_heads num_kv_heads n_kv_heads cross_num_key_value_heads swa_num_key_value_heads "
+             "num_query_groups linear_num_key_heads")
+_SMALL_FIELDS = [
+    (64, "hidden_size d_model n_embd dim embed_dim emb_dim embedding_size embedding_dim word_embed_proj_dim "
+         "projection_dim out_hidden_size text_hidden_size projector_hidden_size encoder_hidden_size "
+         "cross_attention_hidden_size cross_hidden_size backbone_hidden_size true_hidden_size "
+         "intra_bottleneck_size lru_width attention_hidden_size entity_emb_size input_embedding_size "
+         "hidden_size_global projection_size project_dim"),
+    (2, "num_hidden_layers n_layer n_layers num_layers encoder_layers decoder_layers num_encoder_layers "
+        "num_decoder_layers depth layers speech_encoder_layers conf_num_hidden_layers"),
+    (4, "num_attention_heads n_head n_heads num_heads encoder_attention_heads decoder_attention_heads "
+        "num_encoder_attention_heads num_decoder_attention_heads attention_heads cross_num_attention_heads "
+        "swa_num_attention_heads num_sliding_attention_heads conf_num_attention_heads linear_num_value_heads"),
+    (2, _KV_HEADS),
+    (16, "head_dim d_kv kv_channels d_head dim_head attention_head_size attention_head_dim swa_head_dim "
+         "cross_head_dim v_head_dim qk_nope_head_dim qk_rope_head_dim linear_key_head_dim linear_value_head_dim "
+         "mamba_d_head mamba_head_dim mamba_headdim index_head_dim rotary_dim"),
+    (32, "qk_head_dim kv_lora_rank q_lora_rank o_lora_rank"),  # qk_head_dim = nope + rope
+    (128, "intermediate_size ffn_dim encoder_ffn_dim decoder_ffn_dim d_ff dff d_inner n_inner dim_ff "
+          "ffn_hidden_size hidden_dim mlp_dim feed_forward_size intermediate_size_mlp dense_intermediate_size "
+          "encoder_linear_units decoder_linear_units speech_encoder_intermediate_size"),
+    (64, "moe_intermediate_size shared_expert_intermediate_size shared_intermediate_size "
+         "shared_experts_intermediate_size moe_shared_expert_intermediate_size expert_ffn_hidden_size "
+         "moe_hidden_size share_expert_dim"),
+    (4, "num_experts num_local_experts n_routed_experts moe_num_experts"),
+    (2, "num_experts_per_tok num_experts_per_token moe_topk moe_k top_k_experts"),
+    (1, "n_shared_experts"),
+    (1, "n_group num_expert_group topk_group n_groups mamba_n_groups expand"),  # mamba2: 1 x 64 = 4 x 16
+    (8, "mamba_n_heads mamba_num_heads"),
+    (128, "mamba_d_ssm"),  # = mamba heads x mamba head dim
+    (16, "mamba_d_state ssm_state_size state_size hidden_size_per_layer_input"),
+    (0, "num_kv_shared_layers"),  # gemma3n: the layers that share a cache must exist
+    (12, "coordinate_size"),  # LayoutLM's 2-D position embedding: 4 x 12 + 2 x 8 = the width
+    (8, "shape_size"),
+    (VOCAB, "vocab_size vocab_size_per_layer_input"),
+    (128, "max_position_embeddings n_positions n_ctx max_seq_len"),  # must stay >= SEQUENCE[1]
+]
+SMALL_FIELDS = {name: value for value, names in _SMALL_FIELDS for name in names.split()}
+SMALL_HEAD_DIM = SMALL_FIELDS["head_dim"]
+# Tried in turn while the model does not build: multi-head latent attention and a few others
+# want as many kv heads as heads; multimodal rope whose sections (they split the rotary half of
+# a head) come from the model's code, not its config, needs them in the config.
+FALLBACKS = [
+    {},
+    dict.fromkeys(_KV_HEADS.split(), SMALL_FIELDS["num_attention_heads"]),
+    dict(mrope_section=[2, 3, 3]),
+    dict(mrope_section=[1, 2, 1]),  # partial rotary: half a head turns
+]
+# Architectures whose layer pattern is a list tied to the default depth.
+MODEL_FIELDS = {
+    "gpt_neo": dict(attention_types=[[["global", "local"], 1]]),
+    "reformer": dict(axial_pos_embds_dim=[32, 32], axial_pos_shape=[4, 4]),
+    "esm": dict(pad_token_id=1, mask_token_id=2),  # its embedding reads both, unset by default
+}
+# Ids the tokenizer reserves (image, audio, bos, pad ...): moved into the vocabulary when the
+# default lies outside it, and never drawn as input, so no image placeholder shows up in text.
+_TOKEN_ID = re.compile(r"(_token_id|_token_index|_id)$")
+
+STATUSES = ("one graph", "breaks", "wrong", "transformers differs when compiling", "cdynamo error", "does not build",
+            "skipped")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _split(total, sections):
+    """`total` split in proportion to `sections` (largest remainders), e.g. 8, [16, 24, 24] -> [2, 3, 3]."""
+    exact = [total * s / sum(sections) for s in sections]
+    parts = [int(x) for x in exact]
+    for i in sorted(range(len(exact)), key=lambda i: parts[i] - exact[i])[: total - sum(parts)]:
+        parts[i] += 1
+    return parts
+
+
+def small_config_fields(config, sizes, token_ids):
+    """Constructor arguments that shrink `config` (a default config): the fields of `sizes` it
+    has, its sub-configs rebuilt small, multimodal rope sections scaled to the small head, token
+    ids moved into the vocabulary (token_ids: default id -> small id). The class is built again
+    from these rather than patched, so derived fields (layer_types, ...) follow the new sizes."""
+    import transformers
+
+    fields = {}
+    for name, value in vars(config).items():
+        if isinstance(value, transformers.PretrainedConfig):
+            fields[name] = type(value)(**small_config_fields(value, sizes, token_ids))
+        elif name in sizes and (value is None or _is_int(value)):
+            fields[name] = sizes[name]
+        elif _is_int(value) and _TOKEN_ID.search(name) and not name.startswith("_"):
+            if value not in token_ids:
+                moved = sum(1 for old, new in token_ids.items() if old != new)
+                token_ids[value] = value if 0 <= value < VOCAB else VOCAB - 1 - moved
+            fields[name] = token_ids[value]
+        elif name == "rope_parameters" and isinstance(value, dict) and "mrope_section" in value:
+            head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+            total = sum(value["mrope_section"]) * SMALL_HEAD_DIM // head_dim
+            fields[name] = dict(value, mrope_section=_split(total, value["mrope_section"]))
+        elif name == "rope_parameters" and isinstance(value, dict) and "mrope_section" in sizes:
+            fields[name] = dict(value, mrope_section=sizes["mrope_section"])
+    return fields
+
+
+def small_config(model_type, sizes, token_ids):
+    """The default config of `model_type` shrunk to `sizes`, without a cache (a plain forward)."""
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    config_class = CONFIG_MAPPING[model_type]
+    fields = small_config_fields(config_class(), sizes, token_ids)
+    config = config_class(**fields, **MODEL_FIELDS.get(model_type, {}))
+    for part in [config] + [v for v in vars(config).values() if isinstance(v, transformers.PretrainedConfig)]:
+        if hasattr(part, "use_cache"):
+            part.use_cache = False
+    return config
+
+
+def small_model(model_type, class_name):
+    """The architecture with a small config, random weights (seed 0), eval mode; its inputs, and the
+    eager output. Raises the first attempt's error where no one of the FALLBACKS builds and runs."""
+    import transformers
+
+    first_error = None
+    for fallback in FALLBACKS:
+        token_ids = {}
+        try:
+            config = small_config(model_type, {**SMALL_FIELDS, **fallback}, token_ids)
+            torch.manual_seed(0)
+            model = getattr(transformers, class_name)(config).eval()
+            allowed = torch.tensor(sorted(set(range(VOCAB)) - set(token_ids.values())))
+            ids = allowed[torch.randint(0, len(allowed), SEQUENCE)]
+            inputs = {"input_ids": ids}
+            # Encoder-decoder models whose forward takes decoder inputs get the same tokens.
+            if config.is_encoder_decoder and "decoder_input_ids" in inspect.signature(model.forward).parameters:
+                inputs["decoder_input_ids"] = ids
+            with torch.no_grad():
+                torch.manual_seed(0)  # a forward that draws random numbers draws the same ones each run
+                return model, inputs, model(**inputs)
+        except Exception as error:  # noqa: BLE001 - the next fallback may build
+            first_error = first_error or error
+    raise first_error
+
+
+def _tensors(output):
+    from torch.utils import _pytree as pytree
+
+    return [leaf for leaf in pytree.tree_leaves(output) if isinstance(leaf, torch.Tensor)]
+
+
+def same_output(actual, expected):
+    """Every tensor of the output equal (atol 1e-5; NaN equal to NaN, as eager may produce them)."""
+    actual, expected = _tensors(actual), _tensors(expected)
+    if len(actual) != len(expected) or not expected:
+        return False
+    for a, e in zip(actual, expected):
+        if a.shape != e.shape or a.dtype != e.dtype:
+            return False
+        if e.is_floating_point() or e.is_complex():
+            if not torch.allclose(a, e, atol=1e-5, equal_nan=True):
+                return False
+        elif not torch.equal(a, e):
+            return False
+    return True
+
+
+def eager_as_if_compiling(model, inputs):
+    """The eager output with torch.compiler.is_compiling() answering True, as it does in traced code."""
+    original = torch.compiler.is_compiling
+    torch.compiler.is_compiling = lambda: True
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            return model(**inputs)
+    finally:
+        torch.compiler.is_compiling = original
+
+
+def _row(status, reason, graphs="-", breaks="-", equal="-"):
+    return dict(status=status, reason=reason, graphs=graphs, breaks=breaks, equal=equal)
+
+
+def _message(error):
+    """The exception on one line (a table cell)."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
+
+
+def check_architecture(model_type, class_name, report_stage):
+    """One row of the --all table; runs in its own child process (see run_isolated)."""
+    try:
+        model, inputs, expected = small_model(model_type, class_name)
+    except Exception as error:  # noqa: BLE001 - our small config or inputs do not suit this model
+        return _row("does not build", _message(error))
+    report_stage("cdynamo error")  # what a crash or a hang from here on is
+    cdynamo.reset()
+    try:
+        # Raised, not a silent eager fallback: a bug of cdynamo must not pass as "breaks".
+        with torch.no_grad(), cdynamo.config.patch(suppress_errors=False):
+            torch.manual_seed(0)
+            explained = cdynamo.explain(model)(**inputs)
+    except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        return _row("cdynamo error", _message(error))
+    graphs, breaks = explained.graph_count, explained.graph_break_count
+    equal = same_output(explained.out, expected)
+    status = "wrong" if not equal else "one graph" if graphs == 1 and breaks == 0 else "breaks"
+    if not equal and same_output(explained.out, eager_as_if_compiling(model, inputs)):
+        # transformers takes other paths when torch.compiler.is_compiling() (masks, caches); where
+        # eager on those paths gives cdynamo's result, the difference is the library's own.
+        status = "transformers differs when compiling"
+    return _row(status, explained.break_reasons[0] if explained.break_reasons else "", graphs, breaks, equal)
+
+
+def _child(connection, function, args):
+    # Quiet: the table is the parent's output. A hard limit on memory so that a config we failed
+    # to shrink raises MemoryError here instead of waking the machine's OOM killer.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    with open("/proc/self/statm") as statm:
+        virtual = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (virtual + (8 << 30), resource.RLIM_INFINITY))
+    try:
+        connection.send(function(*args, report_stage=connection.send))
+    except BaseException as error:  # noqa: BLE001 - reported by the parent
+        connection.send(_row("does not build", _message(error)))
+
+
+def run_isolated(function, args, timeout):
+    """function(*args, report_stage) in a forked child: a fresh cdynamo and torch state each, and a
+    crash or a hang costs one row, not the run. The parent imported everything, so a fork is cheap.
+    report_stage(status) names the status a crash or a hang gets from then on (at first: "does not build")."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(sender, function, args), daemon=True)
+    process.start()
+    sender.close()
+    deadline = time.monotonic() + timeout
+    status = "does not build"
+    try:
+        while receiver.poll(max(0.0, deadline - time.monotonic())):
+            message = receiver.recv()
+            if isinstance(message, dict):
+                return message
+            status = message
+        failure = f"timed out after {timeout} s"
+    except EOFError:
+        process.join()
+        failure = f"child process died (exit code {process.exitcode})"
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+    return _row(status, failure)
+
+
+def text_architectures(only):
+    """[(model type, base model class name, why skipped or "")] over transformers' auto mapping."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    rows = []
+    for model_type, class_name in MODEL_MAPPING_NAMES.items():
+        if only and model_type not in only:
+            continue
+        class_name = class_name[0] if isinstance(class_name, tuple) else class_name
+        try:
+            main_input = getattr(transformers, class_name).main_input_name
+        except Exception as error:  # noqa: BLE001 - e.g. an optional dependency is missing
+            rows.append((model_type, class_name, "cannot import: " + _message(error)))
+            continue
+        rows.append((model_type, class_name, "" if main_input == "input_ids" else "not a text model"))
+    return rows
+
+
+def normalize_reason(reason):
+    """A break reason without the user's file:line and addresses, so that equal causes group."""
+    reason = re.sub(r"\s*\([^()]*:\d+\)$", "", reason)
+    reason = re.sub(r"(/[\w.+-]+)+\.py(:\d+)?", "<file>", reason)
+    return re.sub(r"0x[0-9a-f]+", "0x...", reason)
+
+
+def check_all(options):
+    started = time.perf_counter()
+    results = {}
+    for model_type, class_name, skip in text_architectures(options.only.split(",") if options.only else []):
+        if skip == "not a text model":
+            results[model_type] = _row("skipped", skip)
+            continue
+        if skip:
+            row = _row("does not build", skip)
+        else:
+            row = run_isolated(check_architecture, (model_type, class_name), options.timeout)
+        results[model_type] = row
+        print(f"| {model_type} | {class_name} | {row['status']} | {row['graphs']} | {row['breaks']} | "
+              f"{row['equal']} | {row['reason'][:150]} |", flush=True)
+    print_summary(results)
+    print(f"\nwall time {time.perf_counter() - started:.0f} s")
+
+
+def print_summary(results):
+    """The failures listed, the count, and the most frequent first-break reasons."""
+    by_status = {status: [name for name, row in results.items() if row["status"] == status]
+                 for status in STATUSES}
+    for status, title in (("wrong", "WRONG: not equal to eager"), ("cdynamo error", "cdynamo errors"),
+                          ("transformers differs when compiling", "equal to eager as transformers runs it when compiling"),
+                          ("does not build", "do not build from a small config (not counted)")):
+        print(f"\n## {title}: {len(by_status[status])}")
+        for name in by_status[status]:
+            print(f"- {name}: {results[name]['reason'][:200]}")
+
+    counted = len(results) - len(by_status["does not build"]) - len(by_status["skipped"])
+    print(f"\n{len(by_status['one graph'])} / {counted} architectures in one graph and equal to eager "
+          f"({len(by_status['does not build'])} do not build from a small config, "
+          f"{len(by_status['skipped'])} skipped: not a text model)")
+    print("  " + ", ".join(f"{status}: {len(names)}" for status, names in by_status.items()))
+
+    reasons = collections.Counter()
+    examples = {}
+    for name, row in results.items():
+        if row["status"] in ("breaks", "wrong", "transformers differs when compiling") and row["reason"]:
+            reason = normalize_reason(row["reason"])
+            reasons[reason] += 1
+            examples.setdefault(reason, name)
+    print("\n## most frequent first-break reasons\n| count | reason | e.g. |\n|---|---|---|")
+    for reason, count in reasons.most_common(BREAK_REASONS_SHOWN):
+        print(f"| {count} | {reason[:200]} | {examples[reason]} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="eager", help="eager (counts graphs and breaks) or another cdynamo backend")
-    parser.add_argument("--only", default="", help="comma-separated architectures")
+    parser.add_argument("--only", default="", help="comma-separated architectures (--all: model types)")
+    parser.add_argument("--all", action="store_true", help="every auto-mapping architecture that takes input_ids")
+    parser.add_argument("--timeout", type=int, default=120, help="--all: seconds one architecture may take")
     options = parser.parse_args()
+    if options.all and options.backend != "eager":
+        parser.error("--all counts graphs and breaks with cdynamo.explain: backend eager only")
     warnings.filterwarnings("ignore")
     import transformers
 
+    if options.all:
+        transformers.logging.set_verbosity_error()
+        print(f"transformers {transformers.__version__}, torch {torch.__version__}, backend eager, "
+              f"input_ids {SEQUENCE[0]}x{SEQUENCE[1]}, {options.timeout} s per architecture")
+        print("| model type | class | status | graphs | breaks | equal to eager | first break or error |")
+        print("|---|---|---|---|---|---|---|")
+        return check_all(options)
     names = [n for n in ARCHITECTURES if not options.only or n in options.only.split(",")]
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, backend {options.backend}")
     print("| architecture | graphs | breaks | equal to eager | first break |\n|---|---|---|---|---|")

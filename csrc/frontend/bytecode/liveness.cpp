@@ -57,6 +57,22 @@ bool may_read_own_frame(PyCodeObject* code) {
   return false;
 }
 
+// Zero-argument super() reads the frame's first local (self) and its __class__ cell without an
+// instruction naming either: where the code calls it, the first local stays live throughout.
+bool calls_zero_argument_super(PyCodeObject* code) {
+  bool has_class_cell = false, names_super = false;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(code->co_localsplusnames); ++k) {
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_localsplusnames, k));
+    has_class_cell = has_class_cell || (name && std::string(name) == "__class__");
+  }
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(code->co_names); ++k) {
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_names, k));
+    names_super = names_super || (name && std::string(name) == "super");
+  }
+  PyErr_Clear();
+  return has_class_cell && names_super;
+}
+
 }  // namespace
 
 std::vector<bool> live_locals(PyCodeObject* code, const InstructionList& insts, int at) {
@@ -66,6 +82,7 @@ std::vector<bool> live_locals(PyCodeObject* code, const InstructionList& insts, 
   std::vector<bool> always(nlocals, false);
   for (const Instruction& inst : insts)
     if (local_use(inst.opcode) == LocalUse::Cell && inst.arg < nlocals) always[inst.arg] = true;
+  if (nlocals > 0 && code->co_argcount > 0 && calls_zero_argument_super(code)) always[0] = true;
 
   // live_in[i] = use[i] | (live_out[i] & ~def[i]); live_out = union of successors' live_in.
   const int n = static_cast<int>(insts.size());

@@ -3,6 +3,7 @@ breaks: custom __contains__/__getitem__/__len__, try/except around code that rai
 values, getattr/hasattr defaults (guarded on the attribute staying absent), is_compiling()."""
 from collections.abc import MutableMapping
 
+import collections
 import pytest
 import torch
 
@@ -1081,3 +1082,19 @@ def test_numpy_arrays_and_numpy_random_end_the_graph_with_a_reason():
 
     assert _trace_support.classify_callable(np.random.rand).startswith("unsupported")
     assert _trace_support.classify_callable(np.sqrt) == "fold_numpy"
+
+
+class _OrderedRecord(collections.OrderedDict):
+    def store(self, key, value):
+        super().__setitem__(key, value)  # a graph break (a builtin slot wrapper)
+        super().__setattr__(key, value)  # zero-argument super() again, in the resume function
+        return value * 2
+
+
+def test_zero_argument_super_after_a_graph_break():
+    """super() reads the frame's first local implicitly: the resume function after a break must
+    still have self there (transformers' ModelOutput.__setitem__ failed with 'super(type, obj)')."""
+    record = _OrderedRecord()
+    x = torch.randn(3)
+    out = cdynamo.optimize("eager")(_OrderedRecord.store)(record, "k", x)
+    assert same(out, x * 2) and record["k"] is x and record.k is x
