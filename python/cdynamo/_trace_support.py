@@ -1,6 +1,7 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
 import builtins
+import functools
 import math
 import operator
 import threading
@@ -237,6 +238,22 @@ def _is_compiling_functions():
     return [f for f in found if f is not None]
 
 
+def _installation_queries():
+    """Questions about what is installed (a package's version, whether a module can be found),
+    asked by library code in forward (transformers' availability checks): answered now; the answer
+    does not change while the process runs."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    found = [importlib.metadata.version, importlib.util.find_spec, importlib.metadata.packages_distributions]
+    # Version numbers parsed to compare them (packaging.version.parse("2.1") < ...): immutable values.
+    version_module = sys.modules.get("packaging.version")
+    if version_module is not None:
+        found += [version_module.Version, version_module.parse]
+    return tuple(found)
+
+
 def _has_native_constructor(cls):
     """True when making a cls runs no Python code: neither __init__ nor __new__ is a function."""
     import inspect
@@ -344,7 +361,8 @@ def autograd_function_node(apply):
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', 'true' (a constant True), 'graph_autograd_function' (Cls.apply
+    'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
+    when stateless), 'graph_autograd_function' (Cls.apply
     of an autograd.Function: a node calling autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix
     which object each argument is), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
@@ -376,7 +394,7 @@ def classify_callable(fn):
         return "unsupported:numpy.random draws from numpy's global random state"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
-    if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES:
+    if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES or any(fn is f for f in _installation_queries()):
         return "fold"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
@@ -389,7 +407,7 @@ def classify_callable(fn):
         if issubclass(fn, BaseException) and _has_native_constructor(fn):
             return "fold"  # an exception object: made now, raised (or not) by the trace
         if issubclass(fn, torch.nn.Module):
-            return "unsupported:constructing an nn.Module inside a compiled function"
+            return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):
             return "unsupported:constructing a tensor subclass inside a compiled function"
         return f"unsupported:constructing a {fn.__name__} object inside a compiled function"
@@ -468,6 +486,29 @@ def unary_operators():
 
 
 _ = (builtins, math)
+
+
+_LOG_METHOD_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "exception": 40, "critical": 50,
+                      "fatal": 50}
+
+
+def silent_log_level(logger, method, first_argument):
+    """The level of logger.<method>(...) when it is a logging.Logger call that would emit nothing
+    now (logger.isEnabledFor(level) is False), else None."""
+    import logging
+
+    if not isinstance(logger, logging.Logger):
+        return None
+    level = first_argument if method == "log" else _LOG_METHOD_LEVELS.get(method)
+    if not isinstance(level, int) or getattr(logging.Logger, method, None) is None:
+        return None
+    return None if logger.isEnabledFor(level) else level
+
+
+def module_has_state(module):
+    """Whether a module made inside a compiled function holds parameters or buffers (state a
+    graph would have to make on every call; one made at trace time is reused)."""
+    return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
 
 
 def is_compiled_module(module):

@@ -130,6 +130,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false);
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
+      if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs));
     }
@@ -221,6 +222,28 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
       [value](const guards::FrameView&) -> PyObject* { return Py_NewRef(value.ptr()); }, "its value when traced");
   keep_alive_.push_back(value);
   return Value::constant(std::move(value));
+}
+
+// logger.debug(...) (any logging.Logger method that logs) at a level the logger does not emit
+// now: a call that does nothing, skipped, with a guard that the logger still does not emit at
+// that level (a change of level recompiles). Null when the call would log: logging is not
+// traced (config.never_traced_stdlib), so it breaks the graph.
+ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
+  const ValuePtr& logger = method->items.at(0);
+  if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
+  Ref first = !args.empty() && args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None);
+  Ref level = call_helper("cdynamo._trace_support", "silent_log_level",
+                          {logger->obj, check(PyUnicode_FromString(method->name.c_str())), first});
+  if (level.ptr() == Py_None) return nullptr;
+  Ref target = logger->obj;
+  guards_->add_same_object_guard(
+      [target, level](const guards::FrameView&) -> PyObject* {
+        return PyObject_CallMethod(target.ptr(), "isEnabledFor", "O", level.ptr());
+      },
+      "the logger's isEnabledFor(" + to_std_string(Ref(check(PyObject_Str(level.ptr())))) + ")",
+      [](const guards::FrameView&) -> PyObject* { return Py_NewRef(Py_False); }, "False (it logged nothing when traced)");
+  keep_alive_.push_back(target);
+  return Value::constant(Ref::borrow(Py_None));
 }
 
 // id(value). An object the call was given: its id, with a guard that later calls get the same
@@ -361,6 +384,19 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
+  if (policy == "construct_module") {
+    // A module made inside the function (transformers' ACT2FN[name], nn.ReLU()(x)): made now,
+    // once, from constant arguments, when it holds no parameters or buffers; eager makes a new one
+    // per call, which no stateless module can tell apart.
+    if (!all_constant(args, kwargs)) unsupported("constructing an nn.Module from traced values inside a compiled function");
+    ValuePtr made = fold(fn, args, kwargs);
+    if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {made->obj}).ptr()))
+      unsupported("constructing an nn.Module with parameters or buffers inside a compiled function");
+    made->kind = ValueKind::NNModule;
+    made->module_path = "made_" + std::to_string(++modules_made_) + "_" + name;
+    keep_alive_.push_back(made->obj);
+    return made;
+  }
   if (policy == "graph_autograd_function") {
     Ref node = call_helper("cdynamo._trace_support", "autograd_function_node", {fn});
     keep_alive_.push_back(node);
@@ -428,6 +464,10 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     value->obj = check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PySuper_Type), cls.ptr(), self->obj.ptr(), nullptr));
     value->items = {self};
     return value;
+  }
+  if (name == "enumerate" && args.size() == 1 && kwargs.size() == 1 && kwargs[0].first == "start") {
+    args.push_back(kwargs[0].second);  // enumerate(items, start=1)
+    kwargs.clear();
   }
   if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
   auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
@@ -526,7 +566,9 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     return Value::sequence(name == "tuple" ? ValueKind::Tuple : ValueKind::List, std::move(items));
   }
   if (name == "enumerate" && !args.empty()) {
-    long start = args.size() > 1 && args[1]->is_constant() ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
+    if (args.size() > 1 && (!args[1]->is_constant() || !PyLong_Check(args[1]->obj.ptr())))
+      unsupported("enumerate() with a start that is not a constant int");
+    long start = args.size() > 1 ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
     std::vector<ValuePtr> items;
     long index = start;
     for (auto& item : iterate(args[0]))

@@ -633,7 +633,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
           update->items.push_back(v);
         }
       }
-      if (update->kind != ValueKind::Dict) unsupported("merging a " + update->describe() + " into a dict");
+      if (update->kind != ValueKind::Dict) update = mapping_as_dict(update);
       for (size_t i = 0; i < update->keys.size(); ++i) {
         int at = target->dict_index(update->keys[i]);
         if (at >= 0) {

@@ -220,6 +220,9 @@ class Tracer {
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);
   ValuePtr identity_of(const ValuePtr& value);  // id(value)
+  ValuePtr silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args);
+  ValuePtr made_module_attr(ValuePtr module, const std::string& name);
+  ValuePtr mapping_as_dict(const ValuePtr& mapping);  // the items {**mapping} merges, as a Dict
   // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
   Ref polyfill_of(Handle fn);
 
@@ -256,6 +259,7 @@ class Tracer {
   std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
   bool global_hooks_guarded_ = false;
+  int modules_made_ = 0;  // stateless nn.Modules made inside the traced code
 };
 
 }  // namespace cdynamo::interp

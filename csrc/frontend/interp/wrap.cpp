@@ -448,10 +448,40 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
   }
 }
 
+// An attribute of a stateless module the trace made: its own object, unguarded (constant
+// arguments made it; it holds no tensors).
+ValuePtr Tracer::made_module_attr(ValuePtr module, const std::string& name) {
+  PyObject* obj = module->obj.ptr();
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  PyObject* raw = _PyType_Lookup(Py_TYPE(obj), key.ptr());
+  if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
+    Ref getter = check(PyObject_GetAttrString(raw, "fget"));
+    if (PyFunction_Check(getter.ptr())) return inline_call(getter, {module}, {});
+  }
+  Ref attr = steal(PyObject_GetAttr(obj, key.ptr()));
+  if (!attr) raise_python_error();
+  if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == obj && PyFunction_Check(PyMethod_GET_FUNCTION(attr.ptr()))) {
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
+    method->name = name;
+    method->items = {module};
+    return method;
+  }
+  if (is_tensor(attr)) unsupported("a tensor attribute of an nn.Module made inside the compiled function");
+  auto value = Value::constant(attr);
+  if (is_nn_module(attr)) {
+    value->kind = ValueKind::NNModule;
+    value->module_path = module->module_path + "_" + name;
+  }
+  keep_alive_.push_back(attr);
+  return value;
+}
+
 ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   PyObject* obj = module->obj.ptr();
   SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
-  if (!source) unsupported("an nn.Module without a source");
+  if (!source) return made_module_attr(module, name);
   check_source_depth(source);
   std::string path = module->module_path + "." + name;
   Ref dict = check(PyObject_GenericGetDict(obj, nullptr));

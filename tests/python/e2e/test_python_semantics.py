@@ -1,14 +1,15 @@
 """Python constructs that library code (HuggingFace-style models) leans on, captured without graph
 breaks: custom __contains__/__getitem__/__len__, try/except around code that raises on trace-time
 values, getattr/hasattr defaults (guarded on the attribute staying absent), is_compiling()."""
+import collections
 from collections.abc import MutableMapping
 
-import collections
 import pytest
 import torch
 
 import cdynamo
-from cdynamo.testing import same
+from cdynamo.testing import CompileCounter, same
+from cdynamo.utils import counters
 
 
 def explain(fn, *args, **kwargs):
@@ -1098,3 +1099,61 @@ def test_zero_argument_super_after_a_graph_break():
     x = torch.randn(3)
     out = cdynamo.optimize("eager")(_OrderedRecord.store)(record, "k", x)
     assert same(out, x * 2) and record["k"] is x and record.k is x
+
+
+class _Output(collections.OrderedDict):
+    """A ModelOutput-like mapping with its own keys() and __getitem__."""
+
+    def __getitem__(self, key):
+        return dict(self.items())[key] if isinstance(key, str) else list(self.values())[key]
+
+    def keys(self):
+        return [k for k, v in self.items() if v is not None]
+
+
+def test_double_star_of_mappings_with_their_own_protocol():
+    def fn(x):
+        first = _Output(hidden=x + 1, extra=None)
+        merged = {**first, "more": x * 2}
+        return merged["hidden"] + merged["more"], sorted(merged)
+
+    counter = CompileCounter()
+    x = torch.randn(3)
+    out, names = cdynamo.optimize(counter)(fn)(x)
+    assert same(out, fn(x)[0]) and names == ["hidden", "more"] and counter.frame_count == 1
+
+
+class _Activation(torch.nn.Module):
+    def __init__(self, slope=0.5):
+        super().__init__()
+        self.slope = slope
+        self.inner = torch.nn.Tanh()
+
+    def forward(self, x):
+        return self.inner(x) * self.slope
+
+
+ACTIVATIONS = {"tanh": (_Activation, {"slope": 2.0}), "relu": (torch.nn.ReLU, {})}
+
+
+def test_stateless_modules_made_inside_forward_and_quiet_logging():
+    import logging
+
+    logger = logging.getLogger("cdynamo.test.quiet")
+    logger.setLevel(logging.WARNING)
+
+    def fn(x):
+        logger.debug("shape %s", x.shape)  # not emitted at WARNING: no graph break
+        for i, name in enumerate(ACTIVATIONS, start=1):
+            cls, kwargs = ACTIVATIONS[name]
+            x = cls(**kwargs)(x) * i
+        return x
+
+    counter = CompileCounter()
+    x = torch.randn(4)
+    compiled = cdynamo.optimize(counter)(fn)
+    assert same(compiled(x), fn(x)) and counter.frame_count == 1 and not counters["graph_break"]
+    logger.setLevel(logging.DEBUG)  # now it would log: the guard fails, and the call breaks the graph
+    assert same(compiled(x), fn(x)) and counter.frame_count > 1
+    with pytest.raises(cdynamo.exc.Unsupported, match="parameters or buffers"):
+        cdynamo.compile(lambda x: torch.nn.Linear(4, 4)(x), backend="eager", fullgraph=True)(x)
