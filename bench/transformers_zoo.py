@@ -275,6 +275,10 @@ def check_architecture(model_type, class_name, report_stage):
             torch.manual_seed(0)
             explained = cdynamo.explain(model)(**inputs)
     except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        try:
+            eager_as_if_compiling(model, inputs)
+        except Exception as library_error:  # noqa: BLE001 - transformers' own compile path fails alike
+            return _row("transformers differs when compiling", "eager with is_compiling() raises too: " + _message(library_error))
         return _row("cdynamo error", _message(error))
     graphs, breaks = explained.graph_count, explained.graph_break_count
     equal = same_output(explained.out, expected)
@@ -384,9 +388,11 @@ def print_summary(results):
         for name in by_status[status]:
             print(f"- {name}: {results[name]['reason'][:200]}")
 
-    counted = len(results) - len(by_status["does not build"]) - len(by_status["skipped"])
+    library = by_status["transformers differs when compiling"]
+    counted = len(results) - len(by_status["does not build"]) - len(by_status["skipped"]) - len(library)
     print(f"\n{len(by_status['one graph'])} / {counted} architectures in one graph and equal to eager "
           f"({len(by_status['does not build'])} do not build from a small config, "
+          f"{len(library)} differ or fail in transformers itself when compiling, "
           f"{len(by_status['skipped'])} skipped: not a text model)")
     print("  " + ", ".join(f"{status}: {len(names)}" for status, names in by_status.items()))
 

@@ -239,19 +239,23 @@ def _is_compiling_functions():
 
 
 def _installation_queries():
-    """Questions about what is installed (a package's version, whether a module can be found),
-    asked by library code in forward (transformers' availability checks): answered now; the answer
-    does not change while the process runs."""
+    """Questions about what is installed (a package's version, whether a module can be found,
+    whether CUDA or torch.distributed is there), asked by library code in forward (transformers'
+    availability checks): answered now; the answer does not change while the process runs."""
     import importlib.metadata
     import importlib.util
     import sys
 
-    found = [importlib.metadata.version, importlib.util.find_spec, importlib.metadata.packages_distributions]
+    found = [importlib.metadata.version, importlib.util.find_spec, importlib.metadata.packages_distributions,
+             torch.cuda.is_available, torch.cuda.device_count, torch.backends.mps.is_available]
+    distributed = sys.modules.get("torch.distributed")
+    if distributed is not None:
+        found += [getattr(distributed, "is_available", None), getattr(distributed, "is_initialized", None)]
     # Version numbers parsed to compare them (packaging.version.parse("2.1") < ...): immutable values.
     version_module = sys.modules.get("packaging.version")
     if version_module is not None:
         found += [version_module.Version, version_module.parse]
-    return tuple(found)
+    return tuple(f for f in found if f is not None)
 
 
 def _has_native_constructor(cls):

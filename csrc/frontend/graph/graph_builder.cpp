@@ -131,6 +131,15 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
     case ValueKind::Constant:
       // A numpy scalar enters the graph as the Python number it holds (as torch reads it).
       if (interp::is_numpy_scalar(value->obj.ptr())) return check(PyObject_CallMethod(value->obj.ptr(), "item", nullptr));
+      // Python's number types stand for dtypes in torch calls (torch.zeros(n, dtype=int)): the
+      // graph holds the dtype torch reads them as (fx cannot write a class into its code).
+      if (PyType_Check(value->obj.ptr())) {
+        static const std::pair<PyObject*, const char*> kNumberDtypes[] = {
+            {reinterpret_cast<PyObject*>(&PyLong_Type), "int64"}, {reinterpret_cast<PyObject*>(&PyFloat_Type), "float64"},
+            {reinterpret_cast<PyObject*>(&PyBool_Type), "bool"}, {reinterpret_cast<PyObject*>(&PyComplex_Type), "complex128"}};
+        for (const auto& [type, dtype] : kNumberDtypes)
+          if (value->obj.ptr() == type) return import_attr("torch", dtype);
+      }
       return value->obj;
     default:
       throw interp::Unsupported(what + " received a " + value->describe() +

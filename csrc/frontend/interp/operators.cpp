@@ -468,8 +468,9 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       return values;
     }
     case ValueKind::Constant: {
-      if (PyDict_Check(iterable->obj.ptr()) || PyAnySet_Check(iterable->obj.ptr()))
-        unsupported("iterating over a dict or set");
+      // A dict's order is not part of its equality guard. A set's order is no program's to rely on
+      // (string hashes change per process): its current order is unrolled.
+      if (PyDict_Check(iterable->obj.ptr())) unsupported("iterating over a dict");
       Ref items = steal(PySequence_List(iterable->obj.ptr()));
       if (!items) {
         PyErr_Clear();
