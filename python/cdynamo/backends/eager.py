@@ -1,4 +1,6 @@
 """Built-in backends that run the captured graph without generating code: "eager" and "aot_eager"."""
+import contextlib
+
 from .registry import register_backend
 
 
@@ -30,6 +32,28 @@ def _with_tuple_output(gm):
     return torch.fx.GraphModule(gm, graph), True
 
 
+@contextlib.contextmanager
+def cuda_left_uninitialized(example_inputs):
+    """AOTAutograd saves and restores the CUDA RNG state around its trace whenever CUDA is
+    available, which initializes CUDA in a process that has not used it (a CPU model on a GPU
+    machine): a CUDA context the user did not ask for, and a non-reentrant checkpoint's forward
+    then fails ("device state was initialized in the forward pass"). For graphs without CUDA
+    tensors in such a process, torch.cuda.is_available() answers False while the trace runs
+    (callers hold the tracing lock; another thread asking meanwhile is told the same)."""
+    import torch
+
+    on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in example_inputs)
+    if on_cuda or torch.cuda.is_initialized() or not torch.cuda.is_available():
+        yield
+        return
+    available = torch.cuda.is_available
+    torch.cuda.is_available = lambda: False
+    try:
+        yield
+    finally:
+        torch.cuda.is_available = available
+
+
 @register_backend
 def aot_eager(gm, example_inputs):
     """Trace forward (and backward) to aten with AOTAutograd and core-aten decompositions, then
@@ -39,14 +63,15 @@ def aot_eager(gm, example_inputs):
     from torch._functorch.aot_autograd import aot_module_simplified
 
     tuple_gm, unwrap = _with_tuple_output(gm)
-    compiled = aot_module_simplified(
-        tuple_gm,
-        example_inputs,
-        fw_compiler=_return_graph_unchanged,
-        bw_compiler=_return_graph_unchanged,
-        decompositions=core_aten_decompositions(),
-        keep_inference_input_mutations=True,
-    )
+    with cuda_left_uninitialized(example_inputs):
+        compiled = aot_module_simplified(
+            tuple_gm,
+            example_inputs,
+            fw_compiler=_return_graph_unchanged,
+            bw_compiler=_return_graph_unchanged,
+            decompositions=core_aten_decompositions(),
+            keep_inference_input_mutations=True,
+        )
     if not unwrap:
         return compiled
 

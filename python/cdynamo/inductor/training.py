@@ -28,7 +28,7 @@ def compile_training(gm, example_inputs, target, device_type):
     from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    from ..backends.eager import _with_tuple_output
+    from ..backends.eager import _with_tuple_output, cuda_left_uninitialized
     from .decompositions import table
 
     tuple_gm, unwrap = _with_tuple_output(gm)
@@ -52,18 +52,19 @@ def compile_training(gm, example_inputs, target, device_type):
         _refuse_saved_written_inputs(fw_gm, bw_gm)
         return fw_gm, bw_gm
 
-    compiled = aot_module_simplified(
-        tuple_gm,
-        example_inputs,
-        fw_compiler=forward_compiler,
-        bw_compiler=backward_compiler,
-        partition_fn=partition,
-        decompositions=table(),
-        # Writes to inputs stay in the forward graph (trailing copy_) where autograd need not see
-        # them (buffers, writes under no_grad): as Function outputs they would get tangents, and
-        # an input written under no_grad a zero .grad where eager leaves None.
-        keep_inference_input_mutations=True,
-    )
+    with cuda_left_uninitialized(example_inputs):
+        compiled = aot_module_simplified(
+            tuple_gm,
+            example_inputs,
+            fw_compiler=forward_compiler,
+            bw_compiler=backward_compiler,
+            partition_fn=partition,
+            decompositions=table(),
+            # Writes to inputs stay in the forward graph (trailing copy_) where autograd need not see
+            # them (buffers, writes under no_grad): as Function outputs they would get tangents, and
+            # an input written under no_grad a zero .grad where eager leaves None.
+            keep_inference_input_mutations=True,
+        )
     utils.counters["inductor"]["training_graphs"] += 1
     create_graph = CreateGraphBackward(tuple_gm)
 
