@@ -1,7 +1,6 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
 import builtins
-import functools
 import math
 import operator
 import threading
@@ -366,11 +365,14 @@ def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
     'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
-    when stateless), 'graph_autograd_function' (Cls.apply
-    of an autograd.Function: a node calling autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix
-    which object each argument is), or 'unsupported:<reason>'."""
+    when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
+    autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
+    each argument is), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
+    if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
+        module, name = getattr(fn, "__module__", None), getattr(fn, "__name__", repr(fn))
+        return f"unsupported:{module + '.' if module else ''}{name} is marked with cdynamo.disallow_in_graph"
     if isinstance(fn, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
         return "graph"  # torch.ops.aten.add, torch.ops.aten.add.Tensor: operators, not Python to trace
     if _is_autograd_function_apply(fn):
@@ -378,9 +380,6 @@ def classify_callable(fn):
         if refusal:
             return f"unsupported:{fn.__self__.__name__}.apply: its forward {refusal}"
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
-    if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
-        module, name = getattr(fn, "__module__", None), getattr(fn, "__name__", repr(fn))
-        return f"unsupported:{module + '.' if module else ''}{name} is marked with cdynamo.disallow_in_graph"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):

@@ -262,6 +262,10 @@ ValuePtr Tracer::identity_of(const ValuePtr& value) {
     value->source->manager(*guards_).add_id_match(Handle(real));
     return Value::constant(check(PyLong_FromVoidPtr(real)));
   }
+  const bool fixed_object = value->kind == ValueKind::Constant || value->kind == ValueKind::PyModule ||
+                            value->kind == ValueKind::NNModule;
+  if (!value->source && fixed_object && value->obj)  // a constant the code holds: the same object on every call
+    return Value::constant(check(PyLong_FromVoidPtr(value->obj.ptr())));
   if (value->source) unsupported("id() of a " + value->describe() + " read from the caller's data");
   keep_alive_values_.push_back(value);
   return Value::constant(check(PyLong_FromVoidPtr(value.get())));
