@@ -229,6 +229,7 @@ _KNOB_NAMES = frozenset(
         "debug",
         "skip_dirs",
         "trace_dirs",
+        "never_traced_stdlib",
         "cache_dir",
         "cxx",
         "cxx_flags",

@@ -361,6 +361,18 @@ def test_never_traced_standard_library_modules_break_with_their_reason():
     assert any("random module is not traced" in reason for reason in counters["graph_break"]), counters["graph_break"]
 
 
+def test_the_never_traced_table_is_a_knob():
+    import copy
+
+    def fn(x):
+        return x * len(copy.deepcopy([1, 2]))
+
+    counter = CompileCounter()
+    with cdynamo.config.patch(never_traced_stdlib={**cdynamo.config.never_traced_stdlib, "copy": "told so"}):
+        assert torch.equal(cdynamo.optimize(counter)(fn)(torch.ones(2)), torch.full((2,), 2.0))
+    assert any("copy module is not traced (told so)" in reason for reason in counters["graph_break"])
+
+
 def test_standard_library_code_is_traced():
     import copy
     import dataclasses
