@@ -1,6 +1,7 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
 import builtins
+import functools
 import math
 import operator
 import threading
@@ -241,6 +242,14 @@ def _installation_queries():
     """Questions about what is installed (a package's version, whether a module can be found,
     whether CUDA or torch.distributed is there), asked by library code in forward (transformers'
     availability checks): answered now; the answer does not change while the process runs."""
+    import sys
+
+    return _installation_queries_given("torch.distributed" in sys.modules, "packaging.version" in sys.modules)
+
+
+@functools.cache
+def _installation_queries_given(distributed_imported, packaging_imported):
+    """_installation_queries' tuple, made once per set of optional modules imported so far."""
     import importlib.metadata
     import importlib.util
     import sys
@@ -496,12 +505,10 @@ _LOG_METHOD_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error
 
 
 def silent_log_level(logger, method, first_argument):
-    """The level of logger.<method>(...) when it is a logging.Logger call that would emit nothing
+    """The level of logger.<method>(...) (logger a logging.Logger) when the call would emit nothing
     now (logger.isEnabledFor(level) is False), else None."""
     import logging
 
-    if not isinstance(logger, logging.Logger):
-        return None
     level = first_argument if method == "log" else _LOG_METHOD_LEVELS.get(method)
     if not isinstance(level, int) or getattr(logging.Logger, method, None) is None:
         return None

@@ -135,22 +135,25 @@ def is_skipped_file(filename):
     """Whether frames of `filename` are never traced: the longest matching prefix among
     config.skip_dirs and config.trace_dirs decides (so site-packages inside the standard library
     directory is traced, while torch inside site-packages is skipped)."""
-    if filename.startswith("<"):  # <string>, <frozen ...>: no directory to decide by
-        return _skipped_by_prefix(filename)
-    # co_filename keeps the path as imported ("bench/../python/cdynamo/utils.py", a symlink):
-    # decide on its normalised forms.
-    forms = {os.path.abspath(filename), os.path.realpath(filename)}
-    return any(_skipped_by_prefix(form) for form in forms)
+    return any(_skipped_by_prefix(form) for form in _path_forms(filename))
+
+
+def _path_forms(filename):
+    """co_filename keeps the path as imported ("bench/../python/cdynamo/utils.py", a symlink):
+    decisions are made on its normalised forms (<string>, <frozen ...>: no directory, itself)."""
+    if filename.startswith("<"):
+        return {filename}
+    return {os.path.abspath(filename), os.path.realpath(filename)}
 
 
 def inline_refusal(filename):
     """Why a call from traced code into a function of `filename` is not traced (it breaks the
     graph with this reason), or None: cdynamo's and torch's own files are not (except
     config.trace_dirs); the standard library is, except config.never_traced_stdlib."""
-    if not is_skipped_file(filename):
+    skipped = [form for form in _path_forms(filename) if _skipped_by_prefix(form)]
+    if not skipped:
         return None
-    forms = {os.path.abspath(filename), os.path.realpath(filename)} if not filename.startswith("<") else {filename}
-    for form in forms:
+    for form in skipped:
         stdlib = max((p for p in config._stdlib_dirs if form.startswith(p)), key=len, default=None)
         if stdlib is None or _longest_prefix(form, config.skip_dirs) > len(stdlib):
             continue  # torch, cdynamo or site-packages inside the standard library's directory

@@ -115,8 +115,8 @@ ir::Reduction merge_linear_reduced_dims(const ir::Reduction& r) {
   if (n < 2) return r;
   for (const ir::Expr& size : r.reduction_ranges)
     if (!size.is_const()) return r;
-  std::vector<bool> joins_next(n, false);  // joins_next[j]: r{j} merges with r{j+1}
-  for (size_t j = 0; j + 1 < n; ++j) joins_next[j] = true;
+  std::vector<bool> joins_next(n, true);  // joins_next[j]: r{j} merges with r{j+1}
+  joins_next[n - 1] = false;
   ir::visit_leaves(r.body, [&](const ir::ScalarNode& leaf) {
     for (size_t j = 0; j + 1 < n; ++j) {
       if (!joins_next[j]) continue;

@@ -4,6 +4,7 @@
 #include <Python.h>
 #include <opcode.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -40,37 +41,33 @@ LocalUse local_use(int opcode) {
   }
 }
 
-// Names through which code reaches its own frame's locals (locals(), vars(), exec, eval,
-// sys._getframe, inspect): any of them makes every local live.
-bool may_read_own_frame(PyCodeObject* code) {
-  static const char* const kNames[] = {"locals", "vars", "exec", "eval", "_getframe", "currentframe", "stack"};
-  PyObject* names = code->co_names;
+// Whether a tuple of names (co_names, co_localsplusnames) holds `wanted`; a name that is not
+// valid UTF-8 counts as a match (the callers then assume the worst).
+bool names_contain(PyObject* names, const char* wanted) {
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); ++k) {
     const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, k));
     if (!name) {
       PyErr_Clear();
       return true;
     }
-    for (const char* watched : kNames)
-      if (std::string(name) == watched) return true;
+    if (std::strcmp(name, wanted) == 0) return true;
   }
+  return false;
+}
+
+// Names through which code reaches its own frame's locals (locals(), vars(), exec, eval,
+// sys._getframe, inspect): any of them makes every local live.
+bool may_read_own_frame(PyCodeObject* code) {
+  static const char* const kNames[] = {"locals", "vars", "exec", "eval", "_getframe", "currentframe", "stack"};
+  for (const char* watched : kNames)
+    if (names_contain(code->co_names, watched)) return true;
   return false;
 }
 
 // Zero-argument super() reads the frame's first local (self) and its __class__ cell without an
 // instruction naming either: where the code calls it, the first local stays live throughout.
 bool calls_zero_argument_super(PyCodeObject* code) {
-  bool has_class_cell = false, names_super = false;
-  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(code->co_localsplusnames); ++k) {
-    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_localsplusnames, k));
-    has_class_cell = has_class_cell || (name && std::string(name) == "__class__");
-  }
-  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(code->co_names); ++k) {
-    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(code->co_names, k));
-    names_super = names_super || (name && std::string(name) == "super");
-  }
-  PyErr_Clear();
-  return has_class_cell && names_super;
+  return names_contain(code->co_localsplusnames, "__class__") && names_contain(code->co_names, "super");
 }
 
 }  // namespace

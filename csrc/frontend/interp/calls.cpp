@@ -231,6 +231,10 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
 ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
   const ValuePtr& logger = method->items.at(0);
   if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
+  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
+  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
+  check_status(is_logger);
+  if (!is_logger) return nullptr;  // every method call of an object passes here: no Python call for them
   Ref first = !args.empty() && args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None);
   Ref level = call_helper("cdynamo._trace_support", "silent_log_level",
                           {logger->obj, check(PyUnicode_FromString(method->name.c_str())), first});

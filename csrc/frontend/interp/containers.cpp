@@ -64,25 +64,16 @@ ValuePtr Tracer::dict_contents(const ValuePtr& object) {
 // dict subclass that keeps dict's keys() and __getitem__ by its items; any other mapping (a
 // ModelOutput, whose __getitem__ is its own) through keys() and a subscript per key.
 ValuePtr Tracer::mapping_as_dict(const ValuePtr& mapping) {
-  const bool dict_storage = (mapping->kind == ValueKind::NewObject && mapping->items.size() > 1 && mapping->items[1]);
-  const bool own_protocol = python_special_method(mapping, "keys") || python_special_method(mapping, "__getitem__");
-  if (dict_storage && !own_protocol) return mapping->items[1];
-  if (!own_protocol)
+  if (!python_special_method(mapping, "keys") && !python_special_method(mapping, "__getitem__")) {
+    if (mapping->kind == ValueKind::NewObject && mapping->items.size() > 1 && mapping->items[1]) return mapping->items[1];
     if (ValuePtr contents = dict_contents(mapping)) return contents;
-  if (!dict_storage && !own_protocol) unsupported("merging a " + mapping->describe() + " into a dict");
-  ValuePtr keys = call_value(load_attr(mapping, "keys"), {}, {});
+    unsupported("merging a " + mapping->describe() + " into a dict");
+  }
   ValuePtr merged = Value::dict({}, {});
-  for (const ValuePtr& key : iterate(keys)) {
+  for (const ValuePtr& key : iterate(call_value(load_attr(mapping, "keys"), {}, {}))) {
     if (!key->is_constant()) unsupported("merging a mapping with a traced key into a dict");
     subscript(mapping, key);
-    ValuePtr item = pop();
-    int at = merged->dict_index(key->obj);
-    if (at >= 0) {
-      merged->items[at] = item;
-    } else {
-      merged->keys.push_back(key->obj);
-      merged->items.push_back(item);
-    }
+    merged->dict_set(key->obj, pop());
   }
   return merged;
 }

@@ -41,7 +41,9 @@ bool Tracer::is_module_call_function(Handle fn) {
   return false;
 }
 
-void Tracer::guard_module_hooks(const ValuePtr& module) {
+// Whether calling the module runs hooks (its own or torch.nn's global ones); guards that the
+// tables stay as they are (once per module and trace).
+bool Tracer::guard_module_hooks(const ValuePtr& module) {
   if (!global_hooks_guarded_) {
     global_hooks_guarded_ = true;
     Ref impl = import_attr("torch.nn.modules", "module");
@@ -51,27 +53,28 @@ void Tracer::guard_module_hooks(const ValuePtr& module) {
         PyErr_Clear();
         continue;
       }
+      global_hooks_present_ = global_hooks_present_ || (PyDict_Check(table.ptr()) && PyDict_GET_SIZE(table.ptr()) > 0);
       guard_hook_table(guards_->fixed(table, std::string("torch.nn.modules.module.") + name), table);
     }
   }
-  if (!module->source || !hook_guarded_modules_.insert(module->obj.ptr()).second) return;
-  guards::GuardManager& manager = module->source->manager(*guards_);
-  bool any = false;
+  const bool guard = module->source && hook_guarded_modules_.insert(module->obj.ptr()).second;
+  bool own = false;
   for (const char* name : kModuleHookTables) {
     Ref table = steal(PyObject_GetAttrString(module->obj.ptr(), name));
     if (!table) {
       PyErr_Clear();
       continue;
     }
-    any = any || (PyDict_Check(table.ptr()) && PyDict_GET_SIZE(table.ptr()) > 0);
-    guard_hook_table(manager.attr(name), table);
+    own = own || (PyDict_Check(table.ptr()) && PyDict_GET_SIZE(table.ptr()) > 0);
+    if (guard) guard_hook_table(module->source->manager(*guards_).attr(name), table);
   }
-  if (!any) return;
-  for (const char* name : kKwargsTables) {
-    Ref table = steal(PyObject_GetAttrString(module->obj.ptr(), name));
-    if (table) guard_hook_table(manager.attr(name), table);
-    else PyErr_Clear();
-  }
+  if (own && guard)
+    for (const char* name : kKwargsTables) {
+      Ref table = steal(PyObject_GetAttrString(module->obj.ptr(), name));
+      if (table) guard_hook_table(module->source->manager(*guards_).attr(name), table);
+      else PyErr_Clear();
+    }
+  return own || global_hooks_present_;
 }
 
 // Module.__call__ with hooks, as eager runs it: forward pre-hooks (each may replace the arguments),
@@ -132,9 +135,11 @@ ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vect
 ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call) {
   PyObject* obj = module->obj.ptr();
   std::string type_name = Py_TYPE(obj)->tp_name;
-  if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
+  static Ref& compiled_module = *new Ref(import_attr("cdynamo.eval_frame", "OptimizedModule"));  // never freed: outlives the interpreter
+  if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(compiled_module.ptr()) &&
+      PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
     return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs));  // compile(m) inside compiled code
-  guard_module_hooks(module);
+  const bool hooked = guard_module_hooks(module);
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   static Ref& default_call = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__call__")));  // never freed: outlives the interpreter
   Ref class_call = check(PyObject_GetAttrString(type, "__call__"));
@@ -145,8 +150,10 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     args.insert(args.begin(), module);
     return inline_call(class_call, std::move(args), std::move(kwargs));
   }
-  Ref hooks = call_helper("cdynamo._trace_support", "module_hooks", {obj});
-  if (hooks.ptr() != Py_None) return call_module_with_hooks(module, hooks, std::move(args), std::move(kwargs));
+  if (hooked) {
+    Ref hooks = call_helper("cdynamo._trace_support", "module_hooks", {obj});
+    if (hooks.ptr() != Py_None) return call_module_with_hooks(module, hooks, std::move(args), std::move(kwargs));
+  }
   int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
   check_status(is_leaf);
   if (is_leaf) {

@@ -196,12 +196,7 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
   if (name == "__dict__" || name == "__class__") unsupported("assigning " + name + " of an object");
   const ValuePtr& dict = object->items[0];
   Ref key = interned(name);
-  int at = dict->dict_index(key);
-  if (at >= 0) dict->items[at] = std::move(value);
-  else {
-    dict->keys.push_back(std::move(key));
-    dict->items.push_back(std::move(value));
-  }
+  dict->dict_set(std::move(key), std::move(value));
 }
 
 ValuePtr Tracer::super_attr(const ValuePtr& super, const std::string& name) {

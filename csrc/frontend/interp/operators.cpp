@@ -394,12 +394,7 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     return;
   }
   if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
-    int at = container->dict_index(key->obj);
-    if (at >= 0) container->items[at] = value;
-    else {
-      container->keys.push_back(key->obj);
-      container->items.push_back(value);
-    }
+    container->dict_set(key->obj, value);
     return;
   }
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");

@@ -651,12 +651,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       ValuePtr key = pop();
       ValuePtr& target = top(arg);
       if (target->kind != ValueKind::Dict || !key->is_constant()) unsupported("building a dict with a traced key");
-      int at = target->dict_index(key->obj);
-      if (at >= 0) target->items[at] = value;
-      else {
-        target->keys.push_back(key->obj);
-        target->items.push_back(value);
-      }
+      target->dict_set(key->obj, value);
       return true;
     }
     case FORMAT_VALUE: {

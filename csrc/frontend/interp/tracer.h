@@ -197,8 +197,8 @@ class Tracer {
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true);
   // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
   ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
-  // Guards that the module's hook tables (and torch.nn's global ones) stay as traced.
-  void guard_module_hooks(const ValuePtr& module);
+  // Whether the module's call runs hooks; guards its hook tables (and torch.nn's global ones).
+  bool guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
   static bool is_module_call_function(Handle fn);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
@@ -221,7 +221,6 @@ class Tracer {
   bool is_graph_callable_object(Handle obj);
   ValuePtr identity_of(const ValuePtr& value);  // id(value)
   ValuePtr silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args);
-  ValuePtr made_module_attr(ValuePtr module, const std::string& name);
   ValuePtr mapping_as_dict(const ValuePtr& mapping);  // the items {**mapping} merges, as a Dict
   // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
   Ref polyfill_of(Handle fn);
@@ -259,6 +258,7 @@ class Tracer {
   std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
   bool global_hooks_guarded_ = false;
+  bool global_hooks_present_ = false;  // torch.nn's global hook tables, read once per trace
   int modules_made_ = 0;  // stateless nn.Modules made inside the traced code
 };
 

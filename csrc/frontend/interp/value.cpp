@@ -161,6 +161,16 @@ int Value::dict_index(Handle key) const {
   return -1;
 }
 
+void Value::dict_set(Ref key, ValuePtr item) {
+  int at = dict_index(key);
+  if (at >= 0) {
+    items[at] = std::move(item);
+    return;
+  }
+  keys.push_back(std::move(key));
+  items.push_back(std::move(item));
+}
+
 bool Value::is_fully_constant() const {
   WalkPath path;
   return is_fully_constant(path);

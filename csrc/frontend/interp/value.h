@@ -98,6 +98,8 @@ struct Value {
   static ValuePtr dict(std::vector<Ref> keys, std::vector<ValuePtr> items, SourcePtr source = nullptr);
   // Dict: the index of `key` (compared with ==), or -1. Throws PythonError if == raises.
   int dict_index(Handle key) const;
+  // Dict: d[key] = item (replacing the item of an equal key, else appended).
+  void dict_set(Ref key, ValuePtr item);
 
   bool is_constant() const { return kind == ValueKind::Constant; }
   bool is_tensor() const { return kind == ValueKind::Tensor; }

@@ -448,41 +448,16 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
   }
 }
 
-// An attribute of a stateless module the trace made: its own object, unguarded (constant
-// arguments made it; it holds no tensors).
-ValuePtr Tracer::made_module_attr(ValuePtr module, const std::string& name) {
-  PyObject* obj = module->obj.ptr();
-  Ref key = check(PyUnicode_FromString(name.c_str()));
-  PyObject* raw = _PyType_Lookup(Py_TYPE(obj), key.ptr());
-  if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
-    Ref getter = check(PyObject_GetAttrString(raw, "fget"));
-    if (PyFunction_Check(getter.ptr())) return inline_call(getter, {module}, {});
-  }
-  Ref attr = steal(PyObject_GetAttr(obj, key.ptr()));
-  if (!attr) raise_python_error();
-  if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == obj && PyFunction_Check(PyMethod_GET_FUNCTION(attr.ptr()))) {
-    auto method = std::make_shared<Value>();
-    method->kind = ValueKind::UserMethod;
-    method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
-    method->name = name;
-    method->items = {module};
-    return method;
-  }
-  if (is_tensor(attr)) unsupported("a tensor attribute of an nn.Module made inside the compiled function");
-  auto value = Value::constant(attr);
-  if (is_nn_module(attr)) {
-    value->kind = ValueKind::NNModule;
-    value->module_path = module->module_path + "_" + name;
-  }
-  keep_alive_.push_back(attr);
-  return value;
-}
-
+// An attribute of a module: of one the frame reaches, guarded (its identity, or the entry's); of
+// a stateless module the trace made (no source: made from constants, holding no tensors), the
+// module's own object, unguarded.
 ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   PyObject* obj = module->obj.ptr();
   SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
-  if (!source) return made_module_attr(module, name);
-  check_source_depth(source);
+  if (source) check_source_depth(source);
+  auto guard_identity = [&](PyObject* found) {
+    if (source) source->manager(*guards_).add_id_match(found);
+  };
   std::string path = module->module_path + "." + name;
   Ref dict = check(PyObject_GenericGetDict(obj, nullptr));
   for (const char* table : {"_parameters", "_buffers", "_modules"}) {
@@ -490,14 +465,12 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     if (!entries || !PyDict_Check(entries)) continue;
     PyObject* found = PyDict_GetItemString(entries, name.c_str());
     if (!found) continue;
-    if (found == Py_None) {
-      source->manager(*guards_).add_id_match(found);
-      return Value::constant(Ref::borrow(found), source);
-    }
+    guard_identity(found);
+    if (found == Py_None) return Value::constant(Ref::borrow(found), source);
     if (is_tensor(found)) {
       // Parameters and buffers stay attributes of the GraphModule: the graph reads the
       // module's current tensors at each call; guards only check it is the same object.
-      source->manager(*guards_).add_id_match(found);
+      if (!source) unsupported("a tensor of an nn.Module made inside the compiled function");
       auto seen = attributes_.find(found);
       if (seen != attributes_.end()) return seen->second;
       ValuePtr value = graph_.add_attribute(found, path, source);
@@ -505,7 +478,6 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
       keep_alive_.push_back(Ref::borrow(found));
       return value;
     }
-    source->manager(*guards_).add_id_match(found);
     auto value = Value::constant(Ref::borrow(found), source);
     value->kind = ValueKind::NNModule;
     value->module_path = path;
@@ -530,11 +502,16 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     method->items = {Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(obj))))};
     return method;
   }
-  if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) return wrap(instance_value, source);
+  if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) {
+    if (source) return wrap(instance_value, source);
+    if (is_tensor(Handle(instance_value))) unsupported("a tensor of an nn.Module made inside the compiled function");
+    keep_alive_.push_back(Ref::borrow(instance_value));
+    return Value::constant(Ref::borrow(instance_value));
+  }
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
   if (!attr) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
-    module->source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
+    if (source) module->source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
     raise_python_error();
   }
   Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));

@@ -44,8 +44,9 @@ def _inert_dropout(node, name):
 
 
 class CreateGraphBackward:
-    """Per compiled graph: watch(outputs, args) after each call under grad mode registers, on that
-    call's AOTAutograd node, a hook that acts only in a backward with create_graph=True."""
+    """Per compiled graph: watch(node, args, output_count) after each call under grad mode
+    registers, on that call's AOTAutograd node, a hook that acts only in a backward with
+    create_graph=True."""
 
     def __init__(self, tuple_gm):
         self._gm = tuple_gm
@@ -53,17 +54,9 @@ class CreateGraphBackward:
                        *(b for _, b in tuple_gm.named_buffers(remove_duplicate=False))]
         self._refusal = _refusal(tuple_gm)
 
-    def watch(self, outputs, args):
-        if not torch.is_grad_enabled():
-            return
-        from .training import call_node
-
-        node = call_node(outputs, args)
-        if node is None:
-            return
+    def watch(self, node, args, output_count):
         # Versions now: eager's saved tensors raise when written before the backward; so does this.
         saved = [(a, a._version if isinstance(a, torch.Tensor) else None) for a in args]
-        output_count = len(outputs)
 
         def replace_when_create_graph(grad_inputs, grad_outputs):
             if not torch.is_grad_enabled():

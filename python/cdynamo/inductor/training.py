@@ -81,8 +81,10 @@ def compile_training(gm, example_inputs, target, device_type):
             utils.counters["inductor"]["training_under_saved_tensor_hooks"] += 1
             return gm.forward(*args)
         outputs = compiled(*args)
-        tracker.watch(outputs, args)
-        create_graph.watch(outputs, args)
+        node = call_node(outputs, args) if torch.is_grad_enabled() else None
+        if node is not None:
+            tracker.watch(node, outputs)
+            create_graph.watch(node, args, len(outputs))
         if unwrap:
             return outputs[0]
         if repeated:
@@ -262,13 +264,8 @@ class _NoneTangents:
     def __init__(self):
         self._pending = threading.local()
 
-    def watch(self, outputs, args):
-        """Registers the pre-hook on the backward node of a call's outputs (one node per call)."""
-        if not torch.is_grad_enabled():
-            return
-        node = call_node(outputs, args)
-        if node is None:
-            return
+    def watch(self, node, outputs):
+        """Registers the pre-hook on a call's backward node (call_node: one node per call)."""
         # The outputs with a tangent: those the node computes (not views made after it).
         with_tangent = [k for k, t in enumerate(outputs) if isinstance(t, torch.Tensor) and t.grad_fn is node]
         if len(with_tangent) < 2:

@@ -2,20 +2,12 @@
 hooks traced into the graph (their Python side effects made once, with real tensors), hooks
 registered or removed after compiling seen from the next call on (a recompile), backward hooks
 outside the graph; compiled modules and functions called from compiled code."""
-import pytest
 import torch
 from torch import nn
 
 import cdynamo
 from cdynamo.testing import CompileCounter, same
 from cdynamo.utils import counters
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 class Block(nn.Module):
