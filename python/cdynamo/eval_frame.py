@@ -103,8 +103,11 @@ def reset():
     """Forgets every compiled entry: the next call of each function compiles again."""
     from . import _trace_support
 
+    from . import shapes
+
     _C.reset()
     _trace_support.reset_fake_mode()
+    shapes.reset()
 
 
 def _mark(fn, into, out_of, api):

@@ -24,6 +24,45 @@ bool load_from_table(CodeBuilder& code, const ValuePtr& value, int depth) {
 void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<ValuePtr>& outputs, int depth,
                    bool use_table);
 
+// A constant holding sizes of a dynamic trace: each SymInt from the graph's outputs (where
+// add_symbolic_outputs put it), the tuples, lists and torch.Size around them rebuilt.
+void rebuild_symbolic(CodeBuilder& code, Handle obj, const std::vector<ValuePtr>& outputs, int depth) {
+  if (graph::is_symbolic(obj.ptr())) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i]->obj.ptr() != obj.ptr() || outputs[i]->is_tensor()) continue;
+      if (depth < 1) throw InternalError("a size to rebuild without a graph");
+      code.emit(COPY, depth);
+      code.load_const(check(PyLong_FromSize_t(i)));
+      code.emit(BINARY_SUBSCR);
+      return;
+    }
+    throw InternalError("a symbolic size missing from the graph outputs");
+  }
+  if (!graph::holds_symbolic(obj.ptr())) {
+    code.load_const(obj);
+    return;
+  }
+  if (PySlice_Check(obj.ptr())) {
+    auto* slice = reinterpret_cast<PySliceObject*>(obj.ptr());
+    int i = 0;
+    for (PyObject* part : {slice->start, slice->stop, slice->step}) rebuild_symbolic(code, Handle(part), outputs, depth + i++);
+    code.emit(BUILD_SLICE, 3);
+    return;
+  }
+  const bool exact = PyTuple_CheckExact(obj.ptr()) || PyList_CheckExact(obj.ptr());
+  if (!exact) {  // torch.Size and other tuple subclasses: the type called on the tuple of items
+    code.emit(PUSH_NULL);
+    code.load_const(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))));
+    depth += 2;
+  }
+  Ref items = check(PySequence_Fast(obj.ptr(), "sequence"));
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i)
+    rebuild_symbolic(code, Handle(PySequence_Fast_GET_ITEM(items.ptr(), i)), outputs, depth + static_cast<int>(i));
+  code.emit(PyList_Check(obj.ptr()) ? BUILD_LIST : BUILD_TUPLE, static_cast<int>(n));
+  if (!exact) code.call(1);
+}
+
 }  // namespace
 
 // Nesting of the rebuild recursion on this thread. Cycles end at table entries and sources;
@@ -68,6 +107,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     }
     case ValueKind::Constant:
       if (!value->obj) throw InternalError("constant without an object");
+      if (graph::holds_symbolic(value->obj.ptr())) {
+        rebuild_symbolic(code, value->obj, outputs, depth);
+        return;
+      }
       code.load_const(value->obj);
       return;
     case ValueKind::Tuple:

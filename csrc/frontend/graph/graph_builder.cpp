@@ -2,6 +2,7 @@
 // Assumes the GIL is held; uses torch.fx and FakeTensorMode through their Python APIs.
 #include "frontend/graph/graph_builder.h"
 #include <cctype>
+#include <functional>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/compile_frame.h"
@@ -28,6 +29,27 @@ bool is_tensor(Handle obj) {
 
 }  // namespace
 
+bool is_symbolic(PyObject* obj) {
+  static PyObject* const kinds[] = {import_attr("torch", "SymInt").release(), import_attr("torch", "SymFloat").release(),
+                                    import_attr("torch", "SymBool").release()};  // never freed: outlive the interpreter
+  for (PyObject* kind : kinds)
+    if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(kind)) return true;
+  return false;
+}
+
+bool holds_symbolic(PyObject* obj) {
+  if (is_symbolic(obj)) return true;
+  if (PySlice_Check(obj)) {
+    auto* slice = reinterpret_cast<PySliceObject*>(obj);
+    return is_symbolic(slice->start) || is_symbolic(slice->stop) || is_symbolic(slice->step);
+  }
+  if (!PyTuple_Check(obj) && !PyList_Check(obj)) return false;
+  Ref items = check(PySequence_Fast(obj, "sequence"));
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+    if (holds_symbolic(PySequence_Fast_GET_ITEM(items.ptr(), i))) return true;
+  return false;
+}
+
 [[noreturn]] void rethrow_trace_error() {
   // The pending error is taken out first: looking up the exception type with an error set
   // would be undefined (and in practice can clear it).
@@ -43,6 +65,8 @@ bool is_tensor(Handle obj) {
   }
   if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr()))
     throw interp::Unsupported(to_std_string(owned_value));
+  Ref retrace_type = import_attr("cdynamo.shapes", "RetraceDynamic");
+  if (PyErr_GivenExceptionMatches(type, retrace_type.ptr())) throw interp::RetraceDynamic{to_std_string(owned_value)};
   PyErr_Restore(owned_type.release(), owned_value.release(), owned_traceback.release());
   throw PythonError();
 }
@@ -52,11 +76,48 @@ GraphBuilder::GraphBuilder() {
   root_ = check(PyDict_New());
 }
 
+void GraphBuilder::set_shape_trace(Ref shape_trace) {
+  shape_trace_ = std::move(shape_trace);
+  check_status(PyObject_SetAttrString(shape_trace_.ptr(), "graph", graph_.ptr()));
+  Ref dynamic = check(PyObject_GetAttrString(shape_trace_.ptr(), "dynamic"));
+  dynamic_ = PyObject_IsTrue(dynamic.ptr()) == 1;
+}
+
 Handle GraphBuilder::fake_mode() {
   // Made on first use: many traced frames (helpers, wrappers) never touch a tensor, and a
-  // FakeTensorMode costs a stack walk to build.
-  if (!fake_mode_) fake_mode_ = call_helper("cdynamo._trace_support", "new_fake_mode", {});
+  // FakeTensorMode costs a stack walk to build. A dynamic trace has its own, over its ShapeEnv.
+  if (!fake_mode_) {
+    fake_mode_ = dynamic_ ? check(PyObject_GetAttrString(shape_trace_.ptr(), "mode"))
+                          : call_helper("cdynamo._trace_support", "new_fake_mode", {});
+  }
   return fake_mode_;
+}
+
+void GraphBuilder::add_symbolic_outputs(Handle constant, std::vector<ValuePtr>& outputs) {
+  if (!dynamic_ || !holds_symbolic(constant.ptr())) return;
+  auto add = [&](PyObject* symbolic) {
+    for (const auto& seen : outputs)
+      if (seen->obj.ptr() == symbolic) return;
+    auto output = interp::Value::constant(Ref::borrow(symbolic));
+    try {
+      output->node = check(PyObject_CallMethod(shape_trace_.ptr(), "to_fx", "O", symbolic));
+    } catch (const PythonError&) {
+      rethrow_trace_error();
+    }
+    outputs.push_back(output);
+  };
+  std::function<void(PyObject*)> leaves = [&](PyObject* obj) {
+    if (is_symbolic(obj)) return add(obj);
+    if (PySlice_Check(obj)) {
+      auto* slice = reinterpret_cast<PySliceObject*>(obj);
+      for (PyObject* part : {slice->start, slice->stop, slice->step}) leaves(part);
+      return;
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) return;
+    Ref items = check(PySequence_Fast(obj, "sequence"));
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) leaves(PySequence_Fast_GET_ITEM(items.ptr(), i));
+  };
+  leaves(constant.ptr());
 }
 
 std::string GraphBuilder::unique_name(const std::string& path) {
@@ -80,7 +141,12 @@ Ref GraphBuilder::fake_of(Handle tensor) {
 ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
   std::string name = unique_name(source->str());
   Ref node = call_method(graph_, "placeholder", {str(name)});
-  Ref fake = fake_of(tensor);
+  Ref fake;
+  try {
+    fake = call_method(shape_trace_, "fake_input", {tensor, str(source->str()), node});
+  } catch (const PythonError&) {
+    rethrow_trace_error();
+  }
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
@@ -88,6 +154,26 @@ ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
   // Reserve the name so attributes never collide with placeholders.
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), Py_None));
   return interp::Value::tensor(std::move(node), std::move(fake), std::move(source));
+}
+
+ValuePtr GraphBuilder::scalar_input(Handle number, SourcePtr source) {
+  Ref name_text = str(source->str());
+  Ref symbolic;
+  try {
+    Ref dynamic = call_method(shape_trace_, "scalar_is_dynamic", {number, name_text});
+    if (dynamic.ptr() != Py_True) return nullptr;
+    std::string name = unique_name(source->str());
+    Ref node = call_method(graph_, "placeholder", {str(name)});
+    symbolic = call_method(shape_trace_, "scalar_symbol", {number, name_text, node});
+    Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
+    check_status(PyDict_SetItemString(meta.ptr(), "example_value", symbolic.ptr()));
+    check_status(PyDict_SetItemString(meta.ptr(), "val", symbolic.ptr()));
+    check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), Py_None));
+  } catch (const PythonError&) {
+    rethrow_trace_error();
+  }
+  inputs_.push_back({source, Ref::borrow(number)});
+  return interp::Value::constant(std::move(symbolic), std::move(source));
 }
 
 ValuePtr GraphBuilder::add_attribute(Handle tensor, const std::string& path, SourcePtr source) {
@@ -133,6 +219,14 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
       if (interp::is_numpy_scalar(value->obj.ptr())) return check(PyObject_CallMethod(value->obj.ptr(), "item", nullptr));
       // Python's number types stand for dtypes in torch calls (torch.zeros(n, dtype=int)): the
       // graph holds the dtype torch reads them as (fx cannot write a class into its code).
+      // A size of a dynamic trace: the nodes that compute it from the inputs' sizes.
+      if (dynamic_ && !fake && holds_symbolic(value->obj.ptr())) {
+        try {
+          return check(PyObject_CallMethod(shape_trace_.ptr(), "to_fx", "O", value->obj.ptr()));
+        } catch (const PythonError&) {
+          rethrow_trace_error();
+        }
+      }
       if (PyType_Check(value->obj.ptr())) {
         static const std::pair<PyObject*, const char*> kNumberDtypes[] = {
             {reinterpret_cast<PyObject*>(&PyLong_Type), "int64"}, {reinterpret_cast<PyObject*>(&PyFloat_Type), "float64"},

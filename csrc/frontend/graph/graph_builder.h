@@ -22,9 +22,21 @@ using KwArgs = std::vector<std::pair<std::string, ValuePtr>>;
 class GraphBuilder {
  public:
   GraphBuilder();
+  // The trace's cdynamo.shapes.ShapeTrace: static (sizes only recorded) or dynamic (a ShapeEnv
+  // whose SymInts reach the graph as nodes). Set once, before the first input.
+  void set_shape_trace(Ref shape_trace);
+  bool dynamic() const { return dynamic_; }
+  Handle shape_trace() const { return shape_trace_; }
+  // Graph outputs for the SymInts inside a constant (returned sizes, sizes kept across a graph
+  // break): one Constant per SymInt object, its node the graph computation of it.
+  void add_symbolic_outputs(Handle constant, std::vector<ValuePtr>& outputs);
 
   // A placeholder for a tensor the transformed code will pass in.
   ValuePtr add_input(Handle tensor, SourcePtr source);
+  // For an int or float read from the frame's locals: a placeholder and a SymInt/SymFloat
+  // constant when the shape trace makes it a graph input (it changed between compiles, or
+  // dynamic=True), else null (the caller specialises it). Throws RetraceDynamic.
+  ValuePtr scalar_input(Handle number, SourcePtr source);
   // A get_attr node for a parameter or buffer reached through an nn.Module, named by path.
   ValuePtr add_attribute(Handle tensor, const std::string& path, SourcePtr source);
   // Registers a module for call_module nodes; returns its target name in the GraphModule.
@@ -59,13 +71,20 @@ class GraphBuilder {
 
   Ref graph_;
   Ref fake_mode_;
+  Ref shape_trace_;
+  bool dynamic_ = false;
   Ref root_;  // dict: attribute name in the GraphModule -> module, parameter or buffer
   std::vector<GraphInput> inputs_;
   int op_count_ = 0;
 };
 
-// Turns a Python error raised by cdynamo._trace_support.TraceUnsupported into Unsupported
-// (other errors stay PythonError). Call from a catch (PythonError&) block.
+// SymInt, SymFloat or SymBool (a size of a dynamic trace), and containers holding one.
+bool is_symbolic(PyObject* obj);
+bool holds_symbolic(PyObject* obj);
+
+// Turns a Python error raised by cdynamo._trace_support.TraceUnsupported into Unsupported,
+// and cdynamo.shapes.RetraceDynamic into interp::RetraceDynamic (other errors stay
+// PythonError). Call from a catch (PythonError&) block.
 [[noreturn]] void rethrow_trace_error();
 
 }  // namespace cdynamo::graph

@@ -38,8 +38,8 @@ void GuardManager::add_length_check(Py_ssize_t length) {
   leaves_.push_back(make_length_check(length));
 }
 void GuardManager::add_no_attr(const std::string& name) { leaves_.push_back(make_no_attr(name)); }
-void GuardManager::add_tensor_match(Handle tensor) {
-  leaves_.push_back(make_tensor_match(tensor));
+void GuardManager::add_tensor_match(Handle tensor, Handle shape_from) {
+  leaves_.push_back(make_tensor_match(tensor, shape_from));
 }
 
 // The hot path. Leaves first: they are cheap and usually include a type check that makes the

@@ -57,8 +57,9 @@ class GuardManager {
   void add_equals_match(Handle obj);        // type(value) is type(obj) and value == obj
   void add_length_check(Py_ssize_t length); // len(value) == length (tuple, list, dict)
   void add_no_attr(const std::string& name); // not hasattr(value, name)
-  // The tensor's Python type, dispatch keys, dtype, device, requires_grad, sizes and strides.
-  void add_tensor_match(Handle tensor);
+  // The tensor's Python type, dispatch keys, dtype, device, requires_grad, sizes and strides;
+  // with shape_from (its fake tensor), sizes and strides symbolic there are left unchecked.
+  void add_tensor_match(Handle tensor, Handle shape_from = Handle());
 
   bool check(PyObject* value);
   // The first failing guard's description under this node, or "" if all pass.
@@ -91,6 +92,15 @@ class Accessor {
   uint64_t fail_count = 0;
 };
 
+// One fact about input sizes a dynamic trace relied on (cdynamo.shapes.ShapeTrace.guard_checks):
+// a program over the inputs' sizes, strides and storage offsets evaluated in C++, or, for
+// expressions it cannot hold, a Python predicate called with the list of input tensors.
+struct ShapeCheck {
+  std::string text;              // as users read it: "L['x'].size()[0] == L['y'].size()[0]"
+  std::vector<int64_t> program;  // empty when predicate is set
+  Ref predicate;
+};
+
 // Roots of the tree: frame locals, globals (falling back to builtins) and closure cells, plus
 // guards on global state (grad mode) and relations between tensors (no unexpected aliasing).
 class RootGuardManager {
@@ -114,6 +124,11 @@ class RootGuardManager {
   // The same for values reached by any path: each fetcher returns a new reference or NULL
   // (with or without an error set, which the guard clears).
   void add_same_object_guard(ObjectFetcher a, const std::string& source_a, ObjectFetcher b, const std::string& source_b);
+
+  // The size relations of a dynamic trace over the tensors the fetchers return (checked last,
+  // after each tensor's own match guard).
+  void add_shape_guard(std::vector<ObjectFetcher> tensors, std::vector<std::string> sources,
+                       std::vector<ShapeCheck> checks);
 
   bool check(const FrameView& frame);
   // The first failing guard's description, or "" if all pass.

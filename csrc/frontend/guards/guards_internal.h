@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 #include "frontend/guards/guards.h"
 
 namespace cdynamo::guards {
@@ -14,7 +15,22 @@ std::unique_ptr<LeafGuard> make_equals_match(Handle obj);
 std::unique_ptr<LeafGuard> make_length_check(Py_ssize_t length);
 std::unique_ptr<LeafGuard> make_no_attr(const std::string& name);
 // Records everything a compiled graph specialised on; throws UserError if `tensor` is not one.
-std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor);
+// With shape_from (a fake tensor of a dynamic trace), its symbolic sizes and strides are not checked.
+std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor, Handle shape_from = Handle());
+
+// A guard on the whole frame or on global state rather than on one value.
+class RootGuard {
+ public:
+  virtual ~RootGuard() = default;
+  virtual bool check(const FrameView& frame) const = 0;
+  virtual std::string describe(const FrameView& frame) const = 0;
+  virtual std::string repr() const = 0;
+  uint64_t fail_count = 0;
+};
+
+// Sizes relations of a dynamic trace (shape_guard.cpp, with torch headers).
+std::unique_ptr<RootGuard> make_shape_guard(std::vector<ObjectFetcher> tensors, std::vector<std::string> sources,
+                                            std::vector<ShapeCheck> checks);
 
 // ---- Accessors (accessors.cpp); each builds the child's source from the parent's ----
 std::unique_ptr<Accessor> make_attr_accessor(const std::string& parent_source,

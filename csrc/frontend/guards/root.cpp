@@ -7,16 +7,6 @@
 namespace cdynamo::guards {
 namespace {
 
-// A guard on the whole frame or on global state rather than on one value.
-class RootGuard {
- public:
-  virtual ~RootGuard() = default;
-  virtual bool check(const FrameView& frame) const = 0;
-  virtual std::string describe(const FrameView& frame) const = 0;
-  virtual std::string repr() const = 0;
-  uint64_t fail_count = 0;
-};
-
 class GradModeGuard final : public RootGuard {
  public:
   GradModeGuard() : expected_(grad_mode_enabled()) {}
@@ -273,6 +263,12 @@ void RootGuardManager::add_same_object_guard(int a, const std::string& name_a, i
 void RootGuardManager::add_same_object_guard(ObjectFetcher a, const std::string& source_a, ObjectFetcher b,
                                              const std::string& source_b) {
   impl_->relational_guards.push_back(std::make_unique<SameObjectGuard>(std::move(a), source_a, std::move(b), source_b));
+}
+
+void RootGuardManager::add_shape_guard(std::vector<ObjectFetcher> tensors, std::vector<std::string> sources,
+                                       std::vector<ShapeCheck> checks) {
+  if (checks.empty()) return;
+  impl_->relational_guards.push_back(make_shape_guard(std::move(tensors), std::move(sources), std::move(checks)));
 }
 
 bool RootGuardManager::check(const FrameView& frame) {

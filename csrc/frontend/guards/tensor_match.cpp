@@ -43,7 +43,7 @@ struct DimMismatch {
 
 class TensorMatch final : public LeafGuard {
  public:
-  explicit TensorMatch(PyObject* tensor)
+  TensorMatch(PyObject* tensor, PyObject* shape_from)
       : type_ref_(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(tensor)))),
         type_(Py_TYPE(tensor)) {
     const at::Tensor& t = THPVariable_Unpack(tensor);
@@ -56,10 +56,11 @@ class TensorMatch final : public LeafGuard {
     // A tensor subclass may compute sizes in Python; reading them is then a callout.
     python_keyed_ = impl.key_set().has(c10::DispatchKey::Python);
     ndim_ = impl.dim();
-    for (const c10::SymInt& s : impl.sym_sizes()) sizes_.push_back(concrete_or_dynamic(s));
+    const c10::TensorImpl& shape = shape_from ? *THPVariable_Unpack(shape_from).unsafeGetTensorImpl() : impl;
+    for (const c10::SymInt& s : shape.sym_sizes()) sizes_.push_back(concrete_or_dynamic(s));
     // Sparse and other non-strided layouts have no strides to read.
     if (impl.layout() == c10::kStrided) {
-      for (const c10::SymInt& s : impl.sym_strides()) strides_.push_back(concrete_or_dynamic(s));
+      for (const c10::SymInt& s : shape.sym_strides()) strides_.push_back(concrete_or_dynamic(s));
     }
   }
 
@@ -176,7 +177,7 @@ class TensorMatch final : public LeafGuard {
 
 }  // namespace
 
-std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor) {
+std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor, Handle shape_from) {
   bool is_tensor;
   try {
     is_tensor = tensor && THPVariable_Check(tensor.ptr());
@@ -189,7 +190,9 @@ std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor) {
                     PyExc_TypeError);
   }
   try {
-    return std::make_unique<TensorMatch>(tensor.ptr());
+    if (shape_from && !THPVariable_Check(shape_from.ptr()))
+      throw UserError("tensor match: shape_from must be a tensor", PyExc_TypeError);
+    return std::make_unique<TensorMatch>(tensor.ptr(), shape_from.ptr());
   } catch (const c10::Error& e) {
     throw UserError(std::string("tensor match: cannot read tensor metadata: ") +
                         e.what_without_backtrace(),

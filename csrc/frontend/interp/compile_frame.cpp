@@ -22,6 +22,14 @@ void collect_outputs(const ValuePtr& value, std::vector<ValuePtr>& outputs) {
   });
 }
 
+// Sizes of a dynamic trace inside the value (returned, or kept across a graph break): graph outputs.
+void collect_symbolic_outputs(graph::GraphBuilder& graph, const ValuePtr& value, std::vector<ValuePtr>& outputs) {
+  if (!graph.dynamic() || !value) return;
+  codegen::visit_values(value, [&](const ValuePtr& v) {
+    if (v->is_constant() && v->obj) graph.add_symbolic_outputs(v->obj, outputs);
+  });
+}
+
 bool fullgraph_requested(PyObject* callback) {
   Ref flag = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "nopython"));
   int truth = PyObject_IsTrue(flag.ptr());
@@ -61,11 +69,22 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   PyCodeObject* code = cd_frame_code(frame);
   int break_at = -1;
   std::optional<Unsupported> first_error;
+  Ref dynamic_option = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "dynamic"));
+  bool dynamic = dynamic_option.ptr() == Py_True;
   for (int attempt = 0;; ++attempt) {
-    Tracer tracer(frame, break_at);
+    Ref shape_trace = call_helper("cdynamo.shapes", "ShapeTrace",
+                                  {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False});
+    Tracer tracer(frame, shape_trace, break_at);
     TraceResult result;
     try {
       result = tracer.run();
+    } catch (const RetraceDynamic&) {
+      // Sizes that must be symbolic: the same trace again over a ShapeEnv (once: a dynamic
+      // trace never asks for this).
+      if (dynamic) throw InternalError("a dynamic trace asked to be retraced as dynamic");
+      dynamic = true;
+      --attempt;
+      continue;
     } catch (const Unsupported& error) {
       // The first trace stopped at an unsupported construct: retrace up to the root-frame
       // instruction that reached it and end the graph there (a partial graph), unless the user
@@ -82,6 +101,8 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       std::vector<ValuePtr> outputs;
       for (const auto& effect : result.side_effects) collect_outputs(effect.value, outputs);
       collect_outputs(result.return_value, outputs);
+      for (const auto& effect : result.side_effects) collect_symbolic_outputs(tracer.graph(), effect.value, outputs);
+      collect_symbolic_outputs(tracer.graph(), result.return_value, outputs);
       if (tracer.graph().op_count() == 0) {
         Unsupported nothing("the function runs no tensor operations (nothing to compile)");
         nothing.filename = to_std_string(code->co_filename);
@@ -97,8 +118,11 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
     } else {
       const BreakState& state = *result.break_state;
       std::vector<ValuePtr> outputs = codegen::break_outputs(state, result.side_effects);
+      for (const auto& effect : result.side_effects) collect_symbolic_outputs(tracer.graph(), effect.value, outputs);
+      for (const auto& value : state.locals) collect_symbolic_outputs(tracer.graph(), value, outputs);
+      for (const auto& value : state.stack) collect_symbolic_outputs(tracer.graph(), value, outputs);
       Ref compiled;
-      bool has_graph = tracer.graph().op_count() > 0;
+      bool has_graph = tracer.graph().op_count() > 0 || !outputs.empty();
       try {
         bytecode::InstructionList instructions = bytecode::decode(code);
         codegen::check_break_state(code, instructions, state);  // before the backend sees a graph

@@ -20,6 +20,12 @@ struct Unsupported : std::runtime_error {
   bool silent = false;  // nothing worth compiling: fall back without reporting a graph break
 };
 
+// A static trace met an input whose sizes must be symbolic (they changed since the last compile,
+// or the tensor is marked dynamic): the frame is traced again with a ShapeEnv (shapes.py).
+struct RetraceDynamic {
+  std::string source;
+};
+
 struct CompiledFrame {
   std::unique_ptr<guards::RootGuardManager> guards;
   Ref transformed_code;

@@ -86,7 +86,8 @@ struct InterpFrame {
 class Tracer {
  public:
   // break_at: index of a root-frame instruction at which to stop with a graph break (-1: none).
-  explicit Tracer(CdFrame* frame, int break_at = -1);
+  // shape_trace: the trace's cdynamo.shapes.ShapeTrace (static or dynamic sizes).
+  Tracer(CdFrame* frame, Handle shape_trace, int break_at = -1);
   // After run() threw Unsupported: the root-frame instruction that was executing (where a
   // retrace would break), and whether a partial graph may end there.
   int failing_root_instruction() const { return static_cast<int>(frames_.front()->pc) - 1; }
@@ -97,6 +98,8 @@ class Tracer {
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
   std::unique_ptr<guards::RootGuardManager> take_guards();
+  // A dynamic trace: the facts its ShapeEnv recorded about input sizes, as the shape guard.
+  void add_shape_guard();
   const std::vector<std::pair<int, PyObject*>>& identities() const { return identities_; }
 
  private:

@@ -42,6 +42,12 @@ SourcePtr Source::dict_item(SourcePtr base, Ref key) {
   return source;
 }
 
+bool Source::reads_frame_data() const {
+  const Source* s = this;
+  while (s->kind == Kind::Item || s->kind == Kind::DictItem) s = s->base.get();
+  return s->kind == Kind::Local;
+}
+
 std::string Source::str() const {
   switch (kind) {
     case Kind::Local: return "L['" + name + "']";

@@ -33,6 +33,9 @@ struct Source {
   Ref key;           // DictItem: the constant key; Fixed: the object
   int depth = 0;     // sources between this one and the frame (L['a'].b[0]: 2)
 
+  // A local of the frame, or an item of one (not an attribute, a global or a closure
+  // variable): data the caller passes, which may change from call to call.
+  bool reads_frame_data() const;
   std::string str() const;  // as users read it: L['x'], G['torch'], L['self'].fc, L['xs'][0]
   // The object at this source in a frame, as a new reference, or NULL (error possibly set).
   PyObject* fetch(const guards::FrameView& frame) const;

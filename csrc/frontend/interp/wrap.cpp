@@ -132,6 +132,13 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       exit->position = enabled;
       return exit;
     }
+  if ((PyLong_CheckExact(o) || PyFloat_CheckExact(o)) && source->reads_frame_data()) {
+    // A number that changes between calls may be a graph input instead of a constant.
+    if (ValuePtr symbolic = graph_.scalar_input(obj, source)) {
+      manager.add_type_match(Py_TYPE(o));
+      return symbolic;
+    }
+  }
   if (is_plain_constant(o)) {
     manager.add_equals_match(obj);
     return Value::constant(Ref::borrow(obj), source);
@@ -156,8 +163,8 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     if (false)
       unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
                   " (aliased inputs are not supported yet)");
-    manager.add_tensor_match(obj);
     ValuePtr value = graph_.add_input(obj, source);
+    manager.add_tensor_match(obj, graph_.dynamic() ? Handle(value->fake) : Handle());
     tensor_inputs_.emplace(o, value);
     keep_alive_.push_back(Ref::borrow(obj));
     if (source->kind == Source::Kind::Local) local_tensor_inputs_.emplace_back(source->index, source->name);

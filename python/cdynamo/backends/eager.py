@@ -62,11 +62,16 @@ def aot_eager(gm, example_inputs):
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
 
+    from ..shapes import symbolic_example_inputs
+
     tuple_gm, unwrap = _with_tuple_output(gm)
+    # A graph with symbolic sizes is traced on its own fake inputs (their ShapeEnv): AOTAutograd's
+    # graphs then take any sizes the frontend's guards admit.
+    traced_inputs = symbolic_example_inputs(gm) or example_inputs
     with cuda_left_uninitialized(example_inputs):
         compiled = aot_module_simplified(
             tuple_gm,
-            example_inputs,
+            traced_inputs,
             fw_compiler=_return_graph_unchanged,
             bw_compiler=_return_graph_unchanged,
             decompositions=core_aten_decompositions(),

@@ -26,4 +26,6 @@ def cudagraphify(fn, gm=None, example_inputs=None, runtime=None):
 @register_backend(name="cudagraphs")
 def cudagraphs(gm, example_inputs):
     """The captured graph run as it is (gm.forward), recorded into CUDA graphs and replayed."""
-    return cudagraphify(gm.forward, gm, example_inputs)
+    from ..shapes import per_shape
+
+    return per_shape(lambda g, inputs: cudagraphify(g.forward, g, inputs), gm, example_inputs)

@@ -11,6 +11,13 @@ from ..backends.registry import register_backend
 @register_backend(name="inductor")
 def inductor(gm, example_inputs):
     """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
+    from ..shapes import per_shape
+
+    # Kernels are generated for fixed sizes: a graph with symbolic sizes compiles per sizes met.
+    return per_shape(_compile_static, gm, example_inputs)
+
+
+def _compile_static(gm, example_inputs):
     from .compile_fx import compile_fx
 
     compiled = compile_fx(gm, example_inputs)

@@ -16,6 +16,11 @@ def storage_of(t):
     return StorageWeakRef(t.untyped_storage())
 
 
+def _same_storage(a, b):
+    """a == b for storage_of results, None (a number's) equal to nothing."""
+    return a is not None and b is not None and a == b
+
+
 def _example_values(gm):
     """(input fakes, output fakes) from the nodes' example values, or None where one is missing."""
     nodes = list(gm.graph.nodes)
@@ -72,7 +77,7 @@ def eager_aliases(gm, example_inputs):
             continue
         storage = output_storages[position]
         same = next((k for k, t in enumerate(inputs) if t is out), None)
-        view = next((k for k, s in enumerate(input_storages) if s == storage), None)
+        view = next((k for k, s in enumerate(input_storages) if _same_storage(s, storage)), None)
         if same is not None:
             entries.append(("same", same))
         elif view is not None and out.dtype == inputs[view].dtype and _static(out):
@@ -81,7 +86,7 @@ def eager_aliases(gm, example_inputs):
         elif view is not None or storage in held_storages:
             entries.append(("keep",))
         else:  # the first output with this storage: its own, or shared with an earlier one
-            group = output_storages.index(storage)
+            group = next(j for j, s in enumerate(output_storages) if _same_storage(s, storage))
             entries.append(_fresh_entry(outputs, output_storages, position, group))
     return entries
 
@@ -100,7 +105,7 @@ def _fresh_entry(outputs, storages, position, group):
     low, high = _element_range(out)
     best = None
     for j, other in enumerate(outputs):
-        if j == position or storages[j] != storages[position]:
+        if j == position or not _same_storage(storages[j], storages[position]):
             continue
         if not (_static(out) and _static(other)) or other.dtype != out.dtype or out.numel() == 0:
             continue

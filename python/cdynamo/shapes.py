@@ -1,0 +1,556 @@
+"""Dynamic shapes in the frontend: which input dimensions a trace makes symbolic (mark_dynamic,
+automatic dynamic after a size changed, dynamic=True), and what such a trace needs around it.
+
+Symbolic sizes are torch's own SymInts over a ShapeEnv (torch.fx.experimental.symbolic_shapes):
+fake tensors carry them, torch's meta functions compute with them, and the ShapeEnv records every
+fact a computation relied on as a guard. A trace turns those into graph nodes (ShapeTrace.to_fx:
+a SymInt is rebuilt from its expression over the inputs' sizes) and into the frame's shape guard
+(ShapeTrace.guard_checks: small integer programs the C++ guard tree evaluates). Static traces, the
+default, never build a ShapeEnv: they only record the sizes they saw, so that a size that changes
+at the next compile is seen (and that trace restarts as a dynamic one).
+"""
+import dataclasses
+import functools
+import inspect
+import operator
+import weakref
+
+import torch
+
+from . import _trace_support
+
+# On a tensor: {dim: (kind, min, max)}, kind in "dynamic", "maybe", "static", "unbacked".
+_MARKS = "_cdynamo_dim_marks"
+
+
+def _check_dims(t, index, api):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"cdynamo.{api}() takes a tensor, not {type(t).__name__}")
+    dims = list(index) if isinstance(index, (list, tuple)) else [index]
+    for d in dims:
+        if not isinstance(d, int) or not -t.dim() <= d < max(t.dim(), 1):
+            raise IndexError(f"cdynamo.{api}(): dimension {d!r} is out of range for a {t.dim()}-d tensor")
+    return [d % t.dim() if t.dim() else 0 for d in dims]
+
+
+def _mark(t, index, kind, low=None, high=None, api="mark_dynamic"):
+    marks = dict(getattr(t, _MARKS, None) or {})
+    for d in _check_dims(t, index, api):
+        marks[d] = (kind, low, high)
+    setattr(t, _MARKS, marks)
+
+
+def mark_dynamic(t, index, *, min=None, max=None):  # noqa: A002 - torch._dynamo's keywords
+    """Compile dimension(s) `index` of `t` as symbolic from the first compile on. min/max bound
+    the sizes the compiled code accepts (a size outside them recompiles)."""
+    if min is not None and max is not None and min > max:
+        raise ValueError(f"cdynamo.mark_dynamic(): min={min} is larger than max={max}")
+    _mark(t, index, "dynamic", min, max)
+
+
+def maybe_mark_dynamic(t, index):
+    """Like mark_dynamic, but a trace that needs the size fixed specialises it without an error."""
+    _mark(t, index, "maybe", api="maybe_mark_dynamic")
+
+
+def mark_static(t, index=None):
+    """Keep dimension(s) `index` of `t` (all when None) specialised, even after they change."""
+    _mark(t, list(range(t.dim())) if index is None else index, "static", api="mark_static")
+
+
+def mark_unbacked(t, index):
+    """Compile dimension(s) `index` of `t` as symbolic, sizes 0 and 1 included."""
+    _mark(t, index, "unbacked", api="mark_unbacked")
+
+
+def _marks_of(t):
+    """{dim: kind} from cdynamo's marks and from torch._dynamo's mark_* attributes (a program
+    written for torch.compile marks tensors that way)."""
+    marks = {d: kind for d, (kind, _, _) in (getattr(t, _MARKS, None) or {}).items()}
+    for attribute, kind in (("_dynamo_dynamic_indices", "dynamic"), ("_dynamo_weak_dynamic_indices", "maybe"),
+                            ("_dynamo_unbacked_indices", "unbacked"), ("_dynamo_static_indices", "static")):
+        for d in getattr(t, attribute, ()) or ():
+            marks.setdefault(d, kind)
+    return marks
+
+
+# Automatic dynamic: per code object and input source, the sizes compiled so far (None where a
+# size differed between compiles). Weakly keyed: a code object's record goes with it.
+_seen_sizes = weakref.WeakKeyDictionary()
+
+
+def reset():
+    _seen_sizes.clear()
+
+
+_UNSEEN = object()
+
+
+class RetraceDynamic(Exception):
+    """Raised from a static trace that met an input whose dimensions must be symbolic."""
+
+
+def _source_class():
+    from torch._guards import GuardSource, Source
+
+    def attribute_style(name):
+        return not callable(inspect.getattr_static(Source, name))
+
+    namespace = {"text": None, "__annotations__": {"text": str}}
+    namespace["_name_template"] = property(lambda self: self.text)
+    if not attribute_style("name"):
+        namespace["name"] = lambda self: self.text
+    if attribute_style("guard_source"):
+        namespace["guard_source"] = property(lambda self: GuardSource.LOCAL)
+    else:
+        namespace["guard_source"] = lambda self: GuardSource.LOCAL
+    del namespace["text"]
+    cls = type("TraceSource", (Source,), namespace)
+    return dataclasses.dataclass(frozen=True)(cls)
+
+
+@functools.cache
+def _trace_source_type():
+    """A torch._guards.Source naming an input as users read it (L['x']): ShapeEnv wants one per
+    symbol. torch has changed whether `name` is a method or an attribute; both are served."""
+    return _source_class()
+
+
+def _is_symbolic(obj):
+    return isinstance(obj, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+class ShapeTrace:
+    """The shape side of one trace: static (sizes recorded only) or dynamic (a ShapeEnv)."""
+
+    def __init__(self, code, option, dynamic):
+        self.code = code
+        self.option = option  # compile(dynamic=...): None (automatic), True or False
+        self.dynamic = bool(dynamic)
+        self.inputs = []  # per placeholder with symbolic sizes: (fake, source name, fx node)
+        self.bindings = {}  # sympy symbol -> (index into inputs, dim)
+        self.graph = None
+        self._nodes = {}  # sympy expression -> fx node that computes it
+        if self.dynamic:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+            from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+            self.env = ShapeEnv()
+            self.mode = FakeTensorMode(shape_env=self.env, allow_non_fake_inputs=True)
+        else:
+            self.env = None
+            self.mode = None
+
+    # --- which dimensions are symbolic ------------------------------------------------------
+    def _dynamic_dims(self, tensor, source):
+        marks = _marks_of(tensor)
+        sizes = tuple(tensor.shape)
+        record = _seen_sizes.setdefault(self.code, {}) if self.option is not False else {}
+        seen = record.get(source)
+        if seen is not None and len(seen) != len(sizes):
+            seen = None
+        changed = {d for d in range(len(sizes)) if seen is not None and (seen[d] is None or seen[d] != sizes[d])}
+        if self.option is not False:
+            record[source] = tuple(None if d in changed else s for d, s in enumerate(sizes))
+        if self.option is False:
+            return set()
+        wanted = set(range(len(sizes))) if self.option is True else changed
+        wanted |= {d for d, kind in marks.items() if kind in ("dynamic", "maybe", "unbacked") and d < len(sizes)}
+        wanted -= {d for d, kind in marks.items() if kind == "static"}
+        return wanted
+
+    def fake_input(self, tensor, source, node):
+        """The fake tensor for a graph input read from `source`; RetraceDynamic when this static
+        trace meets dimensions that must be symbolic."""
+        dims = self._dynamic_dims(tensor, source)
+        if not dims or tensor.layout != torch.strided or tensor.is_quantized:
+            return _trace_support.to_fake(self.mode or _trace_support.new_fake_mode(), tensor)
+        if not self.dynamic:
+            raise RetraceDynamic(source)
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext, StrictMinMaxConstraint
+        from torch.utils._sympy.value_ranges import ValueRanges
+
+        limits = getattr(tensor, _MARKS, None) or {}
+        constraints = []
+        for d in range(tensor.dim()):
+            _, low, high = limits.get(d, (None, None, None))
+            constraints.append(None if low is None and high is None or d not in dims else
+                               StrictMinMaxConstraint(vr=ValueRanges(low if low is not None else 0,
+                                                                     high if high is not None else int(2**63 - 1)),
+                                                      warn_only=False))
+        context = StatelessSymbolicContext(
+            dynamic_sizes=[DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(tensor.dim())],
+            constraint_sizes=constraints)
+        try:
+            fake = self.mode.from_tensor(tensor, source=_trace_source_type()(source), symbolic_context=context)
+        except Exception as error:  # noqa: BLE001 - a tensor fakes cannot stand in for
+            raise _trace_support.TraceUnsupported(
+                f"{source} cannot be traced with symbolic sizes ({type(error).__name__}: {error})") from None
+        index = len(self.inputs)
+        self.inputs.append((fake, source, node))
+        for d, size in enumerate(fake.shape):
+            if isinstance(size, torch.SymInt):
+                expr = size.node._expr
+                if expr.is_Symbol and expr not in self.bindings:
+                    self.bindings[expr] = (index, d)
+        return fake
+
+    def scalar_is_dynamic(self, value, source):
+        """Whether an int or float read from the frame's locals is a graph input (a SymInt or
+        SymFloat) instead of a constant: with dynamic=True, or once it changed between compiles.
+        RetraceDynamic when this static trace meets one."""
+        if self.option is False:
+            return False
+        record = _seen_sizes.setdefault(self.code, {})
+        key = ("scalar", source)
+        seen = record.get(key, _UNSEEN)
+        changed = seen is not _UNSEEN and (seen is None or seen != value)
+        record[key] = None if changed else value
+        if not (changed or self.option is True):
+            return False
+        if not self.dynamic:
+            raise RetraceDynamic(source)
+        return True
+
+    def scalar_symbol(self, value, source, node):
+        """The SymInt or SymFloat a dynamic scalar input stands for in this trace."""
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+        src = _trace_source_type()(source)
+        sym = self.env.create_unspecified_symbol(value, source=src, dynamic_dim=DimDynamic.DYNAMIC)
+        if isinstance(value, int):
+            symbolic = self.env.create_symintnode(sym, hint=value, source=src)
+        else:
+            symbolic = self.env.create_symfloatnode(sym, hint=value, source=src)
+        index = len(self.inputs)
+        self.inputs.append((value, source, node))
+        self.bindings[sym] = (index, None)
+        return symbolic
+
+    # --- symbolic values as graph nodes --------------------------------------------------------
+    def to_fx(self, obj):
+        """`obj` (a constant the interpreter holds) for a graph node's arguments: SymInts, at any
+        depth of tuples, lists and torch.Size, become the nodes that compute them."""
+        if _is_symbolic(obj):
+            return self._node_for(obj.node.expr, type(obj))
+        if isinstance(obj, (tuple, list)) and any(_holds_symbolic(item) for item in obj):
+            items = [self.to_fx(item) for item in obj]
+            return items if isinstance(obj, list) else tuple(items)
+        if isinstance(obj, slice) and _holds_symbolic(obj):
+            return slice(self.to_fx(obj.start), self.to_fx(obj.stop), self.to_fx(obj.step))
+        return obj
+
+    def _node_for(self, expr, kind=torch.SymInt):
+        import sympy
+
+        if isinstance(expr, (sympy.Integer, int)):
+            return int(expr)
+        if expr in (sympy.true, sympy.false):
+            return bool(expr)
+        if isinstance(expr, sympy.Float):
+            return float(expr)
+        found = self._nodes.get(expr)
+        if found is not None:
+            return found
+        node = self._build_node(expr)
+        self._nodes[expr] = node
+        return node
+
+    def _build_node(self, expr):
+        import sympy
+        from torch.utils._sympy import functions as sf
+
+        if expr.is_Symbol:
+            binding = self.bindings.get(expr)
+            if binding is None:
+                raise _trace_support.TraceUnsupported(
+                    f"a size ({expr}) that no input tensor's size stands for reaches the graph")
+            index, dim = binding
+            if dim is None:  # a scalar input: its placeholder
+                return self.inputs[index][2]
+            return self._call_method("size", (self.inputs[index][2], dim), expr)
+        args = [self._node_for(a) for a in expr.args]
+        table = {
+            sympy.Add: _chain(operator.add), sympy.Mul: _chain(operator.mul),
+            sf.FloorDiv: operator.floordiv, sf.CleanDiv: operator.floordiv, sf.PythonMod: operator.mod,
+            sympy.Mod: operator.mod, sf.Mod: operator.mod, sf.Max: _chain(torch.sym_max), sf.Min: _chain(torch.sym_min),
+            sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.StrictLessThan: operator.lt,
+            sympy.LessThan: operator.le, sympy.StrictGreaterThan: operator.gt, sympy.GreaterThan: operator.ge,
+            sf.IntTrueDiv: operator.truediv, sf.FloatTrueDiv: operator.truediv, sf.ToFloat: torch.sym_float,
+            sf.TruncToInt: torch.sym_int,
+        }
+        for name in ("PowByNatural", "FloatPow"):
+            if hasattr(sf, name):
+                table[getattr(sf, name)] = operator.pow
+        if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp >= 0:
+            table[sympy.Pow] = operator.pow
+        if hasattr(sf, "ModularIndexing") and isinstance(expr, sf.ModularIndexing):
+            return self._call(operator.mod, (self._call(operator.floordiv, (args[0], args[1])), args[2]))
+        fn = table.get(type(expr))
+        if fn is None or (isinstance(expr, sympy.Mul) and any(isinstance(a, sympy.Rational) and not a.is_Integer
+                                                                for a in expr.args)):
+            raise _trace_support.TraceUnsupported(
+                f"the size expression {expr} cannot be computed in the graph; "
+                "mark the dimension static (cdynamo.mark_static) to specialise it")
+        if isinstance(fn, _chain):
+            result = args[0]
+            for a in args[1:]:
+                result = self._call(fn.op, (result, a))
+            return result
+        return self._call(fn, tuple(args))
+
+    def _call(self, fn, args):
+        return self.graph.call_function(fn, args)
+
+    def _call_method(self, name, args, expr):
+        return self.graph.call_method(name, args)
+
+    # --- the shape guard -----------------------------------------------------------------------
+    def guard_checks(self):
+        """(description, program) per fact the trace relied on; a program is a flat list of ints
+        the C++ shape guard evaluates over the inputs' sizes, strides and storage offsets, or
+        None with a Python predicate instead (expressions the C++ evaluator does not know)."""
+        if not self.dynamic or not self.inputs:
+            return [], [], []
+        checks = []
+        names = {sym: self.inputs[i][1] if d is None else f"{self.inputs[i][1]}.size()[{d}]"
+                 for sym, (i, d) in self.bindings.items()}
+        for i, (fake, source, _) in enumerate(self.inputs):
+            if not isinstance(fake, torch.Tensor):
+                continue
+            for what, values in (("stride", fake.stride()), ("storage_offset", (fake.storage_offset(),))):
+                for d, value in enumerate(values):
+                    if not isinstance(value, torch.SymInt):
+                        continue
+                    leaf = [_OP_STRIDE, i, d] if what == "stride" else [_OP_OFFSET, i]
+                    name = f"{source}.stride()[{d}]" if what == "stride" else f"{source}.storage_offset()"
+                    expr = value.node._expr
+                    checks.append(self._check(f"{name} == {self._text(expr, names)}", expr, leaf, names))
+        # What the program's own code relied on first: a failure names the user's condition.
+        for guard in self.env.guards:
+            checks.append(self._check(self._text(guard.expr, names), guard.expr, None, names))
+        for sym, (i, d) in self.bindings.items():
+            vr = self.env.var_to_range.get(sym)
+            if vr is None:
+                continue
+            import sympy
+
+            if _finite(vr.lower):
+                checks.append(self._check(f"{names[sym]} >= {int(vr.lower)}", sympy.Ge(sym, vr.lower), None, names))
+            if _finite(vr.upper):
+                checks.append(self._check(f"{names[sym]} <= {int(vr.upper)}", sympy.Le(sym, vr.upper), None, names))
+        return [source for _, source, _ in self.inputs], [t for t, _, _ in checks], [(p, fn) for _, p, fn in checks]
+
+    @staticmethod
+    def _text(expr, names):
+        import sympy
+
+        return str(expr.xreplace({sym: sympy.Symbol(name) for sym, name in names.items()}))
+
+    def _check(self, text, expr, leaf, names):
+        """(text, program, predicate) for `expr` (== leaf's value when a leaf is given)."""
+        try:
+            program = _compile(expr, self.bindings)
+            if leaf is not None:
+                program = leaf + program + [_OP_EQ]
+            return text, program, None
+        except _NotCompilable:
+            pass
+        import sympy
+
+        symbols = list(expr.free_symbols)
+        where = [self.bindings.get(s) for s in symbols]
+        if any(w is None for w in where):
+            raise _trace_support.TraceUnsupported(f"the shape fact {text} cannot be guarded")
+
+        def predicate(tensors, expr=expr, symbols=symbols, where=where, leaf=leaf):
+            values = {s: sympy.sympify(tensors[i] if d is None else tensors[i].size(d)) for s, (i, d) in zip(symbols, where)}
+            result = expr.xreplace(values)
+            if leaf is None:
+                return bool(result)
+            i = leaf[1]
+            actual = tensors[i].stride(leaf[2]) if leaf[0] == _OP_STRIDE else tensors[i].storage_offset()
+            return int(result) == actual
+
+        return text, None, predicate
+
+
+def _finite(bound):
+    import sympy
+
+    return isinstance(bound, (int, sympy.Integer))
+
+
+class _chain:
+    """A sympy n-ary operation computed as a chain of binary calls."""
+
+    def __init__(self, op):
+        self.op = op
+
+
+def _holds_symbolic(obj):
+    if _is_symbolic(obj):
+        return True
+    if isinstance(obj, slice):
+        return any(_is_symbolic(part) for part in (obj.start, obj.stop, obj.step))
+    return isinstance(obj, (tuple, list)) and any(_holds_symbolic(item) for item in obj)
+
+
+# The shape guard's programs (csrc/frontend/guards/shape_guard.cpp reads the same numbers).
+_OP_CONST, _OP_SIZE, _OP_STRIDE, _OP_OFFSET, _OP_SCALAR = 0, 1, 2, 3, 4
+_OP_ADD, _OP_MUL, _OP_FLOORDIV, _OP_MOD, _OP_POW, _OP_MAX, _OP_MIN = 10, 11, 12, 13, 14, 15, 16
+_OP_EQ, _OP_NE, _OP_LT, _OP_LE, _OP_GT, _OP_GE = 20, 21, 22, 23, 24, 25
+_OP_AND, _OP_OR, _OP_NOT = 30, 31, 32
+
+
+class _NotCompilable(Exception):
+    pass
+
+
+def _compile(expr, bindings):
+    import sympy
+    from torch.utils._sympy import functions as sf
+
+    out = []
+
+    def emit(e):
+        if isinstance(e, sympy.Integer) or e is sympy.true or e is sympy.false:
+            out.extend([_OP_CONST, int(bool(e)) if e in (sympy.true, sympy.false) else int(e)])
+            return
+        if e.is_Symbol:
+            where = bindings.get(e)
+            if where is None or (where[1] is None and not e.is_integer):
+                raise _NotCompilable  # unknown, or a float input: the Python predicate
+            out.extend([_OP_SCALAR, where[0]] if where[1] is None else [_OP_SIZE, where[0], where[1]])
+            return
+        nary = {sympy.Add: _OP_ADD, sympy.Mul: _OP_MUL, sf.Max: _OP_MAX, sf.Min: _OP_MIN,
+                sympy.And: _OP_AND, sympy.Or: _OP_OR}
+        binary = {sf.FloorDiv: _OP_FLOORDIV, sf.CleanDiv: _OP_FLOORDIV, sf.PythonMod: _OP_MOD, sympy.Mod: _OP_MOD,
+                  sf.Mod: _OP_MOD, sympy.Eq: _OP_EQ, sympy.Ne: _OP_NE, sympy.StrictLessThan: _OP_LT,
+                  sympy.LessThan: _OP_LE, sympy.StrictGreaterThan: _OP_GT, sympy.GreaterThan: _OP_GE}
+        if hasattr(sf, "PowByNatural"):
+            binary[sf.PowByNatural] = _OP_POW
+        kind = type(e)
+        if kind in nary:
+            for a in e.args:
+                emit(a)
+            out.extend([nary[kind], len(e.args)])
+        elif kind in binary and len(e.args) == 2:
+            emit(e.args[0])
+            emit(e.args[1])
+            out.append(binary[kind])
+        elif kind is sympy.Pow and e.exp.is_Integer and e.exp >= 0:
+            emit(e.base)
+            emit(e.exp)
+            out.append(_OP_POW)
+        elif kind is sympy.Not:
+            emit(e.args[0])
+            out.append(_OP_NOT)
+        else:
+            raise _NotCompilable
+
+    emit(expr)
+    return out
+
+
+# --- backends ------------------------------------------------------------------------------
+def graph_is_symbolic(gm):
+    """Whether a captured graph's inputs have symbolic sizes (or are symbolic numbers)."""
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        val = node.meta.get("val")
+        if _is_symbolic(val):
+            return True
+        if isinstance(val, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride())):
+            return True
+    return False
+
+
+def symbolic_example_inputs(gm):
+    """The fake inputs of a graph with symbolic sizes (what a backend tracing it symbolically
+    passes to make_fx or AOTAutograd), or None for a static graph."""
+    if not graph_is_symbolic(gm):
+        return None
+    return [node.meta["val"] for node in gm.graph.nodes if node.op == "placeholder"]
+
+
+def _call_key(args):
+    key = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            key.append((tuple(a.shape), a.stride(), a.storage_offset()))
+        else:
+            key.append(a)
+    return tuple(key)
+
+
+def per_shape(compile_static, gm, example_inputs):
+    """A backend that compiles for fixed sizes (the inductor's kernels, CUDA graphs) given a graph
+    with symbolic sizes: compiled once per distinct input sizes, at the first call with them.
+    Static graphs are compiled at once, as before."""
+    if not graph_is_symbolic(gm):
+        return compile_static(gm, example_inputs)
+    # Returned sizes are computed by a graph of their own (the frontend computes them from the
+    # inputs' sizes alone): the static backends return tensors only.
+    outputs = list(_output_node(gm).args[0])
+    numbers = [k for k, item in enumerate(outputs) if not isinstance(_example(item), torch.Tensor)]
+    tensors = [k for k in range(len(outputs)) if k not in numbers]
+    tensor_gm = _with_outputs(gm, [outputs[k] for k in tensors], only_needed=False)
+    number_fn = _with_outputs(gm, [outputs[k] for k in numbers], only_needed=True).forward if numbers else None
+    if not tensors:
+        return number_fn
+    compiled = {_call_key(example_inputs): compile_static(tensor_gm, list(example_inputs))}
+
+    def run(*args):
+        key = _call_key(args)
+        fn = compiled.get(key)
+        if fn is None:
+            fn = compiled[key] = compile_static(tensor_gm, list(args))
+        result = fn(*args)
+        if number_fn is None:
+            return result
+        merged = [None] * len(outputs)
+        for k, value in zip(tensors, result):
+            merged[k] = value
+        for k, value in zip(numbers, number_fn(*args)):
+            merged[k] = value
+        return tuple(merged)
+
+    return run
+
+
+def _output_node(gm):
+    return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+
+
+def _example(item):
+    if isinstance(item, torch.fx.Node):
+        return item.meta.get("example_value", item.meta.get("val"))
+    return item
+
+
+def _with_outputs(gm, returned, only_needed):
+    """A copy of gm returning the tuple `returned` (nodes of gm) without symbolic example values
+    (a static compile reads its sizes from its inputs). only_needed: just the nodes the outputs
+    read; else every node but those nothing uses any more (writes to inputs stay)."""
+    needed = set()
+    stack = [r for r in returned if isinstance(r, torch.fx.Node)]
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(node.all_input_nodes)
+    graph = torch.fx.Graph()
+    copies = {}
+    for node in gm.graph.nodes:
+        if node.op == "output" or (only_needed and node.op != "placeholder" and node not in needed):
+            continue
+        copies[node] = graph.node_copy(node, lambda n: copies[n])
+        copies[node].meta = {k: v for k, v in node.meta.items() if k not in ("val", "example_value")}
+    graph.output(tuple(copies[r] if isinstance(r, torch.fx.Node) else r for r in returned))
+    copy = torch.fx.GraphModule(gm, graph)
+    if not only_needed:
+        copy.graph.eliminate_dead_code()
+        copy.recompile()
+    return copy

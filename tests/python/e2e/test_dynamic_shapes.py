@@ -1,0 +1,218 @@
+"""Dynamic shapes: automatic dynamic after a size changes, mark_dynamic / mark_static /
+dynamic=True and False, sizes computed in the graph, numbers that change between calls, the
+shape guard's recompile reasons, and backends given symbolic graphs."""
+import pytest
+import torch
+
+import cdynamo
+from cdynamo import config
+from cdynamo.testing import CompileCounter, CompileCounterWithBackend, EagerAndRecordGraphs, same
+from cdynamo.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def raise_errors():
+    with config.patch(suppress_errors=False):
+        yield
+
+
+def reshape_and_reduce(x, y):
+    n = x.shape[0]
+    h = torch.relu(x).view(n, -1) * 2
+    return h + y[:n].sum(), n * 3
+
+
+def recompile_reasons():
+    return list(counters["recompiles"])
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_sixteen_batch_sizes_compile_twice_and_match_eager(backend):
+    counter = CompileCounterWithBackend(backend)
+    compiled = cdynamo.optimize(counter)(reshape_and_reduce)
+    for batch in range(2, 18):
+        x, y = torch.randn(batch, 3, 4), torch.randn(batch + 2)
+        assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 2
+    (reason,) = recompile_reasons()
+    assert "L['x'] changed size at dim 0" in reason
+
+
+def test_sizes_are_graph_computations_not_constants():
+    graphs = EagerAndRecordGraphs()
+    compiled = cdynamo.optimize(graphs, dynamic=True)(reshape_and_reduce)
+    x, y = torch.randn(5, 3, 4), torch.randn(7)
+    assert same(compiled(x, y), reshape_and_reduce(x, y))
+    (gm,) = graphs.graphs
+    code = gm.code
+    assert ".size(0)" in code and "view(size" in code, code
+    placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    assert any(isinstance(s, torch.SymInt) for s in placeholders[0].shape)
+    x, y = torch.randn(9, 3, 4), torch.randn(11)
+    assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert len(graphs.graphs) == 1
+
+
+def test_mark_dynamic_compiles_once():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(reshape_and_reduce)
+    y = torch.randn(20)
+    for batch in (4, 7, 12):
+        x = torch.randn(batch, 3, 4)
+        cdynamo.mark_dynamic(x, 0)
+        assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 1
+
+
+def test_mark_dynamic_bounds_recompile_outside_them():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(reshape_and_reduce)
+    x, y = torch.randn(4, 3), torch.randn(20)
+    cdynamo.mark_dynamic(x, 0, min=2, max=8)
+    assert same(compiled(x, y), reshape_and_reduce(x, y))
+    x = torch.randn(8, 3)
+    assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 1
+    x = torch.randn(9, 3)
+    assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 2
+    (reason,) = recompile_reasons()
+    assert "L['x'].size()[0] <= 8" in reason and "L['x'] is [9, 3]" in reason, reason
+
+
+def test_mark_static_and_dynamic_false_recompile_per_size():
+    for make in (lambda fn, c: cdynamo.optimize(c, dynamic=False)(fn), None):
+        counter = CompileCounter()
+        compiled = (make or (lambda fn, c: cdynamo.optimize(c)(fn)))(reshape_and_reduce, counter)
+        for batch in (3, 4, 5):
+            x, y = torch.randn(batch, 2), torch.randn(batch)
+            if make is None:
+                cdynamo.mark_static(x, 0)
+            assert same(compiled(x, y), reshape_and_reduce(x, y))
+        assert counter.frame_count == 3
+        cdynamo.reset()
+
+
+def test_torch_dynamo_marks_are_read():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(reshape_and_reduce)
+    y = torch.randn(20)
+    for batch in (4, 6):
+        x = torch.randn(batch, 3)
+        x._dynamo_dynamic_indices = {0}
+        assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 1
+
+
+def branch_on_size(x):
+    if x.shape[0] > 4:
+        return x.sum(0)
+    return x.mean(0)
+
+
+def test_branch_on_a_size_guards_the_relation():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(branch_on_size)
+    for batch in (5, 6, 9):
+        x = torch.randn(batch, 2)
+        assert same(compiled(x), branch_on_size(x))
+    assert counter.frame_count == 1
+    x = torch.randn(3, 2)
+    assert same(compiled(x), branch_on_size(x))
+    assert counter.frame_count == 2
+    (reason,) = recompile_reasons()
+    assert "L['x'].size()[0] > 4" in reason and "L['x'] is [3, 2]" in reason, reason
+
+
+def add(x, y):
+    return x + y
+
+
+def test_relation_between_inputs_is_guarded_and_mismatch_raises_like_eager():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(add)
+    for batch in (3, 5):
+        x, y = torch.randn(batch, 2), torch.randn(batch, 2)
+        assert same(compiled(x, y), add(x, y))
+    assert counter.frame_count == 1
+    with pytest.raises(RuntimeError, match="must match"):
+        compiled(torch.randn(3, 2), torch.randn(4, 2))
+    assert any("L['x'].size()[0]" in r and "L['y'].size()[0]" in r for r in recompile_reasons()), recompile_reasons()
+
+
+def test_size_one_is_specialised_and_still_correct():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(reshape_and_reduce)
+    for batch in (4, 1, 6, 1):
+        x, y = torch.randn(batch, 3), torch.randn(batch)
+        assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 2
+
+
+def size_across_break(x):
+    batch, width = x.shape
+    y = x * 2
+    print("", end="")  # a graph break keeps batch and width alive across it
+    return y.view(batch * width) + batch
+
+
+def test_sizes_kept_across_a_graph_break():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(size_across_break)
+    for batch in range(2, 10):
+        x = torch.randn(batch, 3)
+        assert same(compiled(x), size_across_break(x))
+    # the frame and its resume function, each compiled twice (static, then dynamic)
+    assert counter.frame_count <= 4, counter.frame_count
+
+
+def scale(x, factor, offset):
+    return x * factor + offset
+
+
+def test_changing_numbers_become_graph_inputs():
+    graphs = EagerAndRecordGraphs()
+    compiled = cdynamo.optimize(graphs)(scale)
+    x = torch.randn(3)
+    for i in range(6):
+        assert same(compiled(x, 0.5 + i, i), scale(x, 0.5 + i, i))
+    assert len(graphs.graphs) == 2
+    placeholders = [n for n in graphs.graphs[-1].graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 3, graphs.graphs[-1].code
+
+
+def test_int_used_for_python_control_flow_stays_correct():
+    def repeat(x, n):
+        for _ in range(n):
+            x = x + 1
+        return x
+
+    compiled = cdynamo.optimize("eager")(repeat)
+    x = torch.zeros(2)
+    for n in (1, 2, 3, 5):
+        assert same(compiled(x, n), repeat(x, n))
+
+
+def test_training_step_with_changing_batch():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter)(model)
+    for batch in (3, 5, 7):
+        x = torch.randn(batch, 4)
+        compiled(x).sum().backward()
+        got = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        model(x).sum().backward()
+        for g, p in zip(got, model.parameters()):
+            assert same(g, p.grad)
+        model.zero_grad()
+    assert counter.frame_count == 2
+
+
+def test_mark_dynamic_rejects_bad_arguments():
+    with pytest.raises(IndexError, match="out of range"):
+        cdynamo.mark_dynamic(torch.randn(3), 1)
+    with pytest.raises(ValueError, match="larger than max"):
+        cdynamo.mark_dynamic(torch.randn(3), 0, min=5, max=2)
+    with pytest.raises(TypeError, match="takes a tensor"):
+        cdynamo.mark_dynamic([1, 2], 0)
