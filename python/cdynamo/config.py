@@ -11,6 +11,11 @@ import sysconfig
 # original bytecode and one warning names the guard that kept failing.
 cache_size_limit = 8
 
+# Backends that generate code for fixed sizes (the inductor, cudagraphs), given a graph with
+# symbolic sizes, compile once per distinct input sizes (and number inputs) met; past this many
+# for one graph, new ones run the captured graph as it is, with one warning.
+static_compiles_per_graph = 8
+
 # True: an internal tracing error or a failing backend falls back to running the frame eagerly,
 # with a warning. False (what the tests use): the error is raised to the caller.
 suppress_errors = True
@@ -224,6 +229,7 @@ max_autotune = False
 _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
+        "static_compiles_per_graph",
         "suppress_errors",
         "verbose",
         "debug",

@@ -206,7 +206,8 @@ class ShapeTrace:
         seen = record.get(key, _UNSEEN)
         changed = seen is not _UNSEEN and (seen is None or seen != value)
         record[key] = None if changed else value
-        if not (changed or self.option is True):
+        # Floats are inputs from the first compile (a learning rate, a scale), ints once they change.
+        if not (changed or self.option is True or isinstance(value, float)):
             return False
         if not self.dynamic:
             raise RetraceDynamic(source)
@@ -232,7 +233,11 @@ class ShapeTrace:
         """`obj` (a constant the interpreter holds) for a graph node's arguments: SymInts, at any
         depth of tuples, lists and torch.Size, become the nodes that compute them."""
         if _is_symbolic(obj):
-            return self._node_for(obj.node.expr, type(obj))
+            node = self._node_for(obj.node.expr, type(obj))
+            if isinstance(node, torch.fx.Node):
+                node.meta.setdefault("example_value", obj)
+                node.meta.setdefault("val", obj)
+            return node
         if isinstance(obj, (tuple, list)) and any(_holds_symbolic(item) for item in obj):
             items = [self.to_fx(item) for item in obj]
             return items if isinstance(obj, list) else tuple(items)
@@ -494,19 +499,29 @@ def per_shape(compile_static, gm, example_inputs):
     # Returned sizes are computed by a graph of their own (the frontend computes them from the
     # inputs' sizes alone): the static backends return tensors only.
     outputs = list(_output_node(gm).args[0])
-    numbers = [k for k, item in enumerate(outputs) if not isinstance(_example(item), torch.Tensor)]
+    numbers = [k for k, item in enumerate(outputs) if isinstance(_example(item), _NUMBERS)]
     tensors = [k for k in range(len(outputs)) if k not in numbers]
     tensor_gm = _with_outputs(gm, [outputs[k] for k in tensors], only_needed=False)
     number_fn = _with_outputs(gm, [outputs[k] for k in numbers], only_needed=True).forward if numbers else None
     if not tensors:
         return number_fn
-    compiled = {_call_key(example_inputs): compile_static(tensor_gm, list(example_inputs))}
+    # Number inputs are constants of each static compile (their values are part of its key).
+    number_inputs = [k for k, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]
+
+    def compile_for(args):
+        static_gm = _with_constant_inputs(tensor_gm, {k: args[k] for k in number_inputs})
+        fn = compile_static(static_gm, [a for a in args if isinstance(a, torch.Tensor)])
+        if not number_inputs:
+            return fn
+        return lambda *args: fn(*(a for a in args if isinstance(a, torch.Tensor)))
+
+    compiled = {_call_key(example_inputs): compile_for(example_inputs)}
 
     def run(*args):
         key = _call_key(args)
         fn = compiled.get(key)
         if fn is None:
-            fn = compiled[key] = compile_static(tensor_gm, list(args))
+            fn = compiled[key] = _next_static_compile(compiled, gm, args, compile_for)
         result = fn(*args)
         if number_fn is None:
             return result
@@ -518,6 +533,42 @@ def per_shape(compile_static, gm, example_inputs):
         return tuple(merged)
 
     return run
+
+
+_NUMBERS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _next_static_compile(compiled, gm, args, compile_for):
+    from . import config, utils
+
+    utils.counters["dynamic"]["static compiles of symbolic graphs"] += 1
+    if len(compiled) < config.static_compiles_per_graph:
+        return compile_for(args)
+    if len(compiled) == config.static_compiles_per_graph:
+        import warnings
+
+        warnings.warn(
+            f"cdynamo: a graph with symbolic sizes met {len(compiled) + 1} different input sizes or numbers; "
+            "the backend compiles for fixed ones, so new ones run the captured graph as it is "
+            "(raise cdynamo.config.static_compiles_per_graph, or mark the changing dimension static)",
+            RuntimeWarning, stacklevel=2)
+    return gm.forward
+
+
+def _with_constant_inputs(gm, values):
+    """gm with the placeholders at the given positions replaced by constants (a copy, when any)."""
+    if not values:
+        return gm
+    copy = _with_outputs(gm, list(_output_node(gm).args[0]), only_needed=False)
+    placeholders = [n for n in copy.graph.nodes if n.op == "placeholder"]
+    for k, value in values.items():
+        node = placeholders[k]
+        for user in list(node.users):
+            user.args = torch.fx.node.map_arg(user.args, lambda n: value if n is node else n)
+            user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda n: value if n is node else n)
+        copy.graph.erase_node(node)
+    copy.recompile()
+    return copy
 
 
 def _output_node(gm):
@@ -533,7 +584,7 @@ def _example(item):
 def _with_outputs(gm, returned, only_needed):
     """A copy of gm returning the tuple `returned` (nodes of gm) without symbolic example values
     (a static compile reads its sizes from its inputs). only_needed: just the nodes the outputs
-    read; else every node but those nothing uses any more (writes to inputs stay)."""
+    read; else every node (fx's dead-code elimination would drop in-place method calls)."""
     needed = set()
     stack = [r for r in returned if isinstance(r, torch.fx.Node)]
     while stack:
@@ -549,8 +600,4 @@ def _with_outputs(gm, returned, only_needed):
         copies[node] = graph.node_copy(node, lambda n: copies[n])
         copies[node].meta = {k: v for k, v in node.meta.items() if k not in ("val", "example_value")}
     graph.output(tuple(copies[r] if isinstance(r, torch.fx.Node) else r for r in returned))
-    copy = torch.fx.GraphModule(gm, graph)
-    if not only_needed:
-        copy.graph.eliminate_dead_code()
-        copy.recompile()
-    return copy
+    return torch.fx.GraphModule(gm, graph)

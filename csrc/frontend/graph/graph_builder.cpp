@@ -50,6 +50,23 @@ bool holds_symbolic(PyObject* obj) {
   return false;
 }
 
+Ref specialize(Handle symbolic) {
+  static PyObject* const sym_float = import_attr("torch", "SymFloat").release();  // never freed
+  static PyObject* const sym_bool = import_attr("torch", "SymBool").release();
+  try {
+    PyTypeObject* type = Py_TYPE(symbolic.ptr());
+    if (type == reinterpret_cast<PyTypeObject*>(sym_float)) return check(PyNumber_Float(symbolic.ptr()));
+    if (type == reinterpret_cast<PyTypeObject*>(sym_bool)) {
+      int truth = PyObject_IsTrue(symbolic.ptr());
+      check_status(truth);
+      return Ref::borrow(truth ? Py_True : Py_False);
+    }
+    return check(PyNumber_Index(symbolic.ptr()));
+  } catch (const PythonError&) {
+    rethrow_trace_error();
+  }
+}
+
 [[noreturn]] void rethrow_trace_error() {
   // The pending error is taken out first: looking up the exception type with an error set
   // would be undefined (and in practice can clear it).
@@ -100,7 +117,7 @@ void GraphBuilder::add_symbolic_outputs(Handle constant, std::vector<ValuePtr>& 
       if (seen->obj.ptr() == symbolic) return;
     auto output = interp::Value::constant(Ref::borrow(symbolic));
     try {
-      output->node = check(PyObject_CallMethod(shape_trace_.ptr(), "to_fx", "O", symbolic));
+      output->node = call_method(shape_trace_, "to_fx", {Handle(symbolic)});
     } catch (const PythonError&) {
       rethrow_trace_error();
     }
@@ -222,7 +239,7 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
       // A size of a dynamic trace: the nodes that compute it from the inputs' sizes.
       if (dynamic_ && !fake && holds_symbolic(value->obj.ptr())) {
         try {
-          return check(PyObject_CallMethod(shape_trace_.ptr(), "to_fx", "O", value->obj.ptr()));
+          return call_method(shape_trace_, "to_fx", {value->obj});
         } catch (const PythonError&) {
           rethrow_trace_error();
         }

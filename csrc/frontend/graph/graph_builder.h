@@ -81,6 +81,8 @@ class GraphBuilder {
 // SymInt, SymFloat or SymBool (a size of a dynamic trace), and containers holding one.
 bool is_symbolic(PyObject* obj);
 bool holds_symbolic(PyObject* obj);
+// The Python int, float or bool a symbolic value has now; the ShapeEnv guards on it.
+Ref specialize(Handle symbolic);
 
 // Turns a Python error raised by cdynamo._trace_support.TraceUnsupported into Unsupported,
 // and cdynamo.shapes.RetraceDynamic into interp::RetraceDynamic (other errors stay

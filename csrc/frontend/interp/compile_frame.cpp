@@ -30,6 +30,15 @@ void collect_symbolic_outputs(graph::GraphBuilder& graph, const ValuePtr& value,
   });
 }
 
+bool has_float_argument(CdFrame* frame) {
+  PyCodeObject* code = cd_frame_code(frame);
+  PyObject* const* locals = cd_frame_localsplus(frame);
+  int count = code->co_argcount + code->co_kwonlyargcount;
+  for (int i = 0; i < count; ++i)
+    if (locals[i] && PyFloat_CheckExact(locals[i])) return true;
+  return false;
+}
+
 bool fullgraph_requested(PyObject* callback) {
   Ref flag = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "nopython"));
   int truth = PyObject_IsTrue(flag.ptr());
@@ -70,7 +79,10 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   int break_at = -1;
   std::optional<Unsupported> first_error;
   Ref dynamic_option = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "dynamic"));
-  bool dynamic = dynamic_option.ptr() == Py_True;
+  // dynamic=True, or a float argument (as in torch.compile, floats are graph inputs from the
+  // first compile: a float that changes per call must not recompile).
+  bool dynamic = dynamic_option.ptr() == Py_True ||
+                 (dynamic_option.ptr() == Py_None && has_float_argument(frame));
   for (int attempt = 0;; ++attempt) {
     Ref shape_trace = call_helper("cdynamo.shapes", "ShapeTrace",
                                   {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False});

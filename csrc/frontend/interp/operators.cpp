@@ -258,6 +258,8 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
     return;
   }
+  // A size used as an index into Python data: specialised to its value (guarded).
+  if (key->is_constant() && graph::is_symbolic(key->obj.ptr())) key = Value::constant(graph::specialize(key->obj));
   if (container->is_sequence() && key->is_constant()) {
     Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
     if (PyLong_Check(key->obj.ptr())) {

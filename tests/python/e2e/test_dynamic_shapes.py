@@ -181,6 +181,29 @@ def test_changing_numbers_become_graph_inputs():
     assert len(placeholders) == 3, graphs.graphs[-1].code
 
 
+def test_a_changing_float_compiles_once():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(scale)
+    x = torch.randn(3)
+    for i in range(5):
+        assert same(compiled(x, 0.25 * i, 2), scale(x, 0.25 * i, 2))
+    assert counter.frame_count == 1
+
+
+def test_static_backends_stop_compiling_per_size_past_the_limit():
+    def double(x, n):
+        return x * n
+
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter)(double)
+    with config.patch(static_compiles_per_graph=3), pytest.warns(RuntimeWarning, match="static_compiles_per_graph"):
+        for n in range(1, 8):
+            x = torch.randn(4)
+            assert same(compiled(x, n), double(x, n))
+    assert counter.frame_count == 2
+    assert counters["dynamic"]["static compiles of symbolic graphs"] == 5  # n = 3 .. 7
+
+
 def test_int_used_for_python_control_flow_stays_correct():
     def repeat(x, n):
         for _ in range(n):
@@ -216,3 +239,21 @@ def test_mark_dynamic_rejects_bad_arguments():
         cdynamo.mark_dynamic(torch.randn(3), 0, min=5, max=2)
     with pytest.raises(TypeError, match="takes a tensor"):
         cdynamo.mark_dynamic([1, 2], 0)
+
+
+def test_writes_to_inputs_survive_per_size_compiles():
+    def write_and_count(b, n):
+        t = b.clone()
+        t.sigmoid_()
+        for _ in range(n):
+            t = t.sin()
+        b.mul_(0.5)
+        return t, n + 1
+
+    compiled = cdynamo.optimize("inductor")(write_and_count)
+    for n in (1, 2, 3):
+        b, expected_b = torch.randn(4), None
+        expected_b = b.clone()
+        expected = write_and_count(expected_b, n)
+        assert same(compiled(b, n), expected)
+        assert same(b, expected_b)

@@ -1,0 +1,190 @@
+"""Dynamic shapes, side by side in one run: a sweep of 16 input shapes through GPT-2, BERT and
+ResNet-18, compiled by cdynamo and by torch.compile (same backend kind, same threads), each
+system and model in a process of its own. Per row: compiles over the sweep, total compile time
+(first call at each shape, minus an eager call at that shape), steady-state time per call of the
+dynamic compile against a static compile of the same shape, and the per-call cost of the shape
+guard (a tiny function, dynamic vs static).
+
+    PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
+        [--backend inductor|eager] [--device cpu|cuda] [--size small|full]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+SWEEP = 16
+
+
+def build(model_name, size, device):
+    """(model, make_input(k) for shape k of the sweep, static shape index for the steady-state row)."""
+    torch.manual_seed(0)
+    if model_name in ("gpt2", "bert"):
+        import transformers
+
+        small = size == "small"
+        if model_name == "gpt2":
+            cfg = transformers.GPT2Config(n_layer=2 if small else 12, n_embd=128 if small else 768,
+                                          n_head=4 if small else 12, n_positions=1024)
+            model = transformers.GPT2LMHeadModel(cfg)
+        else:
+            cfg = transformers.BertConfig(num_hidden_layers=2 if small else 12, hidden_size=128 if small else 768,
+                                          num_attention_heads=4 if small else 12,
+                                          intermediate_size=512 if small else 3072)
+            model = transformers.BertModel(cfg)
+        lengths = [16 + 24 * k + (k % 3) for k in range(SWEEP)]  # 16 .. 378, odd and even
+
+        def make_input(k):
+            return (torch.randint(0, 1000, (2, lengths[k]), device=device),)
+
+    elif model_name == "resnet18":
+        import torchvision
+
+        model = torchvision.models.resnet18()
+        batches = list(range(2, 2 + SWEEP))
+
+        def make_input(k):
+            return (torch.randn(batches[k], 3, 64 if size == "small" else 224, 64 if size == "small" else 224,
+                                device=device),)
+    else:
+        raise SystemExit(f"unknown model {model_name}")
+    return model.to(device).eval(), make_input
+
+
+def sync(device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(fn, args, device, repeat=1):
+    sync(device)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn(*args)
+    sync(device)
+    return (time.perf_counter() - start) / repeat
+
+
+def compiler(system, backend, dynamic):
+    if system == "cdynamo":
+        import cdynamo
+
+        return lambda m: cdynamo.compile(m, backend=backend, dynamic=dynamic)
+    return lambda m: torch.compile(m, backend=backend, dynamic=dynamic)
+
+
+def reset(system):
+    if system == "cdynamo":
+        import cdynamo
+
+        cdynamo.reset()
+    else:
+        torch._dynamo.reset()
+
+
+def compile_count(system):
+    if system == "cdynamo":
+        from cdynamo.utils import counters
+
+        return counters["stats"]["frames_compiled"], sum(counters["graph_break"].values())
+    from torch._dynamo.utils import counters
+
+    return counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
+
+
+def child(model_name, system, backend, size, device):
+    model, make_input = build(model_name, size, device)
+    inputs = [make_input(k) for k in range(SWEEP)]
+    with torch.no_grad():
+        eager_times = [timed(model, x, device) for x in inputs]  # warms eager too
+        eager_times = [timed(model, x, device) for x in inputs]
+        compiled = compiler(system, backend, None)(model)
+        first_calls = [timed(compiled, x, device) for x in inputs]
+        compiles, breaks = compile_count(system)
+        steady_k = SWEEP // 2
+        steady_dynamic = statistics.median(timed(compiled, inputs[steady_k], device) for _ in range(20))
+        reset(system)  # the static compile must not find the dynamic one's cache entries
+        static = compiler(system, backend, False)(model)
+        timed(static, inputs[steady_k], device)
+        steady_static = statistics.median(timed(static, inputs[steady_k], device) for _ in range(20))
+    compile_total = sum(max(0.0, f - e) for f, e in zip(first_calls, eager_times))
+    print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total,
+                      "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
+                      "eager_ms": statistics.median(timed(model, inputs[steady_k], device) for _ in range(5)) * 1e3}))
+
+
+def guard_cost_child(system):
+    """Per-call seconds of a tiny compiled function, dynamic=True then dynamic=False."""
+    source = "def f(x, y):\n    return x + y\n"
+    results = {}
+    for dynamic in (True, False):
+        namespace = {}
+        exec(compile(source, __file__, "exec"), namespace)
+        fn = compiler(system, "eager", dynamic)(namespace["f"])
+        x, y = torch.randn(8, 4), torch.randn(8, 4)
+        for _ in range(200):
+            fn(x, y)
+        start = time.perf_counter_ns()
+        for _ in range(20000):
+            fn(x, y)
+        results[dynamic] = (time.perf_counter_ns() - start) / 20000 / 1e3
+    print(json.dumps({"dynamic_us": results[True], "static_us": results[False]}))
+
+
+def run_child(args):
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=os.environ)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0 or not lines:
+        return {"error": (out.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(lines[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="gpt2,bert,resnet18")
+    parser.add_argument("--backend", default="inductor")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--size", default="small")
+    parser.add_argument("--child", nargs=2)
+    parser.add_argument("--guard-cost")
+    options = parser.parse_args()
+    if options.child:
+        return child(options.child[0], options.child[1], options.backend, options.size, options.device)
+    if options.guard_cost:
+        return guard_cost_child(options.guard_cost)
+    print(f"torch {torch.__version__}, {options.device}, threads {torch.get_num_threads()}, backend {options.backend}, "
+          f"size {options.size}, {SWEEP} shapes per model\n")
+    print("| model | system | compiles | graph breaks | compile time over the sweep (s) | steady dynamic / static | "
+          "eager ms | dynamic ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for model_name in options.models.split(","):
+        rows = {}
+        for system in ("cdynamo", "torch.compile"):
+            common = ["--backend", options.backend, "--device", options.device, "--size", options.size]
+            rows[system] = r = run_child(["--child", model_name, system, *common])
+            if "error" in r:
+                print(f"| {model_name} | {system} | error: {r['error'][:120]} |")
+                continue
+            print(f"| {model_name} | {system} | {r['compiles']} | {r['breaks']} | {r['compile_s']:.2f} | "
+                  f"{r['steady_dynamic_ms'] / r['steady_static_ms']:.3f} | {r['eager_ms']:.2f} | "
+                  f"{r['steady_dynamic_ms']:.2f} |")
+        if all("error" not in r for r in rows.values()):
+            ratio = rows["cdynamo"]["compile_s"] / max(rows["torch.compile"]["compile_s"], 1e-9)
+            print(f"| {model_name} | cdynamo / torch.compile compile time | | | **{ratio:.2f}** | | | |")
+    print("\n| per-call cost, x + y (backend eager) | dynamic µs | static µs |")
+    print("|---|---|---|")
+    for system in ("cdynamo", "torch.compile"):
+        r = run_child(["--guard-cost", system])
+        if "error" in r:
+            print(f"| {system} | error: {r['error'][:120]} | |")
+        else:
+            print(f"| {system} | {r['dynamic_us']:.2f} | {r['static_us']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
