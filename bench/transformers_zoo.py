@@ -134,8 +134,8 @@ MODEL_FIELDS = {
 # default lies outside it, and never drawn as input, so no image placeholder shows up in text.
 _TOKEN_ID = re.compile(r"(_token_id|_token_index|_id)$")
 
-STATUSES = ("one graph", "breaks", "wrong", "transformers differs when compiling", "cdynamo error", "does not build",
-            "skipped")
+STATUSES = ("one graph", "dynamic recompiles", "dynamic wrong", "dynamic error", "breaks", "wrong",
+            "transformers differs when compiling", "cdynamo error", "does not build", "skipped")
 
 
 def _is_int(value):
@@ -287,7 +287,49 @@ def check_architecture(model_type, class_name, report_stage):
         # transformers takes other paths when torch.compiler.is_compiling() (masks, caches); where
         # eager on those paths gives cdynamo's result, the difference is the library's own.
         status = "transformers differs when compiling"
-    return _row(status, explained.break_reasons[0] if explained.break_reasons else "", graphs, breaks, equal)
+    row = _row(status, explained.break_reasons[0] if explained.break_reasons else "", graphs, breaks, equal)
+    if DYNAMIC_LENGTHS and status == "one graph":
+        report_stage("dynamic error")
+        row.update(check_dynamic(model, inputs))
+    return row
+
+
+# --dynamic: sequence lengths each "one graph" architecture is then called with, compiled once
+# with fullgraph=True and automatic dynamic shapes (the first call static, a later one dynamic).
+DYNAMIC_LENGTHS = ()
+
+
+def _with_length(inputs, length):
+    """The inputs with `length` tokens (the tokens repeated, so no special ids appear)."""
+    def resize(t):
+        repeats = -(-length // t.shape[1])
+        return t.repeat(1, repeats)[:, :length]
+
+    return {name: resize(t) for name, t in inputs.items()}
+
+
+def check_dynamic(model, inputs):
+    """Row fields for the --dynamic columns: compiles over DYNAMIC_LENGTHS, equal at each length."""
+    from cdynamo.testing import CompileCounter
+
+    cdynamo.reset()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(model)
+    try:
+        with torch.no_grad(), cdynamo.config.patch(suppress_errors=False):
+            for length in DYNAMIC_LENGTHS:
+                sized = _with_length(inputs, length)
+                torch.manual_seed(0)
+                expected = model(**sized)
+                torch.manual_seed(0)
+                if not same_output(compiled(**sized), expected):
+                    return dict(status="dynamic wrong", reason=f"differs from eager at length {length}")
+    except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        return dict(status="dynamic error", reason=_message(error))
+    if counter.frame_count > 2:
+        reasons = list(cdynamo.utils.counters["recompiles"])
+        return dict(status="dynamic recompiles", reason=f"{counter.frame_count} compiles; {reasons[-1] if reasons else ''}")
+    return dict(status="one graph", graphs=f"{counter.frame_count} compiles over {len(DYNAMIC_LENGTHS)} lengths")
 
 
 def _child(connection, function, args):
@@ -382,6 +424,8 @@ def print_summary(results):
     by_status = {status: [name for name, row in results.items() if row["status"] == status]
                  for status in STATUSES}
     for status, title in (("wrong", "WRONG: not equal to eager"), ("cdynamo error", "cdynamo errors"),
+                          ("dynamic wrong", "--dynamic: WRONG at another length"), ("dynamic error", "--dynamic: errors"),
+                          ("dynamic recompiles", "--dynamic: more than 2 compiles"),
                           ("transformers differs when compiling", "equal to eager as transformers runs it when compiling"),
                           ("does not build", "do not build from a small config (not counted)")):
         print(f"\n## {title}: {len(by_status[status])}")
@@ -414,7 +458,12 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated architectures (--all: model types)")
     parser.add_argument("--all", action="store_true", help="every auto-mapping architecture that takes input_ids")
     parser.add_argument("--timeout", type=int, default=120, help="--all: seconds one architecture may take")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="--all: call each one-graph architecture at 3 more sequence lengths (automatic dynamic)")
     options = parser.parse_args()
+    if options.dynamic:
+        global DYNAMIC_LENGTHS
+        DYNAMIC_LENGTHS = (SEQUENCE[1], SEQUENCE[1] + 5, SEQUENCE[1] - 3, SEQUENCE[1] + 11)
     if options.all and options.backend != "eager":
         parser.error("--all counts graphs and breaks with cdynamo.explain: backend eager only")
     warnings.filterwarnings("ignore")

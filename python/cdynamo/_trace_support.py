@@ -179,6 +179,8 @@ def fake_run(mode, what, fn, args, kwargs):
         if torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
             with outside_saved_tensor_hooks(), mode:
                 return fn(*args, **kwargs)
+        if getattr(mode, "shape_env", None) is not None:
+            return _symbolic_fake_run(mode, fn, args, kwargs)
         with mode:
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:
@@ -190,6 +192,55 @@ def fake_run(mode, what, fn, args, kwargs):
         raise
     except Exception as error:  # noqa: BLE001 - the user's op failed: eager will raise it properly
         raise TraceUnsupported(f"{what} raised {type(error).__name__} while tracing: {error}") from None
+
+
+_CONCRETE_ONLY = "expected to contain only concrete integers"
+
+
+# aten operators whose kernels, run by fake tensors as their meta, reject symbolic sizes (after
+# specialising some of them on the way): with symbolic sizes, their Python decompositions run.
+_DECOMPOSED_WHEN_SYMBOLIC = ("constant_pad_nd.default", "baddbmm.default")
+
+
+def _symbolic_fake_run(mode, fn, args, kwargs):
+    """fn on fakes with symbolic sizes. The operators of _DECOMPOSED_WHEN_SYMBOLIC run as torch's
+    Python decompositions; another that rejects symbolic sizes the same way is decomposed once it
+    has (FakeTensorMode logs such failures as errors: the log is held back)."""
+    import logging
+
+    from torch._decomp import decomposition_table
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    table = _decomposed_when_symbolic()
+
+    class DecomposeWhereRejected(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in table:
+                return decomposition_table[func](*args, **kwargs)
+            try:
+                return func(*args, **kwargs)
+            except RuntimeError as error:
+                if _CONCRETE_ONLY not in str(error) or func not in decomposition_table:
+                    raise
+                return decomposition_table[func](*args, **kwargs)
+
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    was_disabled = logger.disabled
+    logger.disabled = True
+    try:
+        with mode, DecomposeWhereRejected():
+            return fn(*args, **kwargs)
+    finally:
+        logger.disabled = was_disabled
+
+
+@functools.cache
+def _decomposed_when_symbolic():
+    from torch._decomp import decomposition_table
+
+    ops = (functools.reduce(getattr, name.split("."), torch.ops.aten) for name in _DECOMPOSED_WHEN_SYMBOLIC)
+    return frozenset(op for op in ops if op in decomposition_table)
 
 
 def structseq_fields(value):

@@ -9,6 +9,7 @@ a SymInt is rebuilt from its expression over the inputs' sizes) and into the fra
 default, never build a ShapeEnv: they only record the sizes they saw, so that a size that changes
 at the next compile is seen (and that trace restarts as a dynamic one).
 """
+import collections
 import dataclasses
 import functools
 import inspect
@@ -59,7 +60,8 @@ def mark_static(t, index=None):
 
 
 def mark_unbacked(t, index):
-    """Compile dimension(s) `index` of `t` as symbolic, sizes 0 and 1 included."""
+    """Compile dimension(s) `index` of `t` as symbolic. (As mark_dynamic for now: sizes 0 and 1
+    are still specialised, a call with one compiles for it.)"""
     _mark(t, index, "unbacked", api="mark_unbacked")
 
 
@@ -128,14 +130,16 @@ class ShapeTrace:
         self.option = option  # compile(dynamic=...): None (automatic), True or False
         self.dynamic = bool(dynamic)
         self.inputs = []  # per placeholder with symbolic sizes: (fake, source name, fx node)
-        self.bindings = {}  # sympy symbol -> (index into inputs, dim)
+        self.bindings = {}  # sympy symbol -> the _Binding it is read from
         self.graph = None
         self._nodes = {}  # sympy expression -> fx node that computes it
+        self.where = ""  # file:line the trace is at (set by the interpreter in dynamic traces)
         if self.dynamic:
             from torch._subclasses.fake_tensor import FakeTensorMode
             from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
             self.env = ShapeEnv()
+            self.env.guards = _LocatedGuards(self, self.env.guards)
             self.mode = FakeTensorMode(shape_env=self.env, allow_non_fake_inputs=True)
         else:
             self.env = None
@@ -188,11 +192,16 @@ class ShapeTrace:
                 f"{source} cannot be traced with symbolic sizes ({type(error).__name__}: {error})") from None
         index = len(self.inputs)
         self.inputs.append((fake, source, node))
-        for d, size in enumerate(fake.shape):
-            if isinstance(size, torch.SymInt):
-                expr = size.node._expr
+        # Each symbol is read from the first place it stands alone: a size, else a stride (of a
+        # view whose strides are not its sizes' products) or the storage offset.
+        places = [("size", d, s) for d, s in enumerate(fake.shape)]
+        places += [("stride", d, s) for d, s in enumerate(fake.stride())]
+        places.append(("offset", None, fake.storage_offset()))
+        for what, d, value in places:
+            if isinstance(value, torch.SymInt):
+                expr = value.node._expr
                 if expr.is_Symbol and expr not in self.bindings:
-                    self.bindings[expr] = (index, d)
+                    self.bindings[expr] = _Binding(index, what, d)
         return fake
 
     def scalar_is_dynamic(self, value, source):
@@ -225,7 +234,7 @@ class ShapeTrace:
             symbolic = self.env.create_symfloatnode(sym, hint=value, source=src)
         index = len(self.inputs)
         self.inputs.append((value, source, node))
-        self.bindings[sym] = (index, None)
+        self.bindings[sym] = _Binding(index, "scalar", None)
         return symbolic
 
     # --- symbolic values as graph nodes --------------------------------------------------------
@@ -270,10 +279,12 @@ class ShapeTrace:
             if binding is None:
                 raise _trace_support.TraceUnsupported(
                     f"a size ({expr}) that no input tensor's size stands for reaches the graph")
-            index, dim = binding
-            if dim is None:  # a scalar input: its placeholder
-                return self.inputs[index][2]
-            return self._call_method("size", (self.inputs[index][2], dim), expr)
+            placeholder = self.inputs[binding.index][2]
+            if binding.what == "scalar":
+                return placeholder
+            if binding.what == "offset":
+                return self._call_method("storage_offset", (placeholder,), expr)
+            return self._call_method(binding.what, (placeholder, binding.dim), expr)
         args = [self._node_for(a) for a in expr.args]
         table = {
             sympy.Add: _chain(operator.add), sympy.Mul: _chain(operator.mul),
@@ -318,8 +329,7 @@ class ShapeTrace:
         if not self.dynamic or not self.inputs:
             return [], [], []
         checks = []
-        names = {sym: self.inputs[i][1] if d is None else f"{self.inputs[i][1]}.size()[{d}]"
-                 for sym, (i, d) in self.bindings.items()}
+        names = {sym: b.text(self.inputs[b.index][1]) for sym, b in self.bindings.items()}
         for i, (fake, source, _) in enumerate(self.inputs):
             if not isinstance(fake, torch.Tensor):
                 continue
@@ -330,11 +340,16 @@ class ShapeTrace:
                     leaf = [_OP_STRIDE, i, d] if what == "stride" else [_OP_OFFSET, i]
                     name = f"{source}.stride()[{d}]" if what == "stride" else f"{source}.storage_offset()"
                     expr = value.node._expr
+                    if self.bindings.get(expr) == _Binding(i, what if what == "stride" else "offset", d if what == "stride" else None):
+                        continue  # where the symbol is read from: nothing to check
                     checks.append(self._check(f"{name} == {self._text(expr, names)}", expr, leaf, names))
         # What the program's own code relied on first: a failure names the user's condition.
-        for guard in self.env.guards:
-            checks.append(self._check(self._text(guard.expr, names), guard.expr, None, names))
-        for sym, (i, d) in self.bindings.items():
+        places = list(getattr(self.env.guards, "places", ()))
+        places += [""] * (len(self.env.guards) - len(places))
+        for guard, where in zip(self.env.guards, places):
+            text = self._text(guard.expr, names) + (f" (relied on at {where})" if where else "")
+            checks.append(self._check(text, guard.expr, None, names))
+        for sym in self.bindings:
             vr = self.env.var_to_range.get(sym)
             if vr is None:
                 continue
@@ -369,7 +384,7 @@ class ShapeTrace:
             raise _trace_support.TraceUnsupported(f"the shape fact {text} cannot be guarded")
 
         def predicate(tensors, expr=expr, symbols=symbols, where=where, leaf=leaf):
-            values = {s: sympy.sympify(tensors[i] if d is None else tensors[i].size(d)) for s, (i, d) in zip(symbols, where)}
+            values = {s: sympy.sympify(b.read(tensors)) for s, b in zip(symbols, where)}
             result = expr.xreplace(values)
             if leaf is None:
                 return bool(result)
@@ -384,6 +399,37 @@ def _finite(bound):
     import sympy
 
     return isinstance(bound, (int, sympy.Integer))
+
+
+class _LocatedGuards(list):
+    """ShapeEnv.guards, remembering the user's line each fact was recorded at."""
+
+    def __init__(self, trace, items):
+        super().__init__(items)
+        self.trace = trace
+        self.places = [""] * len(items)
+
+    def append(self, guard):
+        super().append(guard)
+        self.places.append(self.trace.where)
+
+
+class _Binding(collections.namedtuple("_Binding", "index what dim")):
+    """Where a symbol's value is read: input `index`'s size or stride at `dim`, its storage
+    offset, or the input itself (a number)."""
+
+    def text(self, source):
+        return {"size": f"{source}.size()[{self.dim}]", "stride": f"{source}.stride()[{self.dim}]",
+                "offset": f"{source}.storage_offset()", "scalar": source}[self.what]
+
+    def program(self):
+        return {"size": [_OP_SIZE, self.index, self.dim], "stride": [_OP_STRIDE, self.index, self.dim],
+                "offset": [_OP_OFFSET, self.index], "scalar": [_OP_SCALAR, self.index]}[self.what]
+
+    def read(self, inputs):
+        value = inputs[self.index]
+        return {"size": lambda: value.size(self.dim), "stride": lambda: value.stride(self.dim),
+                "offset": lambda: value.storage_offset(), "scalar": lambda: value}[self.what]()
 
 
 class _chain:
@@ -424,9 +470,9 @@ def _compile(expr, bindings):
             return
         if e.is_Symbol:
             where = bindings.get(e)
-            if where is None or (where[1] is None and not e.is_integer):
+            if where is None or (where.what == "scalar" and not e.is_integer):
                 raise _NotCompilable  # unknown, or a float input: the Python predicate
-            out.extend([_OP_SCALAR, where[0]] if where[1] is None else [_OP_SIZE, where[0], where[1]])
+            out.extend(where.program())
             return
         nary = {sympy.Add: _OP_ADD, sympy.Mul: _OP_MUL, sf.Max: _OP_MAX, sf.Min: _OP_MIN,
                 sympy.And: _OP_AND, sympy.Or: _OP_OR}

@@ -100,6 +100,11 @@ void GraphBuilder::set_shape_trace(Ref shape_trace) {
   dynamic_ = PyObject_IsTrue(dynamic.ptr()) == 1;
 }
 
+void GraphBuilder::set_location(PyCodeObject* code, int line) {
+  Ref where = check(PyUnicode_FromFormat("%U:%d", code->co_filename, line));
+  check_status(PyObject_SetAttrString(shape_trace_.ptr(), "where", where.ptr()));
+}
+
 Handle GraphBuilder::fake_mode() {
   // Made on first use: many traced frames (helpers, wrappers) never touch a tensor, and a
   // FakeTensorMode costs a stack walk to build. A dynamic trace has its own, over its ShapeEnv.

@@ -26,6 +26,8 @@ class GraphBuilder {
   // whose SymInts reach the graph as nodes). Set once, before the first input.
   void set_shape_trace(Ref shape_trace);
   bool dynamic() const { return dynamic_; }
+  // Where the trace is in the user's code (a dynamic trace's guards name it).
+  void set_location(PyCodeObject* code, int line);
   Handle shape_trace() const { return shape_trace_; }
   // Graph outputs for the SymInts inside a constant (returned sizes, sizes kept across a graph
   // break): one Constant per SymInt object, its node the graph computation of it.

@@ -159,7 +159,11 @@ ValuePtr Tracer::run_frame() {
       return nullptr;
     }
     const bytecode::Instruction& inst = current.instructions[current.pc++];
-    if (inst.position.line >= 0) current.line = inst.position.line;
+    if (inst.position.line >= 0 && inst.position.line != current.line) {
+      current.line = inst.position.line;
+      // A dynamic trace tags the facts its ShapeEnv records with the user's line.
+      if (graph_.dynamic()) graph_.set_location(current.code, current.line);
+    }
     if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
     try {
       if (!step(inst)) return current.return_value;

@@ -257,3 +257,48 @@ def test_writes_to_inputs_survive_per_size_compiles():
         expected = write_and_count(expected_b, n)
         assert same(compiled(b, n), expected)
         assert same(b, expected_b)
+
+
+def test_views_with_their_own_strides_as_dynamic_inputs():
+    def total(ids):
+        return ids.float().cumsum(1) * ids.shape[1]
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(total)
+    base = torch.arange(40).view(2, 20)
+    for length in (16, 21, 13, 27):
+        ids = base.repeat(1, 2)[:, :length]  # strides (40, 1): not the sizes' products
+        assert same(compiled(ids), total(ids))
+    assert counter.frame_count == 2
+
+
+def test_pad_and_baddbmm_with_symbolic_sizes_stay_in_one_graph():
+    def padded_scores(x, bias):
+        pad = (4 - x.shape[1] % 4) % 4
+        y = torch.nn.functional.pad(x, (0, 0, 0, pad), value=0.0)
+        return bias.baddbmm(y, y.transpose(1, 2), alpha=0.5)
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(padded_scores)
+    for length in (5, 9, 7, 13):  # x and bias change together
+        x = torch.randn(2, length, 3)
+        padded = length + (4 - length % 4) % 4
+        bias = torch.randn(2, 1, padded)
+        assert same(compiled(x, bias), padded_scores(x, bias))
+    assert counter.frame_count == 2
+
+
+def test_recompile_reason_names_the_line_that_relied_on_a_size():
+    def loop_over_rows(x):
+        total = x[0]
+        for i in range(1, x.shape[0]):  # a Python loop fixes the size
+            total = total + x[i]
+        return total
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(loop_over_rows)
+    for rows in (3, 4):
+        x = torch.randn(rows, 2)
+        assert same(compiled(x), loop_over_rows(x))
+    (reason,) = recompile_reasons()
+    assert "relied on at" in reason and f":{loop_over_rows.__code__.co_firstlineno + 2}" in reason, reason
