@@ -302,3 +302,16 @@ def test_recompile_reason_names_the_line_that_relied_on_a_size():
         assert same(compiled(x), loop_over_rows(x))
     (reason,) = recompile_reasons()
     assert "relied on at" in reason and f":{loop_over_rows.__code__.co_firstlineno + 2}" in reason, reason
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("backend", ["inductor", "cudagraphs"])
+def test_cuda_backends_with_changing_batch(backend):
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32)).cuda()
+    counter = CompileCounterWithBackend(backend)
+    compiled = cdynamo.optimize(counter)(model)
+    with torch.no_grad():
+        for batch in (3, 8, 5, 8, 21):
+            x = torch.randn(batch, 16, device="cuda")
+            assert same(compiled(x), model(x), tol=1e-3)
+    assert counter.frame_count == 2
