@@ -16,6 +16,10 @@ cache_size_limit = 8
 # for one graph, new ones run the captured graph as it is, with one warning.
 static_compiles_per_graph = 8
 
+# True: Tensor.item() stays in the graph, its number an unbacked symbol (the trace becomes a
+# dynamic one); branching on that number still breaks the graph. False: item() breaks the graph.
+capture_scalar_outputs = False
+
 # True: an internal tracing error or a failing backend falls back to running the frame eagerly,
 # with a warning. False (what the tests use): the error is raised to the caller.
 suppress_errors = True
@@ -230,6 +234,7 @@ _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
         "static_compiles_per_graph",
+        "capture_scalar_outputs",
         "suppress_errors",
         "verbose",
         "debug",

@@ -222,6 +222,12 @@ class ShapeTrace:
             raise RetraceDynamic(source)
         return True
 
+    def bind_node(self, symbolic, node):
+        """A graph node computes this symbolic number (an unbacked symbol of Tensor.item())."""
+        expr = symbolic.node.expr
+        if expr.is_Symbol and expr not in self.bindings:
+            self._nodes[expr] = node
+
     def scalar_symbol(self, value, source, node):
         """The SymInt or SymFloat a dynamic scalar input stands for in this trace."""
         from torch.fx.experimental.symbolic_shapes import DimDynamic

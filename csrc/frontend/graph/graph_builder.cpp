@@ -360,6 +360,15 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
   }
   const bool is_sequence = PyTuple_Check(fake_result.ptr()) || PyList_Check(fake_result.ptr());
   if (!holds_tensor(fake_result.ptr())) {
+    if (dynamic_ && is_symbolic(fake_result.ptr())) {
+      // A number computed from tensor data (Tensor.item() with config.capture_scalar_outputs):
+      // an unbacked symbol that this node computes.
+      ++op_count_;
+      check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
+      check_status(PyDict_SetItemString(meta.ptr(), "val", fake_result.ptr()));
+      call_method(shape_trace_, "bind_node", {fake_result, node});
+      return interp::Value::constant(Ref::borrow(fake_result));
+    }
     if (keep_node) {
       ++op_count_;
       return interp::Value::constant(Ref::borrow(fake_result));

@@ -630,6 +630,12 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
       self->kind == ValueKind::Set)
     return call_container_method(self, name, std::move(args), std::move(kwargs));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
+  if (name == "item" && args.empty() && kwargs.empty() && config_bool("capture_scalar_outputs")) {
+    // The number stays in the graph as an unbacked symbol of a dynamic trace.
+    if (!graph_.dynamic()) throw RetraceDynamic{"Tensor.item()"};
+    Ref method_name = check(PyUnicode_FromString("item"));
+    return graph_.call("call_method", method_name, {self}, {}, "Tensor.item()");
+  }
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");

@@ -315,3 +315,18 @@ def test_cuda_backends_with_changing_batch(backend):
             x = torch.randn(batch, 16, device="cuda")
             assert same(compiled(x), model(x), tol=1e-3)
     assert counter.frame_count == 2
+
+
+def test_capture_scalar_outputs_keeps_item_in_the_graph():
+    def scale_by_mean(x):
+        m = x.mean().item()
+        return x * m + 1
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(scale_by_mean)
+    with config.patch(capture_scalar_outputs=True):
+        for _ in range(3):
+            x = torch.randn(4)
+            assert same(compiled(x), scale_by_mean(x))
+    assert counter.frame_count == 1
+    assert not counters["graph_break"]
