@@ -113,7 +113,12 @@ def child(model_name, system, backend, size, device):
         timed(static, inputs[steady_k], device)
         steady_static = statistics.median(timed(static, inputs[steady_k], device) for _ in range(20))
     compile_total = sum(max(0.0, f - e) for f, e in zip(first_calls, eager_times))
-    print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total,
+    notes = {}
+    if system == "cdynamo":  # graphs the inductor ran as captured, and per-size compiles past the cap
+        from cdynamo.utils import counters
+
+        notes = {k: v for k, v in {**counters["inductor"], **counters["dynamic"]}.items() if "fallback" in k or "static" in k}
+    print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total, "notes": notes,
                       "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
                       "eager_ms": statistics.median(timed(model, inputs[steady_k], device) for _ in range(5)) * 1e3}))
 
@@ -172,7 +177,7 @@ def main():
                 continue
             print(f"| {model_name} | {system} | {r['compiles']} | {r['breaks']} | {r['compile_s']:.2f} | "
                   f"{r['steady_dynamic_ms'] / r['steady_static_ms']:.3f} | {r['eager_ms']:.2f} | "
-                  f"{r['steady_dynamic_ms']:.2f} |")
+                  f"{r['steady_dynamic_ms']:.2f} |" + (f" {r['notes']}" if r.get("notes") else ""))
         if all("error" not in r for r in rows.values()):
             ratio = rows["cdynamo"]["compile_s"] / max(rows["torch.compile"]["compile_s"], 1e-9)
             print(f"| {model_name} | cdynamo / torch.compile compile time | | | **{ratio:.2f}** | | | |")

@@ -125,8 +125,11 @@ def _is_symbolic(obj):
 class ShapeTrace:
     """The shape side of one trace: static (sizes recorded only) or dynamic (a ShapeEnv)."""
 
-    def __init__(self, code, option, dynamic):
+    def __init__(self, code, option, dynamic, first_argument=None):
         self.code = code
+        # Sizes seen are kept per code object and, where its first argument is a module, per
+        # module: compile(model) enters every model through one function (_entry.call_module).
+        self.owner = id(first_argument) if isinstance(first_argument, torch.nn.Module) else 0
         self.option = option  # compile(dynamic=...): None (automatic), True or False
         self.dynamic = bool(dynamic)
         self.inputs = []  # per placeholder with symbolic sizes: (fake, source name, fx node)
@@ -150,12 +153,13 @@ class ShapeTrace:
         marks = _marks_of(tensor)
         sizes = tuple(tensor.shape)
         record = _seen_sizes.setdefault(self.code, {}) if self.option is not False else {}
-        seen = record.get(source)
+        key = (self.owner, source)
+        seen = record.get(key)
         if seen is not None and len(seen) != len(sizes):
             seen = None
         changed = {d for d in range(len(sizes)) if seen is not None and (seen[d] is None or seen[d] != sizes[d])}
         if self.option is not False:
-            record[source] = tuple(None if d in changed else s for d, s in enumerate(sizes))
+            record[key] = tuple(None if d in changed else s for d, s in enumerate(sizes))
         if self.option is False:
             return set()
         wanted = set(range(len(sizes))) if self.option is True else changed
@@ -211,7 +215,7 @@ class ShapeTrace:
         if self.option is False:
             return False
         record = _seen_sizes.setdefault(self.code, {})
-        key = ("scalar", source)
+        key = (self.owner, "scalar", source)
         seen = record.get(key, _UNSEEN)
         changed = seen is not _UNSEEN and (seen is None or seen != value)
         record[key] = None if changed else value

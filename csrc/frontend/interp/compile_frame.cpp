@@ -84,8 +84,10 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   bool dynamic = dynamic_option.ptr() == Py_True ||
                  (dynamic_option.ptr() == Py_None && has_float_argument(frame));
   for (int attempt = 0;; ++attempt) {
+    PyObject* first_argument = code->co_argcount > 0 && cd_frame_localsplus(frame)[0] ? cd_frame_localsplus(frame)[0] : Py_None;
     Ref shape_trace = call_helper("cdynamo.shapes", "ShapeTrace",
-                                  {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False});
+                                  {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False,
+                                   first_argument});
     Tracer tracer(frame, shape_trace, break_at);
     TraceResult result;
     try {

@@ -330,3 +330,15 @@ def test_capture_scalar_outputs_keeps_item_in_the_graph():
             assert same(compiled(x), scale_by_mean(x))
     assert counter.frame_count == 1
     assert not counters["graph_break"]
+
+
+def test_two_compiled_models_keep_their_own_sizes():
+    from cdynamo.shapes import graph_is_symbolic
+
+    first, second = torch.nn.Linear(3, 3), torch.nn.Linear(3, 3)
+    graphs = EagerAndRecordGraphs()
+    cdynamo.compile(first, backend=graphs)(torch.randn(4, 3))
+    # Another model entering through the same function: its first size, not a changed one.
+    cdynamo.compile(second, backend=graphs)(torch.randn(7, 3))
+    assert len(graphs.graphs) == 2
+    assert not graph_is_symbolic(graphs.graphs[1])
