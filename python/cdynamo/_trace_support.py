@@ -203,21 +203,20 @@ _DECOMPOSED_WHEN_SYMBOLIC = ("constant_pad_nd.default", "baddbmm.default")
 
 
 def _symbolic_fake_run(mode, fn, args, kwargs):
-    """fn on fakes with symbolic sizes. The operators of _DECOMPOSED_WHEN_SYMBOLIC run as torch's
-    Python decompositions; another that rejects symbolic sizes the same way is decomposed once it
-    has (FakeTensorMode logs such failures as errors: the log is held back)."""
+    """fn on fakes with symbolic sizes. FakeTensorMode prefers an operator's decomposition with
+    symbolic sizes unless it has a Python meta function: those of _DECOMPOSED_WHEN_SYMBOLIC are
+    hidden from it meanwhile. Another operator that rejects symbolic sizes the same way makes fn
+    run again with a dispatch mode decomposing it (not always: under a Python dispatch mode,
+    torch before 2.13 specialises every size a kernel reads). FakeTensorMode logs such failures
+    as errors: the log is held back."""
     import logging
 
-    from torch._decomp import decomposition_table
+    from torch._decomp import decomposition_table, meta_table
     from torch.utils._python_dispatch import TorchDispatchMode
-
-    table = _decomposed_when_symbolic()
 
     class DecomposeWhereRejected(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func in table:
-                return decomposition_table[func](*args, **kwargs)
             try:
                 return func(*args, **kwargs)
             except RuntimeError as error:
@@ -225,13 +224,25 @@ def _symbolic_fake_run(mode, fn, args, kwargs):
                     raise
                 return decomposition_table[func](*args, **kwargs)
 
+    from torch._dispatch.python import enable_python_dispatcher
+
     logger = logging.getLogger("torch._subclasses.fake_tensor")
     was_disabled = logger.disabled
     logger.disabled = True
+    hidden = {op: meta_table.pop(op) for op in _decomposed_when_symbolic() if op in meta_table}
     try:
+        try:
+            # The Python dispatcher runs composite operators' symbolic-size-aware Python
+            # kernels (matmul's, on torch 2.11, otherwise reads sizes as ints: specialising them).
+            with mode, enable_python_dispatcher():
+                return fn(*args, **kwargs)
+        except RuntimeError as error:
+            if _CONCRETE_ONLY not in str(error):
+                raise
         with mode, DecomposeWhereRejected():
             return fn(*args, **kwargs)
     finally:
+        meta_table.update(hidden)
         logger.disabled = was_disabled
 
 
