@@ -566,7 +566,9 @@ def per_shape(compile_static, gm, example_inputs):
 
     def compile_for(args):
         static_gm = _with_constant_inputs(tensor_gm, {k: args[k] for k in number_inputs})
-        fn = compile_static(static_gm, [a for a in args if isinstance(a, torch.Tensor)])
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        _propagate_static(static_gm, tensors)
+        fn = compile_static(static_gm, tensors)
         if not number_inputs:
             return fn
         return lambda *args: fn(*(a for a in args if isinstance(a, torch.Tensor)))
@@ -609,6 +611,29 @@ def _next_static_compile(compiled, gm, args, compile_for):
             "(raise cdynamo.config.static_compiles_per_graph, or mark the changing dimension static)",
             RuntimeWarning, stacklevel=2)
     return gm.forward
+
+
+def _propagate_static(gm, args):
+    """Sets every node's example value for these inputs, as a static capture has them (the
+    backend reads requires_grad and aliasing from them): fakes of one mode, parameters included,
+    not detached (FakeTensorProp detaches what it stores)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    class Propagate(torch.fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            node.meta["val"] = node.meta["example_value"] = result
+            return result
+
+        def get_attr(self, target, args, kwargs):
+            value = super().get_attr(target, args, kwargs)
+            return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
+
+    fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
+    with mode, torch.set_grad_enabled(torch.is_grad_enabled()):  # the graph's own grad-mode nodes run too
+        Propagate(gm).run(*fakes)
 
 
 def _with_constant_inputs(gm, values):
