@@ -117,7 +117,8 @@ def child(model_name, system, backend, size, device):
     if system == "cdynamo":  # graphs the inductor ran as captured, and per-size compiles past the cap
         from cdynamo.utils import counters
 
-        notes = {k: v for k, v in {**counters["inductor"], **counters["dynamic"]}.items() if "fallback" in k or "static" in k}
+        notes = {k: v for k, v in {**counters["inductor"], **counters["dynamic"]}.items()
+                 if "fallback" in k or "static" in k or "captured" in k}
     print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total, "notes": notes,
                       "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
                       "eager_ms": statistics.median(timed(model, inputs[steady_k], device) for _ in range(5)) * 1e3}))

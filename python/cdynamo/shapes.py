@@ -599,9 +599,10 @@ _NUMBERS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
 def _next_static_compile(compiled, gm, args, compile_for):
     from . import config, utils
 
-    utils.counters["dynamic"]["static compiles of symbolic graphs"] += 1
     if len(compiled) < config.static_compiles_per_graph:
+        utils.counters["dynamic"]["static compiles of symbolic graphs"] += 1
         return compile_for(args)
+    utils.counters["dynamic"]["sizes run as captured (past static_compiles_per_graph)"] += 1
     if len(compiled) == config.static_compiles_per_graph:
         import warnings
 
