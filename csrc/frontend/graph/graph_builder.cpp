@@ -37,17 +37,29 @@ bool is_symbolic(PyObject* obj) {
   return false;
 }
 
-bool holds_symbolic(PyObject* obj) {
-  if (is_symbolic(obj)) return true;
+namespace {
+
+// Calls fn on each symbolic value inside obj (itself, the parts of a slice, the items of tuples
+// and lists at any depth) until fn returns true; returns whether one did.
+bool find_symbolic(PyObject* obj, const std::function<bool(PyObject*)>& fn) {
+  if (is_symbolic(obj)) return fn(obj);
   if (PySlice_Check(obj)) {
     auto* slice = reinterpret_cast<PySliceObject*>(obj);
-    return is_symbolic(slice->start) || is_symbolic(slice->stop) || is_symbolic(slice->step);
+    for (PyObject* part : {slice->start, slice->stop, slice->step})
+      if (find_symbolic(part, fn)) return true;
+    return false;
   }
   if (!PyTuple_Check(obj) && !PyList_Check(obj)) return false;
   Ref items = check(PySequence_Fast(obj, "sequence"));
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
-    if (holds_symbolic(PySequence_Fast_GET_ITEM(items.ptr(), i))) return true;
+    if (find_symbolic(PySequence_Fast_GET_ITEM(items.ptr(), i), fn)) return true;
   return false;
+}
+
+}  // namespace
+
+bool holds_symbolic(PyObject* obj) {
+  return find_symbolic(obj, [](PyObject*) { return true; });
 }
 
 Ref specialize(Handle symbolic) {
@@ -117,9 +129,9 @@ Handle GraphBuilder::fake_mode() {
 
 void GraphBuilder::add_symbolic_outputs(Handle constant, std::vector<ValuePtr>& outputs) {
   if (!dynamic_ || !holds_symbolic(constant.ptr())) return;
-  auto add = [&](PyObject* symbolic) {
+  find_symbolic(constant.ptr(), [&](PyObject* symbolic) {
     for (const auto& seen : outputs)
-      if (seen->obj.ptr() == symbolic) return;
+      if (seen->obj.ptr() == symbolic) return false;
     auto output = interp::Value::constant(Ref::borrow(symbolic));
     try {
       output->node = call_method(shape_trace_, "to_fx", {Handle(symbolic)});
@@ -127,19 +139,8 @@ void GraphBuilder::add_symbolic_outputs(Handle constant, std::vector<ValuePtr>& 
       rethrow_trace_error();
     }
     outputs.push_back(output);
-  };
-  std::function<void(PyObject*)> leaves = [&](PyObject* obj) {
-    if (is_symbolic(obj)) return add(obj);
-    if (PySlice_Check(obj)) {
-      auto* slice = reinterpret_cast<PySliceObject*>(obj);
-      for (PyObject* part : {slice->start, slice->stop, slice->step}) leaves(part);
-      return;
-    }
-    if (!PyTuple_Check(obj) && !PyList_Check(obj)) return;
-    Ref items = check(PySequence_Fast(obj, "sequence"));
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) leaves(PySequence_Fast_GET_ITEM(items.ptr(), i));
-  };
-  leaves(constant.ptr());
+    return false;  // every one of them
+  });
 }
 
 std::string GraphBuilder::unique_name(const std::string& path) {
