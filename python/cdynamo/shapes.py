@@ -520,7 +520,7 @@ def graph_is_symbolic(gm):
     for node in gm.graph.nodes:
         if node.op != "placeholder":
             continue
-        val = node.meta.get("val")
+        val = _example(node)  # torch.compile's frontend sets example_value only
         if _is_symbolic(val):
             return True
         if isinstance(val, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride())):
@@ -533,7 +533,7 @@ def symbolic_example_inputs(gm):
     passes to make_fx or AOTAutograd), or None for a static graph."""
     if not graph_is_symbolic(gm):
         return None
-    return [node.meta["val"] for node in gm.graph.nodes if node.op == "placeholder"]
+    return [_example(node) for node in gm.graph.nodes if node.op == "placeholder"]
 
 
 def _call_key(args):
@@ -573,7 +573,9 @@ def per_shape(compile_static, gm, example_inputs):
             return fn
         return lambda *args: fn(*(a for a in args if isinstance(a, torch.Tensor)))
 
-    compiled = {_call_key(example_inputs): compile_for(example_inputs)}
+    # torch.compile's frontend passes SymInts among the example inputs: then the first call compiles.
+    concrete = not any(_holds_symbolic(a) for a in example_inputs)
+    compiled = {_call_key(example_inputs): compile_for(example_inputs)} if concrete else {}
 
     def run(*args):
         key = _call_key(args)

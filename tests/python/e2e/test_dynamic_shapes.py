@@ -343,3 +343,16 @@ def test_two_compiled_models_keep_their_own_sizes():
     cdynamo.compile(second, backend=graphs)(torch.randn(7, 3))
     assert len(graphs.graphs) == 2
     assert not graph_is_symbolic(graphs.graphs[1])
+
+
+def test_inductor_under_torch_compile_with_dynamic_shapes():
+    import cdynamo.inductor
+
+    def flatten_scale(x, y):
+        return (x.view(x.shape[0], -1) * 2 + y.sum()).relu()
+
+    compiled = torch.compile(flatten_scale, backend=cdynamo.inductor, dynamic=True)
+    for batch in (3, 5, 7):
+        x, y = torch.randn(batch, 2, 3), torch.randn(batch)
+        assert same(compiled(x, y), flatten_scale(x, y))
+    torch._dynamo.reset()
