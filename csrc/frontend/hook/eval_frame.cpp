@@ -133,7 +133,17 @@ void report(const char* what, std::initializer_list<std::variant<std::string, lo
   check(PyObject_Vectorcall(fn.ptr(), argv.data(), argv.size(), nullptr));
 }
 
-std::string code_name(PyCodeObject* code) { return to_std_string(code->co_qualname); }
+// The name reports give a frame: its function's qualified name, or for compile(model)'s entry
+// function (every compiled module is called through it) the module's class.
+std::string frame_name(CdFrame* frame) {
+  PyCodeObject* code = cd_frame_code(frame);
+  static PyObject* const entry_code =  // never freed: outlives the interpreter
+      check(PyObject_GetAttrString(import_attr("cdynamo._entry", "call_module").ptr(), "__code__")).release();
+  PyObject* module = code->co_argcount > 0 ? cd_frame_localsplus(frame)[0] : nullptr;
+  if (reinterpret_cast<PyObject*>(code) == entry_code && module)
+    return std::string(Py_TYPE(module)->tp_name) + " (compiled module)";
+  return to_std_string(code->co_qualname);
+}
 
 bool options_flag(PyObject* callback, const char* name) {
   Ref value = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), name));
@@ -175,7 +185,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
     over_limit = comparable >= limit || static_cast<long>(state.entries.size()) >= kAccumulatedLimit;
     if (over_limit && !state.cache_limit_warned) {
       state.cache_limit_warned = true;
-      report("warn_cache_size_limit", {code_name(code), to_std_string(code->co_filename),
+      report("warn_cache_size_limit", {frame_name(frame), to_std_string(code->co_filename),
                                        static_cast<long>(code->co_firstlineno), recompile_reason});
     }
   } catch (...) {
@@ -196,7 +206,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
         if (!error.silent) {
           std::string where = error.filename.empty() ? code_location(code)
                                                      : error.filename + ":" + std::to_string(error.line);
-          report("record_frame_fallback", {code_name(code), std::string(error.what()) + " (" + where + ")"});
+          report("record_frame_fallback", {frame_name(frame), std::string(error.what()) + " (" + where + ")"});
         }
         state.strategy = Strategy::Fallback;
         state.fallback_reason = error.what();
@@ -229,9 +239,9 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
       PyErr_NormalizeException(&type, &value, &traceback);
       Ref owned_type = steal(type), error = steal(value), owned_traceback = steal(traceback);
       std::string reason = to_std_string(Ref(check(PyObject_Repr(error.ptr()))));
-      report("warn_fallback", {code_name(code), to_std_string(code->co_filename),
+      report("warn_fallback", {frame_name(frame), to_std_string(code->co_filename),
                                static_cast<long>(code->co_firstlineno), reason});
-      report("record_frame_fallback", {code_name(code), reason});
+      report("record_frame_fallback", {frame_name(frame), reason});
       state.strategy = Strategy::Fallback;
       state.fallback_reason = reason;
     } catch (...) {
@@ -248,8 +258,8 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   entry.identities = std::move(compiled.identities);
   try {
     mark_skip_permanently(reinterpret_cast<PyCodeObject*>(entry.transformed_code.ptr()));
-    report("record_frame_compiled", {code_name(code)});
-    if (!recompile_reason.empty()) report("record_recompile", {code_name(code), recompile_reason});
+    report("record_frame_compiled", {frame_name(frame)});
+    if (!recompile_reason.empty()) report("record_recompile", {frame_name(frame), recompile_reason});
   } catch (...) {
     set_python_error_from_current_exception();
     return fail_frame(tstate, frame);
