@@ -43,14 +43,15 @@ def _mark(t, index, kind, low=None, high=None, api="mark_dynamic"):
 
 def mark_dynamic(t, index, *, min=None, max=None):  # noqa: A002 - torch._dynamo's keywords
     """Compile dimension(s) `index` of `t` as symbolic from the first compile on. min/max bound
-    the sizes the compiled code accepts (a size outside them recompiles)."""
+    the sizes the compiled code accepts (a size outside them recompiles). Code that needs the
+    size fixed (a Python loop over it) specialises it; the recompile reason names that line."""
     if min is not None and max is not None and min > max:
         raise ValueError(f"cdynamo.mark_dynamic(): min={min} is larger than max={max}")
     _mark(t, index, "dynamic", min, max)
 
 
 def maybe_mark_dynamic(t, index):
-    """Like mark_dynamic, but a trace that needs the size fixed specialises it without an error."""
+    """Like mark_dynamic (a hint: torch._dynamo's maybe_mark_dynamic, accepted for its programs)."""
     _mark(t, index, "maybe", api="maybe_mark_dynamic")
 
 
