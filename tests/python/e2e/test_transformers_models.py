@@ -36,3 +36,16 @@ def test_model_is_one_graph_and_equal_to_eager(name):
         assert type(cache) is type(expected_cache) and len(cache.layers) == len(expected_cache.layers)
         for layer, expected_layer in zip(cache.layers, expected_cache.layers):
             assert torch.equal(layer.keys, expected_layer.keys) and torch.equal(layer.values, expected_layer.values)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert"])
+def test_model_over_sequence_lengths_compiles_twice(name):
+    torch.manual_seed(0)
+    model = _models()[name]().eval()
+    compiled = cdynamo.compile(model, backend="eager", fullgraph=True)
+    key = "logits" if name == "gpt2" else "last_hidden_state"
+    with torch.no_grad():
+        for length in (16, 21, 13, 40):  # automatic dynamic: static first, then one dynamic compile
+            ids = torch.randint(0, 1000, (2, length))
+            assert torch.allclose(compiled(ids)[key], model(ids)[key], atol=1e-4)
+    assert counters["stats"]["unique_graphs"] == 2 and not counters["graph_break"]
