@@ -220,8 +220,9 @@ class ShapeTrace:
         seen = record.get(key, _UNSEEN)
         changed = seen is not _UNSEEN and (seen is None or seen != value)
         record[key] = None if changed else value
-        # Floats are inputs from the first compile (a learning rate, a scale), ints once they change.
-        if not (changed or self.option is True or isinstance(value, float)):
+        # Floats passed as arguments are inputs from the first compile (a learning rate, a scale:
+        # compile_frame starts such traces dynamic), ints and other floats once they change.
+        if not (changed or self.option is True or (isinstance(value, float) and self.dynamic)):
             return False
         if not self.dynamic:
             raise RetraceDynamic(source)

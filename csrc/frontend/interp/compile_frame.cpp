@@ -30,12 +30,29 @@ void collect_symbolic_outputs(graph::GraphBuilder& graph, const ValuePtr& value,
   });
 }
 
+// A float passed as an argument (a default left as it is does not count: eps=1e-5 never changes).
 bool has_float_argument(CdFrame* frame) {
   PyCodeObject* code = cd_frame_code(frame);
   PyObject* const* locals = cd_frame_localsplus(frame);
+  PyObject* function = cd_frame_function(frame);
+  auto is_default = [&](int slot, PyObject* value) {
+    if (!function || !PyFunction_Check(function)) return false;
+    PyObject* defaults = PyFunction_GET_DEFAULTS(function);
+    if (defaults && slot < code->co_argcount) {
+      Py_ssize_t first = code->co_argcount - PyTuple_GET_SIZE(defaults);
+      if (slot >= first && PyTuple_GET_ITEM(defaults, slot - first) == value) return true;
+    }
+    PyObject* kwdefaults = PyFunction_GET_KW_DEFAULTS(function);
+    if (kwdefaults && slot >= code->co_argcount) {
+      PyObject* found = PyDict_GetItemWithError(kwdefaults, PyTuple_GET_ITEM(code->co_localsplusnames, slot));
+      if (!found && PyErr_Occurred()) PyErr_Clear();
+      return found == value;
+    }
+    return false;
+  };
   int count = code->co_argcount + code->co_kwonlyargcount;
   for (int i = 0; i < count; ++i)
-    if (locals[i] && PyFloat_CheckExact(locals[i])) return true;
+    if (locals[i] && PyFloat_CheckExact(locals[i]) && !is_default(i, locals[i])) return true;
   return false;
 }
 

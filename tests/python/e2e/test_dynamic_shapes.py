@@ -356,3 +356,18 @@ def test_inductor_under_torch_compile_with_dynamic_shapes():
         x, y = torch.randn(batch, 2, 3), torch.randn(batch)
         assert same(compiled(x, y), flatten_scale(x, y))
     torch._dynamo.reset()
+
+
+def test_a_float_default_left_as_it_is_stays_a_constant():
+    def normalize(x, eps=1e-5):
+        return x / (x.abs().sum() + eps)
+
+    graphs = EagerAndRecordGraphs()
+    compiled = cdynamo.optimize(graphs)(normalize)
+    x = torch.randn(4)
+    assert same(compiled(x), normalize(x))
+    placeholders = [n for n in graphs.graphs[0].graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 1  # eps is not a graph input
+    assert same(compiled(x, eps=0.5), normalize(x, eps=0.5))
+    assert same(compiled(x, eps=0.25), normalize(x, eps=0.25))
+    assert len(graphs.graphs) == 2  # changed once: an input from then on
