@@ -542,7 +542,7 @@ def _call_key(args):
     key = []
     for a in args:
         if isinstance(a, torch.Tensor):
-            key.append((tuple(a.shape), a.stride(), a.storage_offset()))
+            key.append((a.shape, a.stride(), a.storage_offset()))  # torch.Size: a hashable tuple
         else:
             key.append(a)
     return tuple(key)
