@@ -2,6 +2,7 @@
 GraphModule assembly. Called at compile time only, never on the per-call path."""
 import builtins
 import functools
+import logging
 import math
 import operator
 import threading
@@ -209,24 +210,10 @@ def _symbolic_fake_run(mode, fn, args, kwargs):
     run again with a dispatch mode decomposing it (not always: under a Python dispatch mode,
     torch before 2.13 specialises every size a kernel reads). FakeTensorMode logs such failures
     as errors: the log is held back."""
-    import logging
-
-    from torch._decomp import decomposition_table, meta_table
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class DecomposeWhereRejected(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            try:
-                return func(*args, **kwargs)
-            except RuntimeError as error:
-                if _CONCRETE_ONLY not in str(error) or func not in decomposition_table:
-                    raise
-                return decomposition_table[func](*args, **kwargs)
-
+    from torch._decomp import meta_table
     from torch._dispatch.python import enable_python_dispatcher
 
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    logger = _FAKE_TENSOR_LOG
     was_disabled = logger.disabled
     logger.disabled = True
     hidden = {op: meta_table.pop(op) for op in _decomposed_when_symbolic() if op in meta_table}
@@ -239,11 +226,33 @@ def _symbolic_fake_run(mode, fn, args, kwargs):
         except RuntimeError as error:
             if _CONCRETE_ONLY not in str(error):
                 raise
-        with mode, DecomposeWhereRejected():
+        with mode, _decompose_where_rejected()():
             return fn(*args, **kwargs)
     finally:
         meta_table.update(hidden)
         logger.disabled = was_disabled
+
+
+_FAKE_TENSOR_LOG = logging.getLogger("torch._subclasses.fake_tensor")
+
+
+@functools.cache
+def _decompose_where_rejected():
+    """A dispatch mode running an operator's decomposition where its kernel rejected symbolic sizes."""
+    from torch._decomp import decomposition_table
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class DecomposeWhereRejected(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            try:
+                return func(*args, **kwargs)
+            except RuntimeError as error:
+                if _CONCRETE_ONLY not in str(error) or func not in decomposition_table:
+                    raise
+                return decomposition_table[func](*args, **kwargs)
+
+    return DecomposeWhereRejected
 
 
 @functools.cache
@@ -569,8 +578,6 @@ _LOG_METHOD_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error
 def silent_log_level(logger, method, first_argument):
     """The level of logger.<method>(...) (logger a logging.Logger) when the call would emit nothing
     now (logger.isEnabledFor(level) is False), else None."""
-    import logging
-
     level = first_argument if method == "log" else _LOG_METHOD_LEVELS.get(method)
     if not isinstance(level, int) or getattr(logging.Logger, method, None) is None:
         return None

@@ -340,6 +340,8 @@ class ShapeTrace:
         None with a Python predicate instead (expressions the C++ evaluator does not know)."""
         if not self.dynamic or not self.inputs:
             return [], [], []
+        import sympy
+
         checks = []
         names = {sym: b.text(self.inputs[b.index][1]) for sym, b in self.bindings.items()}
         for i, (fake, source, _) in enumerate(self.inputs):
@@ -365,8 +367,6 @@ class ShapeTrace:
             vr = self.env.var_to_range.get(sym)
             if vr is None:
                 continue
-            import sympy
-
             if _finite(vr.lower):
                 checks.append(self._check(f"{names[sym]} >= {int(vr.lower)}", sympy.Ge(sym, vr.lower), None, names))
             if _finite(vr.upper):

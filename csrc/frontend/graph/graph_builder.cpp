@@ -29,13 +29,21 @@ bool is_tensor(Handle obj) {
 
 }  // namespace
 
-bool is_symbolic(PyObject* obj) {
+namespace {
+
+enum SymbolicKind { kSymInt, kSymFloat, kSymBool, kNotSymbolic };
+
+SymbolicKind symbolic_kind(PyObject* obj) {
   static PyObject* const kinds[] = {import_attr("torch", "SymInt").release(), import_attr("torch", "SymFloat").release(),
                                     import_attr("torch", "SymBool").release()};  // never freed: outlive the interpreter
-  for (PyObject* kind : kinds)
-    if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(kind)) return true;
-  return false;
+  for (int k = kSymInt; k < kNotSymbolic; ++k)
+    if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(kinds[k])) return static_cast<SymbolicKind>(k);
+  return kNotSymbolic;
 }
+
+}  // namespace
+
+bool is_symbolic(PyObject* obj) { return symbolic_kind(obj) != kNotSymbolic; }
 
 namespace {
 
@@ -63,12 +71,10 @@ bool holds_symbolic(PyObject* obj) {
 }
 
 Ref specialize(Handle symbolic) {
-  static PyObject* const sym_float = import_attr("torch", "SymFloat").release();  // never freed
-  static PyObject* const sym_bool = import_attr("torch", "SymBool").release();
   try {
-    PyTypeObject* type = Py_TYPE(symbolic.ptr());
-    if (type == reinterpret_cast<PyTypeObject*>(sym_float)) return check(PyNumber_Float(symbolic.ptr()));
-    if (type == reinterpret_cast<PyTypeObject*>(sym_bool)) {
+    SymbolicKind kind = symbolic_kind(symbolic.ptr());
+    if (kind == kSymFloat) return check(PyNumber_Float(symbolic.ptr()));
+    if (kind == kSymBool) {
       int truth = PyObject_IsTrue(symbolic.ptr());
       check_status(truth);
       return Ref::borrow(truth ? Py_True : Py_False);
@@ -94,8 +100,8 @@ Ref specialize(Handle symbolic) {
   }
   if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr()))
     throw interp::Unsupported(to_std_string(owned_value));
-  Ref retrace_type = import_attr("cdynamo.shapes", "RetraceDynamic");
-  if (PyErr_GivenExceptionMatches(type, retrace_type.ptr())) throw interp::RetraceDynamic{to_std_string(owned_value)};
+  static PyObject* const retrace_type = import_attr("cdynamo.shapes", "RetraceDynamic").release();  // never freed
+  if (PyErr_GivenExceptionMatches(type, retrace_type)) throw interp::RetraceDynamic{to_std_string(owned_value)};
   PyErr_Restore(owned_type.release(), owned_value.release(), owned_traceback.release());
   throw PythonError();
 }

@@ -538,4 +538,47 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   return Value::constant(std::move(attr));
 }
 
+// A dynamic trace, once done: the facts its ShapeEnv recorded about the inputs' sizes.
+void Tracer::add_shape_guard() {
+  Ref result;
+  try {
+    result = check(PyObject_CallMethod(graph_.shape_trace().ptr(), "guard_checks", nullptr));
+  } catch (const PythonError&) {
+    graph::rethrow_trace_error();
+  }
+  // (source names, texts, checks): a check is (program, None) or (None, predicate).
+  PyObject* names = PyTuple_GET_ITEM(result.ptr(), 0);
+  PyObject* texts = PyTuple_GET_ITEM(result.ptr(), 1);
+  PyObject* programs = PyTuple_GET_ITEM(result.ptr(), 2);
+  std::vector<guards::ObjectFetcher> fetchers;
+  std::vector<std::string> sources;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); ++i) {
+    std::string name = to_std_string(Handle(PyList_GET_ITEM(names, i)));
+    SourcePtr found;
+    for (const auto& input : graph_.inputs())
+      if (input.source->str() == name) found = input.source;
+    if (!found) throw InternalError("a symbolic input without a source: " + name);
+    fetchers.push_back([found](const guards::FrameView& f) { return found->fetch(f); });
+    sources.push_back(name);
+  }
+  std::vector<guards::ShapeCheck> checks;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(texts); ++i) {
+    guards::ShapeCheck c;
+    c.text = to_std_string(Handle(PyList_GET_ITEM(texts, i)));
+    PyObject* pair = PyList_GET_ITEM(programs, i);
+    PyObject* program = PyTuple_GET_ITEM(pair, 0);
+    if (program == Py_None) {
+      c.predicate = Ref::borrow(PyTuple_GET_ITEM(pair, 1));
+    } else {
+      for (Py_ssize_t k = 0; k < PyList_GET_SIZE(program); ++k) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(program, k));
+        if (v == -1 && PyErr_Occurred()) throw PythonError();
+        c.program.push_back(v);
+      }
+    }
+    checks.push_back(std::move(c));
+  }
+  guards_->add_shape_guard(std::move(fetchers), std::move(sources), std::move(checks));
+}
+
 }  // namespace cdynamo::interp
