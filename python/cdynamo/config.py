@@ -16,6 +16,11 @@ cache_size_limit = 8
 # for one graph, new ones run the captured graph as it is, with one warning.
 static_compiles_per_graph = 8
 
+# True: the inductor compiles a graph with symbolic sizes once, its kernels taking the sizes as
+# arguments, where its target can (the Triton target; inference graphs). False, and elsewhere:
+# once per sizes met, as above. counters["dynamic"] says which graphs took which path and why.
+symbolic_kernels = True
+
 # True: Tensor.item() stays in the graph, its number an unbacked symbol (the trace becomes a
 # dynamic one); branching on that number still breaks the graph. False: item() breaks the graph.
 capture_scalar_outputs = False
@@ -234,6 +239,7 @@ _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
         "static_compiles_per_graph",
+        "symbolic_kernels",
         "capture_scalar_outputs",
         "suppress_errors",
         "verbose",

@@ -548,21 +548,51 @@ def _call_key(args):
     return tuple(key)
 
 
+class NumberOutputs:
+    """A graph's returned numbers (sizes the frontend computed from the inputs' sizes) split off
+    into a graph of their own, for backends that return tensors only: `tensor_gm` returns the
+    tensors, `number_fn` (None when there are none) the numbers, and merge() puts both results
+    back in the graph's order."""
+
+    def __init__(self, gm, keep_examples=False):
+        outputs = list(_output_node(gm).args[0])
+        self.count = len(outputs)
+        self.numbers = [k for k, item in enumerate(outputs) if isinstance(_example(item), _NUMBERS)]
+        self.tensors = [k for k in range(len(outputs)) if k not in self.numbers]
+        self.tensor_gm = _with_outputs(gm, [outputs[k] for k in self.tensors], only_needed=False,
+                                       keep_examples=keep_examples)
+        self.number_fn = (_with_outputs(gm, [outputs[k] for k in self.numbers], only_needed=True).forward
+                          if self.numbers else None)
+
+    def wrap(self, tensor_fn):
+        """A callable returning the graph's outputs from tensor_fn (the compiled tensor_gm)."""
+        if self.number_fn is None:
+            return tensor_fn
+        if not self.tensors:
+            return self.number_fn
+        number_fn, tensors, numbers, count = self.number_fn, self.tensors, self.numbers, self.count
+
+        def run(*args):
+            merged = [None] * count
+            for k, value in zip(tensors, tensor_fn(*args)):
+                merged[k] = value
+            for k, value in zip(numbers, number_fn(*args)):
+                merged[k] = value
+            return tuple(merged)
+
+        return run
+
+
 def per_shape(compile_static, gm, example_inputs):
     """A backend that compiles for fixed sizes (the inductor's kernels, CUDA graphs) given a graph
     with symbolic sizes: compiled once per distinct input sizes, at the first call with them.
     Static graphs are compiled at once, as before."""
     if not graph_is_symbolic(gm):
         return compile_static(gm, example_inputs)
-    # Returned sizes are computed by a graph of their own (the frontend computes them from the
-    # inputs' sizes alone): the static backends return tensors only.
-    outputs = list(_output_node(gm).args[0])
-    numbers = [k for k, item in enumerate(outputs) if isinstance(_example(item), _NUMBERS)]
-    tensors = [k for k in range(len(outputs)) if k not in numbers]
-    tensor_gm = _with_outputs(gm, [outputs[k] for k in tensors], only_needed=False)
-    number_fn = _with_outputs(gm, [outputs[k] for k in numbers], only_needed=True).forward if numbers else None
-    if not tensors:
-        return number_fn
+    split = NumberOutputs(gm)
+    tensor_gm = split.tensor_gm
+    if not split.tensors:
+        return split.number_fn
     # Number inputs are constants of each static compile (their values are part of its key).
     number_inputs = [k for k, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]
 
@@ -584,17 +614,9 @@ def per_shape(compile_static, gm, example_inputs):
         fn = compiled.get(key)
         if fn is None:
             fn = compiled[key] = _next_static_compile(compiled, gm, args, compile_for)
-        result = fn(*args)
-        if number_fn is None:
-            return result
-        merged = [None] * len(outputs)
-        for k, value in zip(tensors, result):
-            merged[k] = value
-        for k, value in zip(numbers, number_fn(*args)):
-            merged[k] = value
-        return tuple(merged)
+        return fn(*args)
 
-    return run
+    return split.wrap(run)
 
 
 _NUMBERS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
@@ -667,10 +689,11 @@ def _example(item):
     return item
 
 
-def _with_outputs(gm, returned, only_needed):
+def _with_outputs(gm, returned, only_needed, keep_examples=False):
     """A copy of gm returning the tuple `returned` (nodes of gm) without symbolic example values
-    (a static compile reads its sizes from its inputs). only_needed: just the nodes the outputs
-    read; else every node (fx's dead-code elimination would drop in-place method calls)."""
+    (a static compile reads its sizes from its inputs) unless keep_examples. only_needed: just the
+    nodes the outputs read; else every node (fx's dead-code elimination would drop in-place
+    method calls)."""
     needed = set()
     stack = [r for r in returned if isinstance(r, torch.fx.Node)]
     while stack:
@@ -684,6 +707,6 @@ def _with_outputs(gm, returned, only_needed):
         if node.op == "output" or (only_needed and node.op != "placeholder" and node not in needed):
             continue
         copies[node] = graph.node_copy(node, lambda n: copies[n])
-        copies[node].meta = {k: v for k, v in node.meta.items() if k not in ("val", "example_value")}
+        copies[node].meta = {k: v for k, v in node.meta.items() if keep_examples or k not in ("val", "example_value")}
     graph.output(tuple(copies[r] if isinstance(r, torch.fx.Node) else r for r in returned))
     return torch.fx.GraphModule(gm, graph)

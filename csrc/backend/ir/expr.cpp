@@ -83,8 +83,11 @@ Bounds bounds_of_product(const Expr& e, const VarRanges& ranges) {
     }
     std::optional<int64_t> corners[4] = {checked_mul(prod.lo, f.lo), checked_mul(prod.lo, f.hi),
                                          checked_mul(prod.hi, f.lo), checked_mul(prod.hi, f.hi)};
-    for (auto& c : corners)
-      if (!c) return {};
+    if (std::any_of(std::begin(corners), std::end(corners), [](const auto& c) { return !c; })) {
+      bool nonneg = prod.lo >= 0 && f.lo >= 0;  // past int64: only the sign survives
+      prod = Bounds{nonneg, false, 0, 0};
+      continue;
+    }
     prod.lo = std::min({*corners[0], *corners[1], *corners[2], *corners[3]});
     prod.hi = std::max({*corners[0], *corners[1], *corners[2], *corners[3]});
   }

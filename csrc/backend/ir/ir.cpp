@@ -2,6 +2,7 @@
 // Assumes the X-macro lists in ir.h are the single source of every per-kind table.
 #include "backend/ir/ir.h"
 #include <cstdlib>
+#include <map>
 #include "common/error.h"
 
 namespace cdynamo::ir {
@@ -83,6 +84,20 @@ bool is_expensive(ScalarOp op) {
     return true;
     default: return false;
   }
+}
+
+int64_t size_hint(const Expr& e, const std::vector<Symbol>& symbols) {
+  if (e.is_const()) return e.const_value();
+  std::map<std::string, int64_t> values;
+  for (const Symbol& s : symbols) values[s.name] = s.hint;
+  return e.evaluate(values);
+}
+
+Expr element_extent_expr(const Buffer& b) {
+  if (std::optional<int64_t> extent = element_extent(b)) return *extent;
+  Expr last = b.offset;
+  for (size_t d = 0; d < b.sizes.size(); ++d) last = last + (b.sizes[d] - Expr(1)) * b.strides[d];
+  return last + Expr(1);
 }
 
 std::optional<int64_t> element_extent(const Buffer& b) {

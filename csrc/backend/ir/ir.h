@@ -173,11 +173,17 @@ struct Buffer {
   // never written otherwise, never aliased or returned: a runtime may keep its value across calls
   // while those constants keep their storage and version (a weight's channels-last copy).
   bool cached = false;
+  // The result of an extern op that may share memory with its arguments (a view op run as an
+  // extern): memory the plan does not see, so never given to another buffer in place.
+  bool extern_view = false;
 };
 
 // Elements from element 0 of a buffer's offset space to one past the last it can hold:
 // offset + sum((size - 1) * |stride|) + 1, or 0 when a size is 0; nullopt for symbolic layouts.
 std::optional<int64_t> element_extent(const Buffer& b);
+// The same as an expression (strides taken as non-negative, as torch's are; no 0-size case):
+// an upper bound for symbolic layouts.
+Expr element_extent_expr(const Buffer& b);
 
 // ---------------------------------------------------------------------------------------------
 // Computations, one per realized buffer.
@@ -270,9 +276,27 @@ struct Kernel {
 
 using Step = std::variant<Kernel, Extern>;
 
+// A size symbol of a program compiled for symbolic sizes (dynamic shapes): where each call's
+// value is read from, and its value at compile time (the hint heuristics choose by).
+struct Symbol {
+  enum class Source { Size, Stride, StorageOffset, Scalar };
+  std::string name;  // as Exprs name it: "s0"
+  Source source = Source::Size;
+  int argument = 0;  // the call argument it is read from
+  int dim = 0;       // Size, Stride: the dimension
+  int64_t hint = 0;
+};
+// An expression's value with every symbol at its hint (heuristics only; never a kernel's size).
+int64_t size_hint(const Expr& e, const std::vector<Symbol>& symbols);
+
 struct Program {
   std::vector<Buffer> buffers;
   std::vector<std::string> inputs;   // graph placeholders, in call order (Input buffers)
+  // Symbolic programs: the size symbols, and the call argument of each input (scalar symbols
+  // are call arguments too, so inputs[k] is argument input_arguments[k]; empty: argument k).
+  std::vector<Symbol> symbols;
+  std::vector<int> input_arguments;
+  int arguments = -1;  // call arguments; -1: inputs.size()
   std::vector<std::string> outputs;  // returned buffers, in return order (may repeat, may be inputs)
   std::vector<Step> steps;
   // Buffers whose storage can be freed after step k: frees[k]. Never inputs, constants,

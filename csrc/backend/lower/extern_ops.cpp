@@ -21,6 +21,7 @@ std::string constant_text(const FxArg& arg) {
     case FxArg::Kind::None: return "None";
     case FxArg::Kind::Bool: return arg.b ? "True" : "False";
     case FxArg::Kind::Int: return std::to_string(arg.i);
+    case FxArg::Kind::SymInt: return arg.expr.py_str();  // evaluated per call by the runtime
     case FxArg::Kind::Float: return repr_of(arg);
     case FxArg::Kind::String: return repr_of(arg);
     case FxArg::Kind::List: {
@@ -89,6 +90,7 @@ Lowered lower_as_extern(LoweringContext& ctx, const FxNode& node) {
     b.sizes = meta->sizes;
     b.strides = meta->strides;
     b.device = meta->device;
+    b.extern_view = node.returns_alias;
     ctx.add_buffer(b);
     call.outputs.push_back(b.name);
     results.push_back(ctx.from_buffer(b.name));

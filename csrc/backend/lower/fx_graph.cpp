@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 #include "common/error.h"
+#include "backend/ir/expr_parser.h"
 #include "common/py_import.h"
 
 namespace cdynamo::lower {
@@ -24,14 +25,17 @@ bool isinstance(Handle obj, Handle type) {
   return result == 1;
 }
 
-// A size, stride or offset: a Python int, or a SymInt that becomes a size variable.
+// A size, stride or offset: a Python int, or a SymInt as an expression over the size symbols
+// (cdynamo.inductor.symbolic renders its sympy expression in the parser's syntax).
 ir::Expr expr_of(Handle obj) {
   if (PyLong_Check(obj.ptr())) {
     int64_t v = PyLong_AsLongLong(obj.ptr());
     if (v == -1 && PyErr_Occurred()) throw PythonError();
     return ir::Expr(v);
   }
-  return ir::Expr::var(str_of(obj));
+  Ref text = call_helper("cdynamo.inductor.symbolic", "expr_text", {obj});
+  if (text.ptr() == Py_None) symbolic_unsupported("a size of the form " + str_of(obj));
+  return ir::parse_expr(str_of(text));
 }
 
 std::vector<ir::Expr> exprs_of(Handle sequence) {
@@ -42,8 +46,9 @@ std::vector<ir::Expr> exprs_of(Handle sequence) {
 }
 
 struct Converter {
-  Ref node_type, tensor_type, dtype_type, device_type;
+  Ref node_type, tensor_type, dtype_type, device_type, symint_type;
   std::unordered_map<PyObject*, int> node_index;
+  const std::vector<FxNode>* converted = nullptr;  // the nodes before the one being read
 
   FxArg convert(Handle obj) const {
     FxArg arg;
@@ -74,6 +79,13 @@ struct Converter {
       auto it = node_index.find(o);
       if (it == node_index.end()) throw InternalError("fx argument refers to a node outside the graph");
       arg.node = it->second;
+      if (converted && arg.node < static_cast<int>(converted->size()) && (*converted)[arg.node].symint) {
+        arg.kind = FxArg::Kind::SymInt;  // a size computed from the inputs' sizes: its expression
+        arg.expr = *(*converted)[arg.node].symint;
+      }
+    } else if (isinstance(obj, symint_type)) {
+      arg.kind = FxArg::Kind::SymInt;
+      arg.expr = expr_of(obj);
     } else if (isinstance(obj, dtype_type)) {
       arg.kind = FxArg::Kind::Dtype;
       arg.text = str_of(obj);
@@ -94,6 +106,10 @@ void read_meta(FxNode& node, Handle fx_node, const Converter& conv) {
   if (!val) return;
   if (isinstance(val, conv.tensor_type)) {
     node.meta.push_back(tensor_meta_of(val));
+    return;
+  }
+  if (isinstance(val, conv.symint_type) || (PyLong_Check(val) && !PyBool_Check(val))) {
+    node.symint = expr_of(val);
     return;
   }
   if (PyList_Check(val) || PyTuple_Check(val)) {
@@ -142,18 +158,38 @@ double FxArg::as_double() const {
     case Kind::Bool: return b ? 1.0 : 0.0;
     case Kind::Int: return static_cast<double>(i);
     case Kind::Float: return f;
+    case Kind::SymInt: return static_cast<double>(as_int());
     default: throw InternalError("expected a number argument, got " + text);
   }
 }
 
 int64_t FxArg::as_int() const {
   if (kind == Kind::Int || kind == Kind::Bool) return i;
-  throw UserError("expected an int argument (symbolic sizes are not supported yet), got " +
-                  (text.empty() ? std::to_string(static_cast<int>(kind)) : text));
+  if (kind == Kind::SymInt) {
+    if (expr.is_const()) return expr.const_value();
+    symbolic_unsupported("an argument " + expr.py_str() + " that must be a fixed int");
+  }
+  throw InternalError("expected an int argument, got " + (text.empty() ? std::to_string(static_cast<int>(kind)) : text));
+}
+
+ir::Expr FxArg::as_expr() const {
+  if (kind == Kind::SymInt) return expr;
+  return ir::Expr(as_int());
+}
+
+std::vector<ir::Expr> FxArg::as_expr_list() const {
+  if (kind != Kind::List) return {as_expr()};
+  std::vector<ir::Expr> out;
+  for (const FxArg& item : items) out.push_back(item.as_expr());
+  return out;
+}
+
+void symbolic_unsupported(const std::string& what) {
+  throw UserError("symbolic sizes: the inductor cannot compile " + what + " for every size", PyExc_NotImplementedError);
 }
 
 std::vector<int64_t> FxArg::as_int_list() const {
-  if (kind == Kind::Int) return {i};
+  if (kind == Kind::Int || kind == Kind::SymInt) return {as_int()};
   if (kind != Kind::List) throw InternalError("expected a list of ints");
   std::vector<int64_t> out;
   for (const FxArg& item : items) out.push_back(item.as_int());
@@ -253,6 +289,8 @@ FxGraph read_fx_graph(PyObject* graph_module) {
   conv.tensor_type = import_attr("torch", "Tensor");
   conv.dtype_type = import_attr("torch", "dtype");
   conv.device_type = import_attr("torch", "device");
+  conv.symint_type = import_attr("torch", "SymInt");
+  conv.converted = &graph.nodes;
   Ref getitem = import_attr("operator", "getitem");
 
   Ref fx_graph = getattr(graph_module, "graph");
@@ -274,6 +312,9 @@ FxGraph read_fx_graph(PyObject* graph_module) {
       if (node.overload.empty()) node.overload = "default";
       node.target = node.schema_name + "." + node.overload;
       read_op_arguments(node, fx_node, conv);
+      Ref returns = check(PySequence_Tuple(getattr(schema, "returns").ptr()));
+      for (Py_ssize_t r = 0; r < PyTuple_GET_SIZE(returns.ptr()); ++r)
+        node.returns_alias = node.returns_alias || getattr(PyTuple_GET_ITEM(returns.ptr(), r), "alias_info").ptr() != Py_None;
     } else {
       if (node.target_object.is(getitem)) node.target = "getitem";
       else node.target = str_of(node.target_object);

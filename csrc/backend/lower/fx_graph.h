@@ -12,22 +12,30 @@ namespace cdynamo::lower {
 
 // One argument of a node, converted from its Python value.
 struct FxArg {
-  enum class Kind { None, Bool, Int, Float, String, Node, List, Dtype, Device, Other };
+  enum class Kind { None, Bool, Int, Float, String, Node, List, Dtype, Device, SymInt, Other };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;
   double f = 0.0;
   std::string text;          // String: the str; Dtype/Device/Other: str(object)
   int node = -1;             // Node: index into FxGraph::nodes
+  ir::Expr expr;             // SymInt: a symbolic size (a SymInt node's value, or a SymInt object)
   std::vector<FxArg> items;  // List (list or tuple)
   Ref object;                // the Python value itself (for repr of constants)
 
   bool is_none() const { return kind == Kind::None; }
   bool is_node() const { return kind == Kind::Node; }
-  bool is_number() const { return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float; }
-  double as_double() const;   // Bool/Int/Float; throws otherwise
-  int64_t as_int() const;     // Bool/Int; throws otherwise
+  bool is_number() const { return kind == Kind::Bool || kind == Kind::Int || kind == Kind::Float || kind == Kind::SymInt; }
+  // A number whose value is known while compiling (a SymInt only when the guards fixed it).
+  bool is_fixed_number() const { return is_number() && (kind != Kind::SymInt || expr.is_const()); }
+  double as_double() const;   // a fixed number; throws otherwise
+  bool is_int() const { return kind == Kind::Int || kind == Kind::Bool || kind == Kind::SymInt; }
+  // Bool/Int, or a SymInt that is a constant; throws otherwise (symbolic_unsupported for a
+  // symbolic one: the lowering that asked needs a fixed value).
+  int64_t as_int() const;
   std::vector<int64_t> as_int_list() const;  // List of Int, or a single Int
+  ir::Expr as_expr() const;                  // Bool/Int/SymInt
+  std::vector<ir::Expr> as_expr_list() const;  // List of those, or a single one
   ir::DType as_dtype() const; // Dtype
 };
 
@@ -52,10 +60,14 @@ struct FxNode {
   std::vector<std::string> param_names;
   std::vector<bool> param_kwarg_only;
   std::vector<int> users;  // indices of user nodes, in graph order
+  bool returns_alias = false;  // OpOverloads: a return shares memory with an argument (a view op)
   // node.meta["val"]: one entry for a tensor, one per item for a tuple/list (nullopt for
   // non-tensor items); empty when missing.
   std::vector<std::optional<TensorMeta>> meta;
   bool meta_is_sequence = false;
+  // A node whose value is an int (a SymInt of a symbolic graph: sym_size, size arithmetic, a
+  // number placeholder): that value as an expression over the size symbols.
+  std::optional<ir::Expr> symint;
 
   const FxArg& param(size_t k) const;                 // throws if out of range
   const FxArg* param_named(const std::string& name) const;  // nullptr if absent
@@ -86,5 +98,9 @@ FxGraph read_fx_graph(PyObject* graph_module);
 
 // The metadata of a real or fake tensor object.
 TensorMeta tensor_meta_of(PyObject* tensor);
+
+// Thrown where a lowering needs a fixed value and the graph has a symbolic one: the graph is then
+// compiled per sizes met instead (cdynamo.inductor catches NotImplementedError).
+[[noreturn]] void symbolic_unsupported(const std::string& what);
 
 }  // namespace cdynamo::lower

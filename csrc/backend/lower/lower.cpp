@@ -3,9 +3,11 @@
 // trailing copy_ nodes into input mutations, and the output node into returned buffers.
 // Assumes a functional aten graph whose only mutations are trailing aten.copy_(input, value).
 #include "backend/lower/lower.h"
+#include <algorithm>
 #include <sstream>
 #include "backend/lower/lowering.h"
 #include "common/error.h"
+#include "common/py_import.h"
 
 namespace cdynamo::lower {
 namespace {
@@ -33,6 +35,7 @@ class Driver {
 
   LoweredGraph run() {
     const FxGraph& graph = ctx_.graph();
+    read_symbol_hints();
     for (const FxNode& node : graph.nodes) {
       require_device(node);
       if (node.op == "placeholder") lower_placeholder(node);
@@ -41,6 +44,7 @@ class Driver {
       else if (node.op == "output") lower_output(node);
       else throw UserError("the inductor backend does not support fx '" + node.op + "' nodes (" + node.name + ")");
     }
+    finish_symbols();
     return std::move(ctx_.out());
   }
 
@@ -58,7 +62,67 @@ class Driver {
                         node.name + ", which is on " + meta->device);
   }
 
+  // ---- symbolic sizes: where each symbol is read from on each call ----
+  void read_symbol_hints() {
+    auto symbolic = [](const std::vector<Expr>& list) {
+      return std::any_of(list.begin(), list.end(), [](const Expr& e) { return !e.is_const(); });
+    };
+    bool any = false;
+    for (const FxNode& node : ctx_.graph().nodes) {
+      any = any || (node.symint && !node.symint->is_const());
+      for (const auto& meta : node.meta) any = any || (meta && (symbolic(meta->sizes) || symbolic(meta->strides)));
+    }
+    if (!any) return;
+    Ref hints = call_helper("cdynamo.inductor.symbolic", "symbol_hints", {ctx_.graph().module});
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(hints.ptr(), &pos, &key, &value)) {
+      const char* name = PyUnicode_AsUTF8(key);
+      int64_t hint = PyLong_AsLongLong(value);
+      if (!name || (hint == -1 && PyErr_Occurred())) throw PythonError();
+      hints_[name] = hint;
+    }
+  }
+
+  void add_symbol(const Expr& e, ir::Symbol::Source source, int argument, int dim) {
+    if (e.kind() != ir::ExprKind::Var) return;  // a constant, or an expression of symbols read elsewhere
+    for (const ir::Symbol& known : ctx_.out().symbols)
+      if (known.name == e.var_name()) return;
+    auto hint = hints_.find(e.var_name());
+    if (hint == hints_.end()) symbolic_unsupported("a size " + e.var_name() + " whose value is not known while compiling");
+    ctx_.out().symbols.push_back({e.var_name(), source, argument, dim, hint->second});
+  }
+
+  void add_symbol_sources(const TensorMeta& meta, int argument) {
+    for (size_t d = 0; d < meta.sizes.size(); ++d) add_symbol(meta.sizes[d], ir::Symbol::Source::Size, argument, static_cast<int>(d));
+    for (size_t d = 0; d < meta.strides.size(); ++d)
+      add_symbol(meta.strides[d], ir::Symbol::Source::Stride, argument, static_cast<int>(d));
+    add_symbol(meta.storage_offset, ir::Symbol::Source::StorageOffset, argument, 0);
+  }
+
+  // Every symbol a layout uses must be read from an argument (an unbacked size from .item() is not).
+  void finish_symbols() {
+    LoweredGraph& out = ctx_.out();
+    if (arguments_ == static_cast<int>(out.inputs.size())) {
+      out.input_arguments.clear();  // argument k is input k
+    } else {
+      out.arguments = arguments_;  // numbers are passed too (each a symbol, or one the guards fixed)
+    }
+    std::set<std::string> known;
+    for (const ir::Symbol& s : out.symbols) known.insert(s.name);
+    for (const Buffer& b : out.buffers)
+      for (const auto* list : {&b.sizes, &b.strides})
+        for (const Expr& e : *list)
+          for (const std::string& v : e.free_vars())
+            if (!known.count(v)) symbolic_unsupported("buffer " + b.name + ", whose size " + e.py_str() + " no input gives");
+  }
+
   void lower_placeholder(const FxNode& node) {
+    const int argument = arguments_++;
+    if (node.symint) {  // a number argument: its symbol is read from it
+      add_symbol(*node.symint, ir::Symbol::Source::Scalar, argument, 0);
+      return;
+    }
     if (node.meta.size() != 1 || !node.meta[0] || node.meta_is_sequence)
       throw UserError("graph input " + node.name + " is not a tensor; the inductor backend needs tensor inputs");
     const TensorMeta& meta = *node.meta[0];
@@ -72,6 +136,8 @@ class Driver {
     b.device = meta.device;
     ctx_.add_buffer(b);
     ctx_.out().inputs.push_back(b.name);
+    ctx_.out().input_arguments.push_back(argument);
+    add_symbol_sources(meta, argument);
     Value v = ctx_.from_buffer(b.name);
     v.storage->origin = meta.storage_offset;
     ctx_.set_lowered(node.index, Lowered::one(v));
@@ -111,6 +177,7 @@ class Driver {
   }
 
   void lower_call(const FxNode& node) {
+    if (node.symint) return;  // size arithmetic: its users read its expression (FxArg::SymInt)
     if (node.target == "getitem") {
       const Lowered& sequence = ctx_.lowered(node.param(0).node);
       int64_t k = node.param(1).as_int();
@@ -413,6 +480,8 @@ class Driver {
 
   LoweringContext ctx_;
   std::map<int, int> users_memo_;
+  std::map<std::string, int64_t> hints_;
+  int arguments_ = 0;  // placeholders met: the call argument of the next one
 };
 
 }  // namespace

@@ -18,6 +18,10 @@ struct LoweredGraph {
   std::vector<std::string> inputs;   // Input buffers, in placeholder order
   std::vector<std::string> outputs;  // returned buffers, in return order (inputs and aliases allowed)
   std::vector<std::pair<std::string, Ref>> constants;  // Constant buffer name -> the real tensor
+  // Symbolic sizes: as ir::Program's.
+  std::vector<ir::Symbol> symbols;
+  std::vector<int> input_arguments;
+  int arguments = -1;
 };
 
 // Switches for what a code generator may not support yet; everything defaults to on.

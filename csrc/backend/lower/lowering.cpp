@@ -64,7 +64,7 @@ DType result_type(const std::vector<Operand>& operands) {
       update(op.tensor->rank() == 0 ? zero : dim, op.tensor->dtype);
     } else if (op.number.kind == FxArg::Kind::Bool) {
       update(wrapped, DType::Bool);
-    } else if (op.number.kind == FxArg::Kind::Int) {
+    } else if (op.number.kind == FxArg::Kind::Int || op.number.kind == FxArg::Kind::SymInt) {
       update(wrapped, DType::Int64);
     } else if (op.number.kind == FxArg::Kind::Float) {
       update(wrapped, DType::Float32);  // the default dtype
@@ -315,6 +315,7 @@ Scalar operand_scalar(const Operand& op, const Index& index, size_t out_rank, DT
   (void)out_rank;
   if (op.tensor) return ir::cast(op.tensor->load(index), compute);
   if (op.number.kind == FxArg::Kind::Float) return ir::constant(op.number.f, compute);
+  if (op.number.kind == FxArg::Kind::SymInt) return ir::cast(index_scalar(op.number.expr), compute);
   return ir::constant_int(op.number.as_int(), compute);
 }
 

@@ -279,7 +279,7 @@ Lowered lower_arange(LoweringContext& ctx, const FxNode& node, int form) {
   DType out = meta.dtype;
   bool integral = ir::is_integral(out) && start.kind != FxArg::Kind::Float && step.kind != FxArg::Kind::Float;
   return Lowered::one(ctx.lazy(out, meta.sizes, [=](const Index& index) {
-    if (integral) return ir::cast(index_scalar(Expr(start.as_int()) + index[0] * Expr(step.as_int())), compute_dtype(out));
+    if (integral) return ir::cast(index_scalar(start.as_expr() + index[0] * step.as_expr()), compute_dtype(out));
     // start + i*step in double, then to the output type, like eager's accumulate type.
     Scalar i = ir::cast(index_scalar(index[0]), DType::Float64);
     Scalar value = ir::binary(ScalarOp::Add, ir::constant(start.as_double(), DType::Float64),

@@ -56,7 +56,7 @@ Scalar math(ScalarOp op, const std::vector<Scalar>& a, DType dtype) {
   return ir::binary(op, a[0], a[1], dtype);
 }
 
-bool is_int_valued(const FxArg& arg, int64_t v) { return arg.is_number() && arg.as_double() == static_cast<double>(v); }
+bool is_int_valued(const FxArg& arg, int64_t v) { return arg.is_fixed_number() && arg.as_double() == static_cast<double>(v); }
 
 // ---- unary ----
 
@@ -161,7 +161,7 @@ Lowered lower_pow(LoweringContext& ctx, const FxNode& node) {
   const FxArg exponent = ops[1].tensor ? FxArg{} : ops[1].number;
   return Lowered::one(elementwise(ctx, node, ops, Promote::Default, [exponent](const std::vector<Scalar>& a, DType compute) {
     // Strength reduction of common constant exponents, as eager's pow kernels do.
-    if (exponent.is_number()) {
+    if (exponent.is_fixed_number()) {
       double e = exponent.as_double();
       if (e == 1.0) return a[0];
       if (e == 2.0) return ir::binary(ScalarOp::Mul, a[0], a[0], compute);

@@ -13,31 +13,60 @@ int64_t static_size(const Expr& e) {
   return e.const_value();
 }
 
-// Sizes with one -1 resolved against the element count.
-std::vector<Expr> resolve_sizes(const std::vector<int64_t>& requested, const std::vector<Expr>& old_sizes) {
+// Sizes with one -1 resolved against the element count (exact: the view is valid).
+std::vector<Expr> resolve_sizes(const std::vector<Expr>& requested, const std::vector<Expr>& old_sizes) {
   Expr total = ir::product(old_sizes);
   std::vector<Expr> out;
   int inferred = -1;
   Expr known = 1;
   for (size_t k = 0; k < requested.size(); ++k) {
-    if (requested[k] == -1) {
+    if (requested[k].is_const(-1)) {
       inferred = static_cast<int>(k);
       out.push_back(0);
     } else {
       out.push_back(requested[k]);
-      known = known * Expr(requested[k]);
+      known = known * requested[k];
     }
   }
   if (inferred >= 0) out[inferred] = ir::floordiv(total, known);
   return out;
 }
 
+// Symbolic sizes: from the front, dims of equal size map one to one, and otherwise the fewest
+// dims on one side whose product equals one dim on the other form a group; the rest is one group.
+struct DimGroup {
+  size_t old_begin, old_end, new_begin, new_end;
+};
+std::vector<DimGroup> symbolic_groups(const std::vector<Expr>& old_sizes, const std::vector<Expr>& new_sizes) {
+  std::vector<DimGroup> groups;
+  size_t o = 0, n = 0;
+  auto grows_to = [](const std::vector<Expr>& sizes, size_t from, const Expr& target) -> size_t {
+    Expr p = 1;
+    for (size_t k = from; k < sizes.size(); ++k) {
+      p = p * sizes[k];
+      if (p == target) return k + 1;
+    }
+    return 0;
+  };
+  while (o < old_sizes.size() && n < new_sizes.size()) {
+    if (size_t end = grows_to(old_sizes, o, new_sizes[n])) {
+      groups.push_back({o, end, n, n + 1});
+      o = end, n = n + 1;
+    } else if (size_t end = grows_to(new_sizes, n, old_sizes[o])) {
+      groups.push_back({o, o + 1, n, end});
+      o = o + 1, n = end;
+    } else {
+      break;
+    }
+  }
+  if (o < old_sizes.size() || n < new_sizes.size()) groups.push_back({o, old_sizes.size(), n, new_sizes.size()});
+  return groups;
+}
+
 // For each group of dims whose sizes multiply to the same count, the flat position in the
 // new dims is unflattened over the old dims: small // and % that the simplifier can undo.
 Reindex reshape_reindex(const std::vector<Expr>& old_sizes, const std::vector<Expr>& new_sizes) {
-  struct Group {
-    size_t old_begin, old_end, new_begin, new_end;
-  };
+  using Group = DimGroup;
   std::vector<Group> groups;
   bool all_static = std::all_of(old_sizes.begin(), old_sizes.end(), [](auto& e) { return e.is_const(); }) &&
                     std::all_of(new_sizes.begin(), new_sizes.end(), [](auto& e) { return e.is_const(); });
@@ -59,7 +88,7 @@ Reindex reshape_reindex(const std::vector<Expr>& old_sizes, const std::vector<Ex
       groups.push_back(g);
     }
   } else {
-    groups.push_back({0, old_sizes.size(), 0, new_sizes.size()});
+    groups = symbolic_groups(old_sizes, new_sizes);
   }
   return [groups, old_sizes, new_sizes](const Index& index) {
     Index old(old_sizes.size(), Expr(0));
@@ -91,6 +120,36 @@ Value permute(const Value& x, const std::vector<int64_t>& dims) {
   });
 }
 
+// A slice of a symbolic dimension: fixed bounds clamped by min/max expressions as eager clamps
+// them; symbolic bounds (size arithmetic) only where the node's own size shows them in range.
+Value symbolic_slice(const Value& x, int64_t dim, const FxArg& start_arg, const FxArg& end_arg, int64_t step,
+                     const std::optional<Expr>& result_size) {
+  if (step <= 0) throw UserError("slice step must be positive");
+  const Expr size = x.sizes[dim];
+  auto bound = [&](const FxArg& arg, const Expr& otherwise) -> Expr {
+    if (arg.is_none()) return otherwise;
+    Expr e = arg.as_expr();
+    if (!e.is_const()) return e;
+    int64_t v = e.const_value();
+    if (v >= (int64_t{1} << 62)) return size;  // "to the end"
+    if (v == 0) return Expr(0);
+    return v > 0 ? ir::min(Expr(v), size) : ir::max(size + Expr(v), Expr(0));  // sizes are >= 0
+  };
+  Expr start = bound(start_arg, 0), end = bound(end_arg, size);
+  const bool fixed_bounds = (start_arg.is_none() || start_arg.is_fixed_number()) && (end_arg.is_none() || end_arg.is_fixed_number());
+  if (fixed_bounds) end = ir::max(end, start);
+  Expr length = ir::floordiv(end - start + Expr(step - 1), Expr(step));
+  if (!fixed_bounds && (!result_size || !(*result_size == length))) symbolic_unsupported("a slice with symbolic bounds");
+  if (start.is_const(0) && step == 1 && end == size) return x;
+  std::vector<Expr> sizes = x.sizes;
+  sizes[dim] = result_size ? *result_size : length;
+  return x.view(sizes, [dim, start, step](const Index& index) {
+    Index old = index;
+    old[dim] = start + index[dim] * Expr(step);
+    return old;
+  });
+}
+
 Value slice(const Value& x, int64_t dim, std::optional<int64_t> start_arg, std::optional<int64_t> end_arg, int64_t step) {
   int64_t size = static_size(x.sizes[dim]);
   int64_t start = start_arg.value_or(0), end = end_arg.value_or(size);
@@ -109,9 +168,8 @@ Value slice(const Value& x, int64_t dim, std::optional<int64_t> start_arg, std::
   });
 }
 
-Value select(const Value& x, int64_t dim, int64_t position) {
-  int64_t size = static_size(x.sizes[dim]);
-  if (position < 0) position += size;
+Value select(const Value& x, int64_t dim, int64_t fixed_position) {
+  Expr position = fixed_position < 0 ? x.sizes[dim] + Expr(fixed_position) : Expr(fixed_position);
   std::vector<Expr> sizes = x.sizes;
   sizes.erase(sizes.begin() + dim);
   return x.view(sizes, [dim, position](const Index& index) {
@@ -147,11 +205,11 @@ Value squeeze(const Value& x, std::vector<int64_t> dims) {
   });
 }
 
-Value expand(const Value& x, const std::vector<int64_t>& requested) {
+Value expand(const Value& x, const std::vector<Expr>& requested) {
   std::vector<Expr> sizes;
   size_t lead = requested.size() - x.rank();
   for (size_t k = 0; k < requested.size(); ++k)
-    sizes.push_back(requested[k] == -1 ? x.sizes[k - lead] : Expr(requested[k]));
+    sizes.push_back(requested[k].is_const(-1) ? x.sizes[k - lead] : requested[k]);
   return broadcast_to(x, sizes);
 }
 
@@ -168,7 +226,7 @@ std::optional<int64_t> optional_int(const FxArg& arg) {
 
 Lowered lower_view(LoweringContext& ctx, const FxNode& node) {
   Value x = ctx.tensor_param(node, 0);
-  return Lowered::one(reshape(x, resolve_sizes(node.param(1).as_int_list(), x.sizes)));
+  return Lowered::one(reshape(x, resolve_sizes(node.param(1).as_expr_list(), x.sizes)));
 }
 
 Lowered lower_split(LoweringContext& ctx, const FxNode& node, bool with_sizes) {
@@ -304,11 +362,16 @@ void register_view_lowerings(Registry& r) {
     return Lowered::one(permute(x, {1, 0}));
   };
   r["aten::expand.default"] = [](LoweringContext& ctx, const FxNode& node) {
-    return Lowered::one(expand(ctx.tensor_param(node, 0), node.param(1).as_int_list()));
+    return Lowered::one(expand(ctx.tensor_param(node, 0), node.param(1).as_expr_list()));
   };
   r["aten::slice.Tensor"] = [](LoweringContext& ctx, const FxNode& node) {
     Value x = ctx.tensor_param(node, 0);
     int64_t dim = normalize_dim(node.param(1).as_int(), x.rank());
+    if (!x.sizes[dim].is_const() || node.param(2).kind == FxArg::Kind::SymInt || node.param(3).kind == FxArg::Kind::SymInt) {
+      std::optional<Expr> result_size;
+      if (!node.meta.empty() && node.meta[0] && node.meta[0]->sizes.size() == x.rank()) result_size = node.meta[0]->sizes[dim];
+      return Lowered::one(symbolic_slice(x, dim, node.param(2), node.param(3), node.param(4).as_int(), result_size));
+    }
     return Lowered::one(slice(x, dim, optional_int(node.param(2)), optional_int(node.param(3)), node.param(4).as_int()));
   };
   r["aten::narrow.default"] = [](LoweringContext& ctx, const FxNode& node) {

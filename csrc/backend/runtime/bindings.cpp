@@ -3,7 +3,8 @@
 #include "backend/cache/kernel_cache.h"
 #include "backend/codegen/cpp/prelude.h"
 #include "backend/runtime/compiled_program.h"
-#include "backend/runtime/expr_parser.h"
+#include "backend/runtime/cuda_driver.h"
+#include "backend/ir/expr_parser.h"
 #include "backend/runtime/gil.h"
 #include "backend/runtime/program_dict.h"
 #include "backend/runtime/triton_launch.h"
@@ -142,7 +143,7 @@ PyObject* py_cpp_compile_command(PyObject*, PyObject*) {
 PyObject* py_parse_index(PyObject*, PyObject* arg) {
   CDYNAMO_BOUNDARY_BEGIN
   if (!PyUnicode_Check(arg)) throw UserError("parse_index takes a str", PyExc_TypeError);
-  return PyUnicode_FromString(runtime::parse_expr(PyUnicode_AsUTF8(arg)).py_str().c_str());
+  return PyUnicode_FromString(ir::parse_expr(PyUnicode_AsUTF8(arg)).py_str().c_str());
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
@@ -184,6 +185,36 @@ PyObject* py_triton_time_kernel(PyObject*, PyObject* const* args, Py_ssize_t nar
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
+// cuda_launch_cost(cubin, symbol, pointer_args, stream, launches=50, repeats=20) -> CPU µs per
+// launch of the kernel (one program, null pointer arguments) through the runtime's launch path:
+// the floor under each generated kernel's launch. The kernel must not dereference its arguments.
+// Ownership contract: args borrowed; returns a new reference or NULL with an error.
+PyObject* py_cuda_launch_cost(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  CDYNAMO_BOUNDARY_BEGIN
+  expect_args(nargs, 4, 6, "cuda_launch_cost");
+  if (!PyBytes_Check(args[0])) throw UserError("cuda_launch_cost: cubin must be bytes", PyExc_TypeError);
+  std::string cubin(PyBytes_AS_STRING(args[0]), static_cast<size_t>(PyBytes_GET_SIZE(args[0])));
+  std::string symbol = to_std_string(Handle(args[1]));
+  long pointer_args = PyLong_AsLong(args[2]);
+  void* stream = PyLong_AsVoidPtr(args[3]);
+  long launches = nargs > 4 ? PyLong_AsLong(args[4]) : 50;
+  long repeats = nargs > 5 ? PyLong_AsLong(args[5]) : 20;
+  if (PyErr_Occurred()) throw PythonError();
+  if (pointer_args < 0 || pointer_args > 64 || launches < 1 || repeats < 1)
+    throw UserError("cuda_launch_cost: 0..64 pointer arguments, at least one launch and one repeat", PyExc_ValueError);
+  std::vector<void*> values(static_cast<size_t>(pointer_args), nullptr);
+  std::vector<void*> params;
+  for (void*& v : values) params.push_back(&v);
+  double us = 0;
+  {
+    runtime::GilRelease nogil;
+    runtime::cuda::Kernel kernel(cubin, symbol, 0, 1, 0);
+    us = kernel.cpu_us_per_launch(1, stream, params.data(), static_cast<int>(launches), static_cast<int>(repeats));
+  }
+  return PyFloat_FromDouble(us);
+  CDYNAMO_BOUNDARY_END(nullptr)
+}
+
 PyMethodDef module_methods[] = {
     {"_triton_time_kernel", CDYNAMO_FASTCALL(py_triton_time_kernel), METH_FASTCALL,
      "_triton_time_kernel(result, pointers, scalars, (grid_x, grid_y), stream) -> ms per launch (max-autotune)"},
@@ -203,6 +234,8 @@ PyMethodDef testing_methods[] = {
     {"cpp_prelude", py_cpp_prelude, METH_NOARGS, "the text of cd_prelude.h"},
     {"cpp_compile_command", py_cpp_compile_command, METH_NOARGS, "(compiler flags, link libraries)"},
     {"parse_index", py_parse_index, METH_O, "parse_index(text) -> simplified expression"},
+    {"cuda_launch_cost", CDYNAMO_FASTCALL(py_cuda_launch_cost), METH_FASTCALL,
+     "cuda_launch_cost(cubin, symbol, pointer_args, stream, launches=50, repeats=20) -> CPU us per launch"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

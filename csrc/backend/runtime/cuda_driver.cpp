@@ -3,6 +3,7 @@
 #include "backend/runtime/cuda_driver.h"
 #include <dlfcn.h>
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <vector>
 #include "common/error.h"
@@ -170,6 +171,25 @@ double Kernel::time_launches(uint32_t grid_x, uint32_t grid_y, void* stream, voi
     check_cu(d.cuEventElapsedTime(&ms, events.start, events.stop), "cuEventElapsedTime");
     times.push_back(static_cast<double>(ms) / launches);
   }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+double Kernel::cpu_us_per_launch(uint32_t grid_x, void* stream, void** params, int launches, int repeats) const {
+  const Driver& d = driver();
+  void* drained = nullptr;
+  check_cu(d.cuEventCreate(&drained, 0), "cuEventCreate");
+  std::vector<double> times;
+  std::string error;
+  for (int r = 0; r <= repeats && error.empty(); ++r) {
+    auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < launches && error.empty(); ++k) error = launch(grid_x, 1, stream, params);
+    auto stop = std::chrono::steady_clock::now();
+    if (r > 0) times.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / launches);  // batch 0 warms
+    if (d.cuEventRecord(drained, static_cast<CUstream>(stream)) == 0) d.cuEventSynchronize(drained);
+  }
+  d.cuEventDestroy(drained);
+  if (!error.empty()) throw UserError("timing launches: " + error);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

@@ -24,6 +24,9 @@ class Kernel {
   // Milliseconds per launch, median of `repeats` timed batches of `launches` launches on stream
   // (CUDA events; blocks until they finish). Throws UserError on a driver error.
   double time_launches(uint32_t grid_x, uint32_t grid_y, void* stream, void** params, int launches, int repeats) const;
+  // Microseconds of CPU per launch() call: median of `repeats` batches of `launches`, the stream
+  // drained between batches so that a full launch queue never blocks (a launch-overhead probe).
+  double cpu_us_per_launch(uint32_t grid_x, void* stream, void** params, int launches, int repeats) const;
   int device() const { return device_; }
 
  private:

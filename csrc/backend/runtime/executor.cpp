@@ -15,7 +15,9 @@
 #include <optional>
 #include <set>
 #include "backend/runtime/executor.h"
+#include "backend/ir/expr_parser.h"
 #include "backend/runtime/extern_args.h"
+#include "backend/runtime/size_expr.h"
 #include "backend/runtime/gil.h"
 #include "common/error.h"
 #include "common/py_import.h"
@@ -28,20 +30,46 @@ using ir::DType;
 // ---------------------------------------------------------------------------------------------
 // The plan: slots for buffers, steps with resolved kernels and ops.
 
+struct Layout {
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+// A layout as views of values held elsewhere (a static buffer's Layout, or a call's flat array).
+struct LayoutRef {
+  c10::IntArrayRef sizes, strides;
+  int64_t offset = 0;
+};
+
 struct BufferInfo {
   std::string name;
   ir::Buffer::Kind kind;
   at::ScalarType dtype;
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0, itemsize = 0;
+  Layout fixed;  // a static buffer's layout
+  // A buffer of symbolic sizes: its layout, evaluated on each call (CallState::layouts).
+  bool symbolic = false;
+  std::vector<SizeExpr> size_exprs, stride_exprs;
+  SizeExpr offset_expr;
+  int64_t itemsize = 0;
   int reuses = -1;
   c10::Device device = c10::Device(c10::kCPU);
 };
 
+// What one call computes before running its steps: the size symbols' values and the layouts of
+// the buffers whose sizes are symbolic (views into one flat array: three allocations a call).
+struct CallState {
+  std::vector<int64_t> symbols;
+  std::vector<int64_t> values;     // every symbolic buffer's sizes, then strides, back to back
+  std::vector<LayoutRef> layouts;  // by slot; set for symbolic buffers only
+  const int64_t* symbol_values() const { return symbols.empty() ? nullptr : symbols.data(); }
+};
+
 struct ArgSource {
-  enum Kind { Tensor, TensorList, OptionalTensorList, Constant } kind = Constant;
+  enum Kind { Tensor, TensorList, OptionalTensorList, Constant, SymbolicInts } kind = Constant;
   std::vector<int> slots;  // -1: None in an optional list
   c10::IValue value;
+  std::vector<SizeExpr> ints;  // SymbolicInts: an int (one) or an int list, evaluated per call
+  bool int_list = false;
 };
 
 struct StepPlan {
@@ -66,9 +94,31 @@ struct KeptResult {
   std::vector<at::Tensor> outputs;
 };
 
-int64_t evaluate(const ir::Expr& e, const std::string& what) {
-  if (!e.is_const()) throw UserError("the C++ runtime does not support symbolic sizes yet (" + what + " = " + e.str() + ")");
-  return e.const_value();
+// An extern's int or int[] argument that names size symbols ("[s0, 768]"): its expressions.
+std::optional<std::vector<ir::Expr>> symbolic_ints(const std::string& text, const c10::TypePtr& type, bool& is_list) {
+  if (std::none_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) return std::nullopt;
+  c10::TypePtr t = type->kind() == c10::TypeKind::OptionalType ? type->expectRef<c10::OptionalType>().getElementType() : type;
+  is_list = t->kind() == c10::TypeKind::ListType;
+  c10::TypePtr item = is_list ? t->expectRef<c10::ListType>().getElementType() : t;
+  if (item->kind() != c10::TypeKind::IntType && item->kind() != c10::TypeKind::SymIntType) return std::nullopt;
+  std::string inner = text;
+  if (is_list) {
+    if (inner.size() < 2 || inner.front() != '[' || inner.back() != ']') return std::nullopt;
+    inner = inner.substr(1, inner.size() - 2);
+  }
+  std::vector<ir::Expr> out;  // items split at commas outside parentheses
+  int depth = 0;
+  size_t start = 0;
+  for (size_t k = 0; k <= inner.size(); ++k) {
+    if (k < inner.size() && inner[k] == '(') ++depth;
+    if (k < inner.size() && inner[k] == ')') --depth;
+    if (k == inner.size() || (inner[k] == ',' && depth == 0)) {
+      std::string item_text = inner.substr(start, k - start);
+      if (item_text.find_first_not_of(' ') != std::string::npos) out.push_back(ir::parse_expr(item_text));
+      start = k + 1;
+    }
+  }
+  return out;
 }
 
 
@@ -85,15 +135,27 @@ class Executor {
     if (it == slot_of_.end()) throw InternalError("compiled program: no buffer named " + name);
     return it->second;
   }
-  void check_input(const at::Tensor& t, size_t position) const;
-  void allocate(std::vector<at::Tensor>& slots, int s) const;
-  void run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const;
-  char* pointer(const at::Tensor& t, int s) const {
-    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.data_ptr()) - buffers_[s].offset * buffers_[s].itemsize);
+  void check_input(const at::Tensor& t, size_t position, const CallState& call) const;
+  void allocate(std::vector<at::Tensor>& slots, int s, const CallState& call) const;
+  void run_extern(const StepPlan& step, std::vector<at::Tensor>& slots, const CallState& call) const;
+  LayoutRef layout(int s, const CallState& call) const {
+    if (buffers_[s].symbolic) return call.layouts[s];
+    const Layout& l = buffers_[s].fixed;
+    return {l.sizes, l.strides, l.offset};
+  }
+  // The symbols' values from the call's arguments, then the symbolic buffers' layouts.
+  CallState begin_call(PyObject* const* args) const;
+  char* pointer(const at::Tensor& t, int s, const CallState& call) const {
+    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.data_ptr()) - layout(s, call).offset * buffers_[s].itemsize);
   }
 
   std::vector<BufferInfo> buffers_;
   std::map<std::string, int> slot_of_;
+  std::vector<ir::Symbol> symbols_;
+  size_t arguments_ = 0;           // call arguments: the inputs, and numbers that give symbols
+  std::vector<int> input_arguments_;  // per input: its call argument
+  std::vector<int> symbolic_slots_;   // buffers whose layout is evaluated per call
+  size_t symbolic_values_ = 0;        // their sizes and strides, all together
   std::vector<int> input_slots_, output_slots_;
   std::vector<int> output_input_position_;  // for outputs that are inputs: the argument to return
   std::set<int> kernel_reads_;               // slots some generated kernel reads (not only externs)
@@ -131,10 +193,21 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     info.kind = b.kind;
     info.dtype = scalar_type_of(b.dtype);
     info.itemsize = ir::dtype_size(b.dtype);
-    for (const ir::Expr& e : b.sizes) info.sizes.push_back(evaluate(e, b.name + " size"));
-    for (const ir::Expr& e : b.strides) info.strides.push_back(evaluate(e, b.name + " stride"));
-    if (info.strides.size() != info.sizes.size()) throw InternalError("buffer " + b.name + ": sizes and strides differ in rank");
-    info.offset = evaluate(b.offset, b.name + " offset");
+    if (b.strides.size() != b.sizes.size()) throw InternalError("buffer " + b.name + ": sizes and strides differ in rank");
+    info.size_exprs = size_exprs(b.sizes, program.symbols, "buffer " + b.name);
+    info.stride_exprs = size_exprs(b.strides, program.symbols, "buffer " + b.name);
+    info.offset_expr = SizeExpr(b.offset, program.symbols, "buffer " + b.name);
+    info.symbolic = !info.offset_expr.is_const();
+    for (const auto* list : {&info.size_exprs, &info.stride_exprs})
+      for (const SizeExpr& e : *list) info.symbolic = info.symbolic || !e.is_const();
+    if (info.symbolic) {
+      symbolic_slots_.push_back(static_cast<int>(buffers_.size()));
+      symbolic_values_ += 2 * info.size_exprs.size();
+    } else {
+      for (const SizeExpr& e : info.size_exprs) info.fixed.sizes.push_back(e.const_value());
+      for (const SizeExpr& e : info.stride_exprs) info.fixed.strides.push_back(e.const_value());
+      info.fixed.offset = info.offset_expr.const_value();
+    }
     info.device = c10::Device(b.device);
     slot_of_[b.name] = static_cast<int>(buffers_.size());
     buffers_.push_back(std::move(info));
@@ -142,10 +215,16 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
   for (size_t k = 0; k < program.buffers.size(); ++k)
     if (!program.buffers[k].reuses.empty()) buffers_[k].reuses = slot(program.buffers[k].reuses);
   for (const std::string& name : program.inputs) input_slots_.push_back(slot(name));
+  symbols_ = program.symbols;
+  arguments_ = program.arguments >= 0 ? static_cast<size_t>(program.arguments) : program.inputs.size();
+  input_arguments_ = program.input_arguments;
+  if (input_arguments_.empty())
+    for (size_t k = 0; k < program.inputs.size(); ++k) input_arguments_.push_back(static_cast<int>(k));
+  if (input_arguments_.size() != program.inputs.size()) throw InternalError("compiled program: an argument position per input expected");
   for (const std::string& name : program.outputs) {
     output_slots_.push_back(slot(name));
     auto it = std::find(program.inputs.begin(), program.inputs.end(), name);
-    output_input_position_.push_back(it == program.inputs.end() ? -1 : static_cast<int>(it - program.inputs.begin()));
+    output_input_position_.push_back(it == program.inputs.end() ? -1 : input_arguments_[it - program.inputs.begin()]);
   }
   std::set<int> defined(input_slots_.begin(), input_slots_.end());
   for (const auto& [name, obj] : constants) {
@@ -229,6 +308,9 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
                                 formal.type()->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::OptionalType;
           src.kind = optional_elems ? ArgSource::OptionalTensorList : ArgSource::TensorList;
           for (const std::string& name : *list) src.slots.push_back(name.empty() ? -1 : slot(name));
+        } else if (auto ints = symbols_.empty() ? std::nullopt : symbolic_ints(a.constant, formal.real_type(), src.int_list)) {
+          src.kind = ArgSource::SymbolicInts;
+          src.ints = size_exprs(*ints, symbols_, plan.name + " argument " + formal.name());
         } else {
           try {
             src.value = parse_constant(a.constant, formal.real_type(), formal.N());
@@ -280,8 +362,9 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       for (int s : step.allocate) {
         const BufferInfo& b = buffers_[s];
         int64_t bytes = b.itemsize;
-        for (int64_t size : b.sizes) bytes *= size;
-        reusable_[s] = b.reuses < 0 && b.offset == 0 && bytes >= options.reuse_min_bytes && !step.keep && b.device.is_cpu();
+        for (int64_t size : b.fixed.sizes) bytes *= size;
+        reusable_[s] = !b.symbolic && b.reuses < 0 && b.fixed.offset == 0 && bytes >= options.reuse_min_bytes && !step.keep &&
+                       b.device.is_cpu();
       }
   }
 
@@ -378,17 +461,18 @@ void Executor::store_kept(size_t step_index, const std::vector<at::Tensor>& slot
   kept_results_[step_index] = std::move(result);
 }
 
-void Executor::check_input(const at::Tensor& t, size_t position) const {
+void Executor::check_input(const at::Tensor& t, size_t position, const CallState& call) const {
   const BufferInfo& b = buffers_[input_slots_[position]];
-  bool ok = t.scalar_type() == b.dtype && t.device() == b.device && t.dim() == static_cast<int64_t>(b.sizes.size());
-  for (size_t d = 0; ok && d < b.sizes.size(); ++d) {
-    ok = t.size(static_cast<int64_t>(d)) == b.sizes[d];
-    if (ok && b.sizes[d] > 1 && t.numel() > 0) ok = t.stride(static_cast<int64_t>(d)) == b.strides[d];
+  const LayoutRef l = layout(input_slots_[position], call);
+  bool ok = t.scalar_type() == b.dtype && t.device() == b.device && t.dim() == static_cast<int64_t>(l.sizes.size());
+  for (size_t d = 0; ok && d < l.sizes.size(); ++d) {
+    ok = t.size(static_cast<int64_t>(d)) == l.sizes[d];
+    if (ok && l.sizes[d] > 1 && t.numel() > 0) ok = t.stride(static_cast<int64_t>(d)) == l.strides[d];
   }
   if (ok) return;
   // A CPU scalar where the fake kernel said the device (flash attention's philox seed and offset,
   // saved for its backward): read only by aten calls, which take it as the op returned it.
-  if (t.dim() == 0 && b.sizes.empty() && t.device().is_cpu() && t.scalar_type() == b.dtype &&
+  if (t.dim() == 0 && l.sizes.empty() && t.device().is_cpu() && t.scalar_type() == b.dtype &&
       !kernel_reads_.count(input_slots_[position]))
     return;
   auto text = [](c10::IntArrayRef v) {
@@ -397,20 +481,21 @@ void Executor::check_input(const at::Tensor& t, size_t position) const {
     return s + "]";
   };
   throw UserError("compiled program input " + std::to_string(position) + " (" + b.name + "): expected " +
-                      std::string(c10::toString(b.dtype)) + " " + text(b.sizes) + " with strides " + text(b.strides) + " on " +
+                      std::string(c10::toString(b.dtype)) + " " + text(l.sizes) + " with strides " + text(l.strides) + " on " +
                       b.device.str() + ", got " + c10::toString(t.scalar_type()) + " " + text(t.sizes()) + " with strides " +
                       text(t.strides()) + " on " + t.device().str(),
                   PyExc_ValueError);
 }
 
-void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
+void Executor::allocate(std::vector<at::Tensor>& slots, int s, const CallState& call) const {
   const BufferInfo& b = buffers_[s];
+  const LayoutRef l = layout(s, call);
   if (b.reuses >= 0) {
     const BufferInfo& base_info = buffers_[b.reuses];
     at::Tensor base = slots[b.reuses];
     if (!base.defined()) throw InternalError(b.name + " reuses " + base_info.name + ", whose storage is gone");
     if (base.scalar_type() != b.dtype) base = base.view(b.dtype);  // same item size, as the planner guarantees
-    slots[s] = base.as_strided(b.sizes, b.strides, base.storage_offset() - base_info.offset + b.offset);
+    slots[s] = base.as_strided(l.sizes, l.strides, base.storage_offset() - layout(b.reuses, call).offset + l.offset);
     return;
   }
   auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
@@ -422,17 +507,17 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s) const {
     }
     // Only ours: the caller dropped the tensor (and every view of it) that last used it.
     if (kept && kept.use_count() == 1) {
-      slots[s] = at::empty({0}, options).set_(kept, 0, b.sizes, b.strides);
+      slots[s] = at::empty({0}, options).set_(kept, 0, l.sizes, l.strides);
       return;
     }
   }
-  if (b.offset == 0) {
-    slots[s] = at::empty_strided(b.sizes, b.strides, options);
+  if (l.offset == 0) {
+    slots[s] = at::empty_strided(l.sizes, l.strides, options);
     return;
   }
   int64_t span = 1;
-  for (size_t d = 0; d < b.sizes.size(); ++d) span += (b.sizes[d] - 1) * b.strides[d];
-  slots[s] = at::empty({b.offset + span}, options).as_strided(b.sizes, b.strides, b.offset);
+  for (size_t d = 0; d < l.sizes.size(); ++d) span += (l.sizes[d] - 1) * l.strides[d];
+  slots[s] = at::empty({l.offset + span}, options).as_strided(l.sizes, l.strides, l.offset);
 }
 
 void Executor::keep(int s, const at::Tensor& t) const {
@@ -441,7 +526,7 @@ void Executor::keep(int s, const at::Tensor& t) const {
   kept_[s] = t.storage();
 }
 
-void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) const {
+void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots, const CallState& call) const {
   torch::jit::Stack stack;
   stack.reserve(step.args.size());
   for (const ArgSource& a : step.args) {
@@ -460,6 +545,13 @@ void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) 
         break;
       }
       case ArgSource::Constant: stack.push_back(a.value); break;
+      case ArgSource::SymbolicInts: {
+        std::vector<int64_t> values;
+        for (const SizeExpr& e : a.ints) values.push_back(e(call.symbol_values()));
+        if (a.int_list) stack.emplace_back(std::move(values));
+        else stack.emplace_back(values.at(0));
+        break;
+      }
     }
   }
   step.op->callBoxed(stack);
@@ -481,18 +573,19 @@ void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots) 
     if (!t.defined()) {
       // An output the op leaves undefined at run time (mkldnn_rnn_layer's workspace outside
       // training) that its fake kernel describes: the planned buffer stands in for it, unwritten.
-      allocate(slots, s);
+      allocate(slots, s, call);
       continue;
     }
-    bool layout_ok = t.scalar_type() == b.dtype && t.dim() == static_cast<int64_t>(b.sizes.size());
-    for (size_t d = 0; layout_ok && d < b.sizes.size(); ++d) {
-      if (t.size(static_cast<int64_t>(d)) != b.sizes[d])
+    const LayoutRef l = layout(s, call);
+    bool layout_ok = t.scalar_type() == b.dtype && t.dim() == static_cast<int64_t>(l.sizes.size());
+    for (size_t d = 0; layout_ok && d < l.sizes.size(); ++d) {
+      if (t.size(static_cast<int64_t>(d)) != l.sizes[d])
         throw InternalError(step.name + " returned a tensor of another shape than buffer " + b.name);
-      if (b.sizes[d] > 1 && t.stride(static_cast<int64_t>(d)) != b.strides[d]) layout_ok = false;
+      if (l.sizes[d] > 1 && t.stride(static_cast<int64_t>(d)) != l.strides[d]) layout_ok = false;
     }
     if (!layout_ok) {
       // Kernels index buffers by the planned layout: copy what the op returned into it.
-      allocate(slots, s);
+      allocate(slots, s, call);
       slots[s].copy_(t);
     } else {
       slots[s] = std::move(t);
@@ -516,16 +609,55 @@ void match_thread_count() {
   applied = wanted;
 }
 
+CallState Executor::begin_call(PyObject* const* args) const {
+  CallState call;
+  if (symbols_.empty()) return call;
+  call.symbols.reserve(symbols_.size());
+  for (const ir::Symbol& symbol : symbols_) {
+    PyObject* arg = args[symbol.argument];
+    if (symbol.source == ir::Symbol::Source::Scalar) {
+      int64_t v = PyLong_AsLongLong(arg);
+      if (v == -1 && PyErr_Occurred()) throw PythonError();
+      call.symbols.push_back(v);
+      continue;
+    }
+    const at::Tensor& t = THPVariable_Unpack(arg);
+    if (symbol.dim >= t.dim()) throw UserError("compiled program argument " + std::to_string(symbol.argument) + " has too few dimensions", PyExc_ValueError);
+    call.symbols.push_back(symbol.source == ir::Symbol::Source::Size     ? t.size(symbol.dim)
+                           : symbol.source == ir::Symbol::Source::Stride ? t.stride(symbol.dim)
+                                                                         : t.storage_offset());
+  }
+  call.layouts.resize(buffers_.size());
+  call.values.resize(symbolic_values_);  // never reallocated below: the views stay valid
+  const int64_t* symbols = call.symbols.data();
+  int64_t* next = call.values.data();
+  for (int s : symbolic_slots_) {
+    const BufferInfo& b = buffers_[s];
+    const size_t rank = b.size_exprs.size();
+    for (size_t d = 0; d < rank; ++d) next[d] = b.size_exprs[d](symbols);
+    for (size_t d = 0; d < rank; ++d) next[rank + d] = b.stride_exprs[d](symbols);
+    call.layouts[s] = {c10::IntArrayRef(next, rank), c10::IntArrayRef(next + rank, rank), b.offset_expr(symbols)};
+    next += 2 * rank;
+  }
+  return call;
+}
+
 PyObject* Executor::call(PyObject* const* args, size_t nargs) {
-  if (nargs != input_slots_.size())
-    throw UserError("compiled program takes " + std::to_string(input_slots_.size()) + " tensors, " + std::to_string(nargs) +
-                        " given",
+  if (nargs != arguments_)
+    throw UserError("compiled program takes " + std::to_string(arguments_) + (arguments_ == 1 ? " argument, " : " arguments, ") +
+                        std::to_string(nargs) + " given",
                     PyExc_TypeError);
+  for (size_t k = 0; k < input_slots_.size(); ++k)
+    if (!THPVariable_Check(args[input_arguments_[k]]))
+      throw UserError("compiled program argument " + std::to_string(input_arguments_[k]) + " is not a tensor", PyExc_TypeError);
+  for (const ir::Symbol& symbol : symbols_)
+    if (symbol.source == ir::Symbol::Source::Scalar && !PyLong_Check(args[symbol.argument]))
+      throw UserError("compiled program argument " + std::to_string(symbol.argument) + " is not an int", PyExc_TypeError);
+  const CallState call = begin_call(args);
   std::vector<at::Tensor> slots(buffers_.size());
-  for (size_t k = 0; k < nargs; ++k) {
-    if (!THPVariable_Check(args[k])) throw UserError("compiled program argument " + std::to_string(k) + " is not a tensor", PyExc_TypeError);
-    const at::Tensor& t = THPVariable_Unpack(args[k]);
-    check_input(t, k);
+  for (size_t k = 0; k < input_slots_.size(); ++k) {
+    const at::Tensor& t = THPVariable_Unpack(args[input_arguments_[k]]);
+    check_input(t, k, call);
     slots[input_slots_[k]] = t;
   }
   for (const auto& [s, t] : constants_) slots[s] = t;
@@ -549,18 +681,18 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
         for (int s : step.free) slots[s].reset();
         continue;
       }
-      for (int s : step.allocate) allocate(slots, s);
+      for (int s : step.allocate) allocate(slots, s, call);
       if (step.kernel) {
         // Named in torch.profiler traces (extern ops appear there through the dispatcher).
         RECORD_FUNCTION(step.profile_name.c_str(), std::vector<c10::IValue>());
         pointers.clear();
-        for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s));
+        for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s, call));
         void* stream = streams.empty() ? nullptr : current_stream(step.kernel->cuda_device(), streams);
-        if (step.kernel->launch(pointers.data(), stream) != 0)
+        if (step.kernel->launch(pointers.data(), call.symbol_values(), stream) != 0)
           throw UserError("compiled program: an index is out of bounds (an indirect load in " + step.name + ")", PyExc_IndexError);
         if (step.keep) store_kept(k, slots);
       } else {
-        run_extern(step, slots);
+        run_extern(step, slots, call);
       }
       for (int s : step.free) {
         keep(s, slots[s]);
@@ -574,7 +706,7 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
   // autograd keys: as eager's, they share their base's version counter (a write through one is
   // seen by autograd's checks on the other).
   for (int s : output_slots_)
-    if (buffers_[s].reuses >= 0) allocate(slots, s);
+    if (buffers_[s].reuses >= 0) allocate(slots, s, call);
   for (size_t s = 0; s < slots.size(); ++s) keep(static_cast<int>(s), slots[s]);
   Ref result = check(PyTuple_New(static_cast<Py_ssize_t>(output_slots_.size())));
   for (size_t k = 0; k < output_slots_.size(); ++k) {

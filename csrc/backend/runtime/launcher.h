@@ -2,6 +2,7 @@
 // Triton kernel on a CUDA stream, or a Triton kernel through Triton's interpreter (CPU tensors).
 // Assumes buffers are passed as both targets' ABIs define them (cpp_codegen.h, triton_codegen.h).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include "backend/cache/kernel_cache.h"
 
@@ -11,10 +12,12 @@ class KernelLauncher {
  public:
   virtual ~KernelLauncher() = default;
   // buffers[k]: the storage pointer of the kernel's k-th buffer (inputs, outputs, locals),
-  // addressing element 0 of its offset space. stream: the CUstream of cuda_device() current in
-  // torch at the call (null on the CPU). Called without the GIL (launchers that need Python
-  // take it themselves). Returns nonzero when an indirect position was out of range.
-  virtual int launch(char** buffers, void* stream) const = 0;
+  // addressing element 0 of its offset space. symbols: this call's values of the program's size
+  // symbols (ir::Program::symbols order; null for a static program). stream: the CUstream of
+  // cuda_device() current in torch at the call (null on the CPU). Called without the GIL
+  // (launchers that need Python take it themselves). Returns nonzero when an indirect position
+  // was out of range.
+  virtual int launch(char** buffers, const int64_t* symbols, void* stream) const = 0;
   // The CUDA device the kernel runs on, or -1 for a CPU kernel.
   virtual int cuda_device() const { return -1; }
 };

@@ -134,6 +134,9 @@ ir::Extern read_extern(Reader& r) {
 
 std::string serialize_program(const ir::Program& program, const std::vector<std::string>& kernel_keys,
                               const std::vector<std::string>& kernel_symbols) {
+  // Symbolic programs are compiled per graph and not stored (their key would be the symbolic graph).
+  if (!program.symbols.empty() || !program.input_arguments.empty())
+    throw UserError("cannot store a program with symbolic sizes or number arguments");
   Writer w;
   w.str(kMagic);
   w.num(static_cast<int64_t>(program.buffers.size()));

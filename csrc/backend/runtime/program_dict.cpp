@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
-#include "backend/runtime/expr_parser.h"
+#include "backend/ir/expr_parser.h"
 #include "common/error.h"
 #include "common/py_import.h"
 
@@ -47,7 +47,7 @@ ir::Expr expr(Handle obj) {
     if (v == -1 && PyErr_Occurred()) throw PythonError();
     return ir::Expr(static_cast<int64_t>(v));
   }
-  return parse_expr(text(obj));
+  return ir::parse_expr(text(obj));
 }
 
 std::vector<ir::Expr> exprs(Handle seq) {

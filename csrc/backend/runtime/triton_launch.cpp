@@ -45,10 +45,8 @@ class CudaTritonLauncher final : public KernelLauncher {
         rebuild_unaligned_(Ref::borrow(rebuild_unaligned)) {
     if (shape_.error_flag)  // one int32 on the device; out-of-range positions read element 0 (never outside)
       error_ = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(at::Device(at::kCUDA, static_cast<int8_t>(binary.device))));
-    for (const auto& [value, wide] : shape_.scalars) {
-      if (wide) scalars64_.push_back(value);
-      else scalars32_.push_back(static_cast<int32_t>(value));
-    }
+    symbolic_ = shape_.symbolic();
+    if (!symbolic_) static_values_ = launch_values(shape_, nullptr);
   }
 
   ~CudaTritonLauncher() override {
@@ -58,13 +56,21 @@ class CudaTritonLauncher final : public KernelLauncher {
     PyGILState_Release(gil);
   }
 
-  int launch(char** buffers, void* stream) const override {
-    if (shape_.grid == 0 || shape_.grid_y == 0) return 0;
+  int launch(char** buffers, const int64_t* symbols, void* stream) const override {
+    constexpr size_t kMaxParams = 256;
+    if (shape_.pointer_count + shape_.scalars.size() + 4 > kMaxParams) throw UserError("a Triton kernel with too many arguments");
+    int64_t values64[kMaxParams];
+    int64_t grid = static_values_.grid, grid_y = static_values_.grid_y;
+    if (symbolic_) {
+      evaluate_launch(shape_, symbols, values64, grid, grid_y);
+    } else {
+      for (size_t k = 0; k < static_values_.scalars.size(); ++k) values64[k] = static_values_.scalars[k].first;
+    }
+    if (grid == 0 || grid_y == 0) return 0;
     bool aligned = true;
     for (size_t k = 0; k < shape_.pointer_count; ++k) aligned = aligned && reinterpret_cast<uintptr_t>(buffers[k]) % 16 == 0;
     const cuda::Kernel& kernel = aligned ? kernel_ : unaligned_kernel();
     // The parameter block: each entry points at one parameter's value.
-    constexpr size_t kMaxParams = 256;
     void* values[kMaxParams];
     void* params[kMaxParams];
     size_t n = 0;
@@ -73,14 +79,16 @@ class CudaTritonLauncher final : public KernelLauncher {
       params[n] = &values[n];
       ++n;
     };
-    if (shape_.pointer_count + shape_.scalars.size() + 4 > kMaxParams) throw UserError("a Triton kernel with too many arguments");
     for (size_t k = 0; k < shape_.pointer_count; ++k) push_pointer(buffers[k]);
     if (shape_.error_flag) push_pointer(error_.data_ptr());
-    size_t i32 = 0, i64 = 0;
-    for (const auto& [value, wide] : shape_.scalars)
-      params[n++] = wide ? const_cast<int64_t*>(&scalars64_[i64++]) : static_cast<void*>(const_cast<int32_t*>(&scalars32_[i32++]));
+    // Each scalar in the width the kernel takes it (int64, or int32).
+    int32_t values32[kMaxParams];
+    for (size_t k = 0; k < shape_.scalars.size(); ++k) {
+      values32[k] = static_cast<int32_t>(values64[k]);
+      params[n++] = shape_.scalars[k].second ? static_cast<void*>(&values64[k]) : static_cast<void*>(&values32[k]);
+    }
     for (int k = 0; k < shape_.implicit_params; ++k) push_pointer(nullptr);
-    std::string error = kernel.launch(static_cast<uint32_t>(shape_.grid), static_cast<uint32_t>(shape_.grid_y), stream, params);
+    std::string error = kernel.launch(static_cast<uint32_t>(grid), static_cast<uint32_t>(grid_y), stream, params);
     if (!error.empty()) throw UserError("cdynamo: launching a Triton kernel failed: " + error);
     return 0;
   }
@@ -111,26 +119,28 @@ class CudaTritonLauncher final : public KernelLauncher {
   mutable std::mutex unaligned_mutex_;
   mutable std::unique_ptr<cuda::Kernel> unaligned_;
   at::Tensor error_;
-  std::vector<int32_t> scalars32_;
-  std::vector<int64_t> scalars64_;
+  bool symbolic_ = false;
+  LaunchValues static_values_;  // a static shape's values, computed once
 };
 
 class InterpretedTritonLauncher final : public KernelLauncher {
  public:
-  InterpretedTritonLauncher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape)
-      : launch_(Ref::borrow(launch)), views_(std::move(views)), shape_(std::move(shape)) {}
+  InterpretedTritonLauncher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape,
+                            std::vector<std::string> scalar_names)
+      : launch_(Ref::borrow(launch)), views_(std::move(views)), shape_(std::move(shape)), scalar_names_(std::move(scalar_names)) {}
   ~InterpretedTritonLauncher() override {
     PyGILState_STATE gil = PyGILState_Ensure();
     launch_.reset();
     PyGILState_Release(gil);
   }
 
-  int launch(char** buffers, void*) const override {
-    if (shape_.grid == 0 || shape_.grid_y == 0) return 0;
+  int launch(char** buffers, const int64_t* symbols, void*) const override {
+    LaunchValues values = launch_values(shape_, symbols);
+    if (values.grid == 0 || values.grid_y == 0) return 0;
     PyGILState_STATE gil = PyGILState_Ensure();
     int status = 0;
     try {
-      status = call(buffers);
+      status = call(buffers, symbols);
     } catch (...) {
       PyGILState_Release(gil);
       throw;
@@ -140,14 +150,16 @@ class InterpretedTritonLauncher final : public KernelLauncher {
   }
 
  private:
-  int call(char** buffers) const {
+  int call(char** buffers, const int64_t* symbols) const {
     size_t count = views_.size() + (shape_.error_flag ? 1 : 0);
     Ref args = check(PyTuple_New(static_cast<Py_ssize_t>(count)));
     // Buffers at one address (an alias and its root) share one storage of the largest extent:
     // the interpreter keys its copies of the arguments by storage address.
+    std::vector<int64_t> extents;
+    for (const BufferView& v : views_) extents.push_back(std::max<int64_t>(v.extent(symbols), 1));
     std::map<char*, int64_t> bytes_at;
     for (size_t k = 0; k < views_.size(); ++k) {
-      int64_t bytes = std::max<int64_t>(views_[k].extent, 1) * ir::dtype_size(views_[k].dtype);
+      int64_t bytes = extents[k] * ir::dtype_size(views_[k].dtype);
       bytes_at[buffers[k]] = std::max(bytes_at[buffers[k]], bytes);
     }
     std::map<char*, at::Storage> storage_at;
@@ -155,7 +167,7 @@ class InterpretedTritonLauncher final : public KernelLauncher {
       storage_at[address] = at::from_blob(address, {bytes}, at::TensorOptions().dtype(at::kByte)).storage();
     for (size_t k = 0; k < views_.size(); ++k) {
       at::Tensor view = at::empty({0}, at::TensorOptions().dtype(scalar_type(views_[k].dtype)));
-      view.set_(storage_at[buffers[k]], 0, {std::max<int64_t>(views_[k].extent, 1)}, {1});
+      view.set_(storage_at[buffers[k]], 0, {extents[k]}, {1});
       PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(k), check(THPVariable_Wrap(view)).release());
     }
     at::Tensor error;
@@ -163,33 +175,69 @@ class InterpretedTritonLauncher final : public KernelLauncher {
       error = at::zeros({1}, at::TensorOptions().dtype(at::kInt));
       PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(views_.size()), check(THPVariable_Wrap(error)).release());
     }
-    Ref result = check(PyObject_Call(launch_.ptr(), args.ptr(), nullptr));
+    Ref kwargs;  // a symbolic program's per-call numels and size symbols, by parameter name
+    if (shape_.symbolic()) {
+      kwargs = check(PyDict_New());
+      LaunchValues values = launch_values(shape_, symbols);
+      for (size_t k = 0; k < values.scalars.size() && k < scalar_names_.size(); ++k)
+        check_status(PyDict_SetItemString(kwargs.ptr(), scalar_names_[k].c_str(), Ref(check(PyLong_FromLongLong(values.scalars[k].first))).ptr()));
+      check_status(PyDict_SetItemString(kwargs.ptr(), "cd_grid", Ref(check(Py_BuildValue("(LL)", static_cast<long long>(values.grid), static_cast<long long>(values.grid_y)))).ptr()));
+    }
+    Ref result = check(PyObject_Call(launch_.ptr(), args.ptr(), kwargs.ptr()));
     return shape_.error_flag && error.item<int32_t>() != 0 ? 1 : 0;
   }
 
   Ref launch_;
   std::vector<BufferView> views_;
   TritonLaunchShape shape_;
+  std::vector<std::string> scalar_names_;  // the kernel's parameter name of each scalar
 };
 
 }  // namespace
 
-TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config) {
+bool TritonLaunchShape::symbolic() const {
+  bool any = !grid.is_const() || !grid_y.is_const();
+  for (const auto& [value, wide] : scalars) any = any || !value.is_const();
+  return any;
+}
+
+TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config,
+                               const std::vector<ir::Symbol>& symbols) {
   TritonLaunchShape shape;
+  shape.kernel_name = k.name;
   for (const codegen::triton::TritonArg& arg : k.args)
     if (!arg.buffer.empty()) ++shape.pointer_count;
   shape.error_flag = k.error_flag;
-  auto value = [](const ir::Expr& e) {
-    if (!e.is_const()) throw UserError("the Triton runtime does not support symbolic sizes yet");
-    return e.const_value();
-  };
-  shape.scalars.emplace_back(value(k.xnumel), k.index64);
-  if (k.reduction) shape.scalars.emplace_back(value(k.rnumel), k.index64);
-  shape.grid = value(codegen::triton::grid_size(k, config));
-  shape.grid_y = value(codegen::triton::grid_columns(k, config));
-  if (shape.grid >= (int64_t{1} << 31)) throw UserError("a Triton kernel with more than 2^31 programs");
-  if (shape.grid_y > 65535) throw UserError("a tiled Triton kernel with more than 65535 column blocks");
+  auto size = [&](const ir::Expr& e) { return SizeExpr(e, symbols, "kernel " + k.name); };
+  shape.scalars.emplace_back(size(k.xnumel), k.index64);
+  if (k.reduction) shape.scalars.emplace_back(size(k.rnumel), k.index64);
+  for (const std::string& symbol : k.symbol_params) shape.scalars.emplace_back(size(ir::Expr::var(symbol)), k.index64);
+  shape.grid = size(codegen::triton::grid_size(k, config));
+  shape.grid_y = size(codegen::triton::grid_columns(k, config));
+  shape.narrow_limits = size_exprs(k.narrow_limits, symbols, "kernel " + k.name);
+  if (!shape.symbolic()) launch_values(shape, nullptr);  // a static kernel's limits fail at compile time
   return shape;
+}
+
+void evaluate_launch(const TritonLaunchShape& shape, const int64_t* symbols, int64_t* scalars, int64_t& grid, int64_t& grid_y) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  for (size_t k = 0; k < shape.scalars.size(); ++k) scalars[k] = shape.scalars[k].first(symbols);
+  grid = shape.grid(symbols);
+  grid_y = shape.grid_y(symbols);
+  for (const SizeExpr& limit : shape.narrow_limits)
+    if (limit(symbols) >= kLimit)
+      throw UserError("kernel " + shape.kernel_name + " was compiled with 32-bit indices for sizes met while compiling; "
+                      "this call's sizes reach 2^31 elements (mark the growing dimension static, or call it at that size first)");
+  if (grid >= kLimit) throw UserError("a Triton kernel with more than 2^31 programs");
+  if (grid_y > 65535) throw UserError("a tiled Triton kernel with more than 65535 column blocks");
+}
+
+LaunchValues launch_values(const TritonLaunchShape& shape, const int64_t* symbols) {
+  LaunchValues values;
+  std::vector<int64_t> scalars(shape.scalars.size());
+  evaluate_launch(shape, symbols, scalars.data(), values.grid, values.grid_y);
+  for (size_t k = 0; k < scalars.size(); ++k) values.scalars.emplace_back(scalars[k], shape.scalars[k].second);
+  return values;
 }
 
 CubinKernel cubin_from_result(Handle result) {
@@ -232,8 +280,9 @@ Launcher cuda_triton_launcher(const CubinKernel& binary, TritonLaunchShape shape
   return std::make_shared<CudaTritonLauncher>(binary, std::move(shape), rebuild_unaligned);
 }
 
-Launcher interpreted_triton_launcher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape) {
-  return std::make_shared<InterpretedTritonLauncher>(launch, std::move(views), std::move(shape));
+Launcher interpreted_triton_launcher(Handle launch, std::vector<BufferView> views, TritonLaunchShape shape,
+                                     std::vector<std::string> scalar_names) {
+  return std::make_shared<InterpretedTritonLauncher>(launch, std::move(views), std::move(shape), std::move(scalar_names));
 }
 
 }  // namespace cdynamo::runtime

@@ -56,7 +56,8 @@ void plan_reuse(ir::Program& program, ScheduleStats& stats) {
         const ir::Buffer& donor = program.buffer(donor_name);
         const std::string& root = roots[donor_name];
         const ir::Buffer& root_buffer = program.buffer(root);
-        if (root_buffer.kind != ir::Buffer::Kind::Intermediate || root_buffer.cached || taken.count(root) || outputs.count(root))
+        if (root_buffer.kind != ir::Buffer::Kind::Intermediate || root_buffer.cached || root_buffer.extern_view || taken.count(root) ||
+            outputs.count(root))
           continue;
         if (donor.dtype != out.dtype || donor.sizes != out.sizes || donor.strides != out.strides || donor.offset != out.offset)
           continue;

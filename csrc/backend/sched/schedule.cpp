@@ -11,6 +11,9 @@ ir::Program program_shell(const lower::LoweredGraph& graph) {
   program.buffers = graph.buffers;
   program.inputs = graph.inputs;
   program.outputs = graph.outputs;
+  program.symbols = graph.symbols;
+  program.input_arguments = graph.input_arguments;
+  program.arguments = graph.arguments;
   return program;
 }
 

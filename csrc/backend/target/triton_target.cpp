@@ -18,6 +18,14 @@ using codegen::triton::LaunchConfig;
 Ref py_str(const std::string& s) { return check(PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()))); }
 Ref py_int(int64_t v) { return check(PyLong_FromLongLong(v)); }
 
+// A size's value at the symbols' hints (what autotuning and the build see of a symbolic size).
+int64_t hint_of(const runtime::SizeExpr& size, const std::vector<ir::Symbol>& symbols) {
+  if (size.is_const()) return size.const_value();
+  std::vector<int64_t> hints;
+  for (const ir::Symbol& s : symbols) hints.push_back(s.hint);
+  return size(hints.data());
+}
+
 void set_item(Handle dict, const char* key, const Ref& value) { check_status(PyDict_SetItemString(dict.ptr(), key, value.ptr())); }
 
 Ref config_list(const LaunchConfig& c) {
@@ -40,13 +48,21 @@ std::string kernel_device(const ir::Program& program, const ir::Kernel& kernel) 
 }
 
 // Elements from a buffer's pointer (element 0 of its offset space) that a kernel may touch.
-int64_t extent_of(const ir::Buffer& b) {
-  std::optional<int64_t> extent = ir::element_extent(b);
-  if (!extent) throw UserError("the Triton target does not support symbolic sizes yet");
-  return *extent;
+runtime::SizeExpr extent_of(const ir::Buffer& b, const std::vector<ir::Symbol>& symbols) {
+  if (std::optional<int64_t> extent = ir::element_extent(b)) return runtime::SizeExpr(*extent);
+  return runtime::SizeExpr(ir::element_extent_expr(b), symbols, "buffer " + b.name);
 }
 
-Ref describe(const GeneratedTritonKernel& k, const std::string& device, const std::vector<runtime::BufferView>& views) {
+// Per scalar parameter (numels, then size symbols): its name and its value, at the hints.
+std::vector<std::pair<std::string, ir::Expr>> scalar_params(const GeneratedTritonKernel& k) {
+  std::vector<std::pair<std::string, ir::Expr>> out = {{"xnumel", k.xnumel}};
+  if (k.reduction) out.emplace_back("rnumel", k.rnumel);
+  for (const std::string& symbol : k.symbol_params) out.emplace_back(symbol, ir::Expr::var(symbol));
+  return out;
+}
+
+Ref describe(const GeneratedTritonKernel& k, const std::string& device, const std::vector<runtime::BufferView>& views,
+             const std::vector<ir::Symbol>& symbols) {
   Ref d = check(PyDict_New());
   set_item(d, "name", py_str(k.name));
   set_item(d, "source", py_str(k.source));
@@ -56,9 +72,13 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device, const st
   Ref scalars = check(PyList_New(0));
   for (const codegen::triton::TritonArg& arg : k.args) check_status(PyDict_SetItemString(signature.ptr(), arg.name.c_str(), py_str(arg.signature).ptr()));
   set_item(d, "signature", signature);
-  check_status(PyList_Append(scalars.ptr(), py_int(k.xnumel.const_value()).ptr()));
-  if (k.reduction) check_status(PyList_Append(scalars.ptr(), py_int(k.rnumel.const_value()).ptr()));
+  Ref varying = check(PyList_New(0));
+  for (const auto& [name, value] : scalar_params(k)) {
+    check_status(PyList_Append(scalars.ptr(), py_int(ir::size_hint(value, symbols)).ptr()));
+    if (!value.is_const()) check_status(PyList_Append(varying.ptr(), py_str(name).ptr()));
+  }
   set_item(d, "scalars", scalars);
+  set_item(d, "varying", varying);
   set_item(d, "reduction", Ref::borrow(k.reduction ? Py_True : Py_False));
   set_item(d, "tiled", Ref::borrow(k.tiled ? Py_True : Py_False));
   set_item(d, "config", config_list(k.config));
@@ -67,7 +87,7 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device, const st
   set_item(d, "candidates", candidates);
   Ref bytes = check(PyList_New(0));  // per pointer argument: what max-autotune allocates to time it
   for (const runtime::BufferView& v : views)
-    check_status(PyList_Append(bytes.ptr(), py_int(std::max<int64_t>(v.extent, 1) * ir::dtype_size(v.dtype)).ptr()));
+    check_status(PyList_Append(bytes.ptr(), py_int(std::max<int64_t>(hint_of(v.extent, symbols), 1) * ir::dtype_size(v.dtype)).ptr()));
   set_item(d, "buffer_bytes", bytes);
   return d;
 }
@@ -80,12 +100,13 @@ struct Item {
   GeneratedTritonKernel kernel;
   std::string device;
   std::vector<runtime::BufferView> views;
+  std::vector<ir::Symbol> symbols;  // the program's
 };
 
 std::vector<runtime::BufferView> views_of(const ir::Program& program, const ir::Kernel& kernel) {
   std::vector<runtime::BufferView> views;
   for (const auto* list : {&kernel.inputs, &kernel.outputs, &kernel.locals})
-    for (const std::string& name : *list) views.push_back({program.buffer(name).dtype, extent_of(program.buffer(name))});
+    for (const std::string& name : *list) views.push_back({program.buffer(name).dtype, extent_of(program.buffer(name), program.symbols)});
   return views;
 }
 
@@ -135,15 +156,17 @@ std::vector<runtime::Launcher> build(const std::vector<Item>& items, const Ref& 
     Handle result = PySequence_Fast_GET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k));
     const auto& item = items[k];
     if (PyCallable_Check(result.ptr())) {  // Triton's interpreter, on CPU tensors
-      runtime::TritonLaunchShape shape = runtime::launch_shape(item.kernel, item.kernel.config);
-      launchers.push_back(runtime::interpreted_triton_launcher(result, item.views, shape));
+      runtime::TritonLaunchShape shape = runtime::launch_shape(item.kernel, item.kernel.config, item.symbols);
+      std::vector<std::string> names;
+      for (const auto& [name, value] : scalar_params(item.kernel)) names.push_back(name);
+      launchers.push_back(runtime::interpreted_triton_launcher(result, item.views, shape, std::move(names)));
       continue;
     }
     Handle config = PyDict_GetItemString(result.ptr(), "config");
     LaunchConfig chosen = config ? config_from(config) : item.kernel.config;
     runtime::CubinKernel binary = runtime::cubin_from_result(result);
     Handle unaligned = PyDict_GetItemString(result.ptr(), "unaligned");
-    launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen), unaligned));
+    launchers.push_back(runtime::cuda_triton_launcher(binary, runtime::launch_shape(item.kernel, chosen, item.symbols), unaligned));
   }
   return launchers;
 }
@@ -202,8 +225,8 @@ class TritonTarget final : public Target {
     for (const ir::Step& step : program.steps) {
       const auto* k = std::get_if<ir::Kernel>(&step);
       if (!k) continue;
-      Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), views_of(program, *k)};
-      check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device, item.views).ptr()));
+      Item item{codegen::triton::generate_kernel(program, *k), kernel_device(program, *k), views_of(program, *k), program.symbols};
+      check_status(PyList_Append(descriptions.ptr(), describe(item.kernel, item.device, item.views, program.symbols).ptr()));
       items->push_back(std::move(item));
     }
     if (blob) *blob = storable(program, descriptions);
@@ -233,7 +256,7 @@ std::vector<runtime::Launcher> triton_launchers_from_blob(const ir::Program& pro
     Ref desc = call_helper("json", "loads", {text});
     if (!PyDict_Check(desc.ptr())) throw UserError("a stored program's Triton kernel is malformed", PyExc_ValueError);
     items->push_back({kernel_from_description(desc), to_std_string(Handle(PyDict_GetItemString(desc.ptr(), "device"))),
-                      views_of(program, *k)});
+                      views_of(program, *k), program.symbols});
     check_status(PyList_Append(descriptions.ptr(), desc.ptr()));
   }
   return job(items, std::move(descriptions))();

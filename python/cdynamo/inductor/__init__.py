@@ -13,7 +13,14 @@ def inductor(gm, example_inputs):
     """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
     from ..shapes import per_shape
 
-    # Kernels are generated for fixed sizes: a graph with symbolic sizes compiles per sizes met.
+    # A graph with symbolic sizes compiles once for all sizes where its kernels can take them as
+    # arguments (symbolic.py says where); otherwise once per sizes met.
+    if not config.cudagraphs:
+        from . import symbolic
+
+        compiled = symbolic.try_compile(gm, example_inputs)
+        if compiled is not None:
+            return compiled
     return per_shape(_compile_static, gm, example_inputs)
 
 

@@ -68,7 +68,7 @@ def _unique_state(gm):
     return list(by_id.values())
 
 
-def aten_graph(gm, example_inputs):
+def aten_graph(gm, example_inputs, fake_mode=None):
     """The functional, decomposed aten-level graph of gm (input mutations become trailing copy_).
 
     Traced on fake tensors of a fake mode of our own, with static shapes: a caller's ambient
@@ -77,16 +77,22 @@ def aten_graph(gm, example_inputs):
     counter) is functionalized like an input's and never made to the real tensor while tracing.
     Those the graph only reads become constants of the aten graph again (the runtime binds the
     very same tensor objects); those it writes stay leading inputs, listed (as the real tensors)
-    in aten_gm.meta["written_state"]."""
+    in aten_gm.meta["written_state"].
+
+    With fake_mode (a symbolic graph's, whose ShapeEnv holds its size symbols), example_inputs
+    are that mode's fakes and the trace keeps their symbolic sizes (size arithmetic becomes
+    SymInt nodes); the parameters stay static."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from .decompositions import table
 
-    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    symbolic = fake_mode is not None
+    if not symbolic:
+        fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     state = _unique_state(gm)
     fake_state = [fake_mode.from_tensor(t, static_shapes=True) for t, _ in state]
-    fake_inputs = [
+    fake_inputs = list(example_inputs) if symbolic else [
         fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs
     ]
 
@@ -95,7 +101,13 @@ def aten_graph(gm, example_inputs):
         return torch.func.functional_call(gm, tensors, tuple(args[len(state):]), tie_weights=False, strict=False)
 
     functional = torch.func.functionalize(with_state, remove="mutations")
-    with fake_mode, torch.no_grad():
+    with fake_mode, torch.no_grad(), _python_dispatcher(symbolic):
+        if symbolic:
+            # functorch's functionalize runs composite ops (linear, matmul) in C++, reading
+            # symbolic sizes as ints (a guard per size): decompose them first, functionalize after.
+            decomposed = make_fx(with_state, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
+                *fake_state, *fake_inputs)
+            functional = torch.func.functionalize(decomposed, remove="mutations")
         aten_gm = make_fx(functional, decomposition_table=table(), tracing_mode="real", _allow_non_fake_inputs=True)(
             *fake_state, *fake_inputs
         )
@@ -104,11 +116,23 @@ def aten_graph(gm, example_inputs):
         # Decompositions run below functionalization (GRU's cell writes its gates in place):
         # the lowering takes functional graphs, so this one is functionalized once more.
         placeholders = [n.meta["val"] for n in aten_gm.graph.nodes if n.op == "placeholder"]
-        with fake_mode, torch.no_grad():
+        with fake_mode, torch.no_grad(), _python_dispatcher(symbolic):
             aten_gm = make_fx(torch.func.functionalize(aten_gm, remove="mutations"), tracing_mode="real",
                               _allow_non_fake_inputs=True)(*placeholders)
     aten_gm.meta["written_state"] = written
     return aten_gm
+
+
+def _python_dispatcher(enabled):
+    """Symbolic traces run under the Python dispatcher, whose meta kernels compute with SymInts
+    (torch 2.11's C++ matmul would read symbolic sizes as ints)."""
+    import contextlib
+
+    if not enabled:
+        return contextlib.nullcontext()
+    from torch._dispatch.python import enable_python_dispatcher
+
+    return enable_python_dispatcher()
 
 
 def _writes_intermediates(aten_gm):
@@ -188,7 +212,8 @@ def compile_fx(gm, example_inputs):
     if written_state:
         # The parameters and buffers it writes are leading inputs of the program: passed on each
         # call (the very tensors the module holds), never cached (the entry binds constants only).
-        program = _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
+        skip = len(written_state)  # the eager fallback (async_compile) takes the graph's own arguments
+        program = _C._inductor_compile(aten_gm, lambda *args: gm.forward(*args[skip:]), False, target, device_type)
         return lambda *args: program(*written_state, *args)
     if key is None:
         return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)

@@ -3,7 +3,8 @@ wrote (cubins for the C++ launcher on CUDA; interpreter callables on CPU tensors
 
 Called from C++ (target/triton_target.cpp) as build_kernels(descriptions): one dict per kernel
 with "name", "source", "function", "device", "signature" (parameters in order, constexprs
-left out), "scalars" (the numel values), "reduction" and "tiled" (2-D tiles: rnumel and RBLOCK
+left out), "scalars" (the numel and size-symbol values; "varying" names those that change per
+call, whose values are hints), "reduction" and "tiled" (2-D tiles: rnumel and RBLOCK
 exist; tiled kernels also use grid axis 1), "config" (XBLOCK, RBLOCK, num_warps, num_stages),
 "candidates" (max-autotune's) and "buffer_bytes" (per pointer). Returns, per kernel, a callable
 launch(*tensors) for CPU tensors (Triton's interpreter, TRITON_INTERPRET=1), or for CUDA a dict
@@ -52,9 +53,12 @@ def _interpreted_launch(desc):
     if desc["reduction"]:
         constexprs["RBLOCK"] = rblock
     grid = launch_grid(desc, desc["config"])
+    scalar_names = [name for name, kind in desc["signature"].items() if not kind.startswith("*")]
 
-    def launch(*tensors):
-        triton_build.launch_interpreted(kernel, grid, (*tensors, *scalars), constexprs)
+    def launch(*tensors, cd_grid=None, **per_call):
+        # A kernel of symbolic sizes gets each call's numels, size symbols and grid by name.
+        values = [per_call.get(name, value) for name, value in zip(scalar_names, scalars)]
+        triton_build.launch_interpreted(kernel, cd_grid or grid, (*tensors, *values), constexprs)
 
     return launch
 
@@ -78,7 +82,9 @@ def _kernel_desc(desc, launch_config, aligned, target=None):
         constexprs["RBLOCK"] = rblock
     divisible = [name for name, kind in desc["signature"].items() if kind.startswith("*") and aligned]
     scalar_names = [name for name, kind in desc["signature"].items() if not kind.startswith("*")]
-    divisible += [name for name, value in zip(scalar_names, desc["scalars"]) if value % 16 == 0 and value > 0]
+    varying = set(desc.get("varying", ()))  # symbolic sizes: their values at compile time are only hints
+    divisible += [name for name, value in zip(scalar_names, desc["scalars"])
+                  if value % 16 == 0 and value > 0 and name not in varying]
     return triton_build.KernelDesc(
         source=desc["source"], name=desc["function"], signature=signature, constexprs=constexprs,
         attrs=triton_build.divisibility_attrs(divisible), options={"num_warps": num_warps, "num_stages": num_stages},

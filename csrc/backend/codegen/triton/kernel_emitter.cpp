@@ -37,13 +37,12 @@ std::string loop_var(char prefix, size_t k) {
   return name;
 }
 
-int64_t static_size(const Expr& e, const std::string& what) {
-  if (!e.is_const()) throw UserError("the Triton code generator does not support symbolic sizes yet (" + what + ")");
-  return e.const_value();
-}
+// Above any size a symbol takes: the range the index arithmetic may assume for one.
+constexpr int64_t kSymbolBound = int64_t{1} << 62;
 
-// var_k = (flat // stride_k) % size_k over dims in order (the last varies fastest). With a
-// dimension of size 0 there is no point at all (no lane is live): every variable is 0.
+// var_k = (flat // stride_k) % size_k over dims in order (the last varies fastest); the first
+// needs no modulo (live lanes have flat < the product of the sizes). With a dimension of size 0
+// there is no point at all (no lane is live): every variable is 0.
 std::map<std::string, Expr> unflatten(const std::vector<std::pair<std::string, Expr>>& dims, const std::string& flat) {
   std::map<std::string, Expr> out;
   for (const auto& [var, size] : dims)
@@ -54,7 +53,8 @@ std::map<std::string, Expr> unflatten(const std::vector<std::pair<std::string, E
   Expr stride = 1;
   for (size_t k = dims.size(); k-- > 0;) {
     const auto& [var, size] = dims[k];
-    out[var] = size.is_const(1) ? Expr(0) : ir::mod(ir::floordiv(Expr::var(flat), stride), size);
+    Expr position = ir::floordiv(Expr::var(flat), stride);
+    out[var] = size.is_const(1) ? Expr(0) : k == 0 ? position : ir::mod(position, size);
     stride = stride * size;
   }
   return out;
@@ -114,6 +114,52 @@ std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Kernel& kern
   return std::make_pair(a, *b);
 }
 
+// Every index expression of the kernel's nodes over its outer variables i0..: loads, index
+// values and stores (a store's from its buffer's layout).
+std::vector<Expr> outer_indices(const ir::Program& program, const ir::Kernel& kernel) {
+  std::vector<Expr> out;
+  for (const ir::Node& node : kernel.nodes) {
+    const ir::Scalar* body = nullptr;
+    const std::string* output = nullptr;
+    size_t rank = 0;
+    if (const auto* p = std::get_if<ir::Pointwise>(&node)) body = &p->body, output = &p->output, rank = p->ranges.size();
+    if (const auto* r = std::get_if<ir::Reduction>(&node)) body = &r->body, output = &r->output, rank = r->ranges.size();
+    if (!body) continue;
+    ir::visit_leaves(*body, [&](const ir::ScalarNode& leaf) { out.push_back(leaf.index); });
+    std::vector<Expr> vars;
+    for (size_t k = 0; k < rank; ++k) vars.push_back(Expr::var(loop_var('i', k)));
+    const ir::Buffer& b = program.buffer(*output);
+    out.push_back(ir::linear_index(vars, b.strides, b.offset));
+  }
+  return out;
+}
+
+// Symbolic sizes: adjacent outer dimensions that every access walks as one run (the outer's
+// coefficient is the inner's times the inner's size, in every index) become one, as the C++
+// target's loops merge them: the flat tile index then addresses memory without a division by a
+// symbol. Returns the variables set to 0 (each merged into its inner neighbour, which now ranges
+// over both); dims is updated in place.
+std::map<std::string, Expr> merge_contiguous_dims(std::vector<std::pair<std::string, Expr>>& dims, std::vector<Expr> indices) {
+  std::map<std::string, Expr> zeroed;
+  for (size_t k = dims.size(); k-- > 1;) {
+    auto& [outer_var, outer_size] = dims[k - 1];
+    const auto& [inner_var, inner_size] = dims[k];
+    bool mergeable = true;
+    for (const Expr& e : indices) {
+      ir::Affine a = ir::affine_in(e, outer_var), b = ir::affine_in(e, inner_var);
+      mergeable = mergeable && a.ok && b.ok && a.coef == b.coef * inner_size;
+      if (!mergeable) break;
+    }
+    if (!mergeable) continue;
+    std::map<std::string, Expr> subst{{outer_var, Expr(0)}};
+    for (Expr& e : indices) e = e.substitute(subst);
+    zeroed[outer_var] = Expr(0);
+    dims[k].second = outer_size * inner_size;
+    dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k - 1));
+  }
+  return zeroed;
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const ir::Program& program, const ir::Kernel& kernel) : program_(program), kernel_(kernel) {}
@@ -122,6 +168,7 @@ class KernelEmitter {
  private:
   void collect_nodes();
   void choose_index_width();
+  void collect_symbol_params();
   void assign_loops();
   void emit_header();
   void emit_node(ValueEmitter& ve, TileNode& node);
@@ -138,7 +185,8 @@ class KernelEmitter {
   std::vector<TileNode> nodes_;
   std::map<std::string, std::string> pointers_;  // buffer -> its pointer parameter
   std::map<std::string, DType> dtypes_;
-  int64_t xnumel_ = 1, rnumel_ = 1;
+  Expr xnumel_expr_ = 1, rnumel_expr_ = 1;  // element counts (expressions of symbolic sizes)
+  int64_t xnumel_ = 1, rnumel_ = 1;          // their values at the symbols' hints (heuristics)
   bool persistent_ = true;
   bool tiled_ = false;  // a pointwise kernel on 2-D tiles (transpose_tiling)
   int loops_ = 0;
@@ -157,15 +205,24 @@ void KernelEmitter::collect_nodes() {
   } else {
     for (size_t k : order) xdims.emplace_back(loop_var('i', k), kernel_.ranges[k]);
   }
+  std::map<std::string, Expr> merged;  // outer variables merged into their inner neighbour
+  const bool symbolic = std::any_of(xdims.begin(), xdims.end(), [](const auto& d) { return !d.second.is_const(); });
+  if (symbolic && !tiled_) merged = merge_contiguous_dims(xdims, outer_indices(program_, kernel_));
   for (size_t k = 0; k < kernel_.reduction_ranges.size(); ++k) rdims.emplace_back(loop_var('r', k), kernel_.reduction_ranges[k]);
-  for (const auto& [var, size] : xdims) xnumel_ *= static_size(size, "kernel size");
-  for (const Expr& s : kernel_.reduction_ranges) rnumel_ *= static_size(s, "reduction size");
-  if (tiled_) rnumel_ = static_size(kernel_.ranges[tiling->first], "kernel size");
+  for (const auto& [var, size] : xdims) xnumel_expr_ = xnumel_expr_ * size;
+  for (const Expr& s : kernel_.reduction_ranges) rnumel_expr_ = rnumel_expr_ * s;
+  if (tiled_) rnumel_expr_ = kernel_.ranges[tiling->first];
+  xnumel_ = ir::size_hint(xnumel_expr_, program_.symbols);
+  rnumel_ = ir::size_hint(rnumel_expr_, program_.symbols);
   // A reduction over no dimension (of a 0-d tensor) still reduces: one r lane.
   tiles_.has_r = !kernel_.reduction_ranges.empty() || tiled_;
   for (const ir::Node& node : kernel_.nodes) tiles_.has_r = tiles_.has_r || std::holds_alternative<ir::Reduction>(node);
-  tiles_.ranges = {{tiles_.x_var, Expr(std::max<int64_t>(xnumel_, 1))}, {tiles_.r_var, Expr(std::max<int64_t>(rnumel_, 1))}};
+  auto tile_range = [](const Expr& numel) { return numel.is_const() ? Expr(std::max<int64_t>(numel.const_value(), 1)) : numel; };
+  tiles_.ranges = {{tiles_.x_var, tile_range(xnumel_expr_)}, {tiles_.r_var, tile_range(rnumel_expr_)}};
+  // Size symbols are non-negative: index arithmetic over them may use Triton's // and %.
+  for (const ir::Symbol& symbol : program_.symbols) tiles_.ranges[symbol.name] = Expr(kSymbolBound);
   std::map<std::string, Expr> outer = unflatten(xdims, tiles_.x_var);
+  outer.insert(merged.begin(), merged.end());
   if (tiled_) outer[loop_var('i', tiling->first)] = Expr::var(tiles_.r_var);
   std::map<std::string, Expr> reduce = outer, full = outer;
   std::map<std::string, Expr> r = unflatten(rdims, tiles_.r_var);
@@ -212,13 +269,37 @@ void KernelEmitter::collect_nodes() {
   }
 }
 
-// 64-bit indices when an element count or an offset into any buffer reaches 2^31.
+// 64-bit indices when an element count or an offset into any buffer reaches 2^31. With symbolic
+// sizes the choice is made at the hints, and a 32-bit kernel lists what the runtime checks on
+// each call (narrow_limits): a call past 2^31 is refused rather than wrapped around.
 void KernelEmitter::choose_index_width() {
   constexpr int64_t kLimit = int64_t{1} << 31;
-  bool wide = xnumel_ * std::max<int64_t>(rnumel_, 1) >= kLimit || xnumel_ >= kLimit;
+  std::vector<Expr> limits = {xnumel_expr_ * rnumel_expr_, xnumel_expr_};
   for (const auto* list : {&kernel_.inputs, &kernel_.outputs, &kernel_.locals})
-    for (const std::string& name : *list) wide = wide || ir::element_extent(program_.buffer(name)).value_or(kLimit) >= kLimit;
+    for (const std::string& name : *list) limits.push_back(ir::element_extent_expr(program_.buffer(name)));
+  bool wide = false;
+  for (const Expr& e : limits) wide = wide || ir::size_hint(e, program_.symbols) >= kLimit;
   out_.index64 = wide;  // the tiles widen from the program id on (emit_header)
+  if (!wide)
+    for (const Expr& e : limits)
+      if (!e.is_const()) out_.narrow_limits.push_back(e);
+}
+
+// The size symbols the kernel's index arithmetic reads: parameters after the numels.
+void KernelEmitter::collect_symbol_params() {
+  std::set<std::string> used;
+  auto note = [&](const Expr& e) {
+    for (const std::string& v : e.free_vars()) used.insert(v);
+  };
+  for (const TileNode& node : nodes_) {
+    note(node.store_index);
+    ir::visit_leaves(node.body, [&](const ir::ScalarNode& leaf) {
+      note(leaf.index);
+      for (const Expr& size : leaf.indirect_sizes) note(size);
+    });
+  }
+  for (const ir::Symbol& symbol : program_.symbols)
+    if (used.count(symbol.name)) out_.symbol_params.push_back(symbol.name);
 }
 
 bool KernelEmitter::needs_store(const TileNode& node) const {
@@ -274,6 +355,10 @@ void KernelEmitter::emit_header() {
   if (tiles_.has_r) {
     params.push_back("rnumel");
     out_.args.push_back({"rnumel", numel_type, ""});
+  }
+  for (const std::string& symbol : out_.symbol_params) {
+    params.push_back(symbol);
+    out_.args.push_back({symbol, numel_type, ""});
   }
   params.push_back("XBLOCK: tl.constexpr");
   if (tiles_.has_r) params.push_back("RBLOCK: tl.constexpr");
@@ -473,8 +558,9 @@ GeneratedTritonKernel KernelEmitter::run() {
   for (const TileNode& node : nodes_)
     ir::visit_leaves(node.body, [&](const ir::ScalarNode& leaf) { out_.error_flag = out_.error_flag || !leaf.indirect.empty(); });
   out_.reduction = tiles_.has_r;
-  out_.xnumel = Expr(xnumel_);
-  out_.rnumel = Expr(rnumel_);
+  collect_symbol_params();
+  out_.xnumel = xnumel_expr_;
+  out_.rnumel = rnumel_expr_;
   bool r_contiguous = true;
   if (tiles_.has_r) {
     bool any = false;
@@ -489,7 +575,10 @@ GeneratedTritonKernel KernelEmitter::run() {
       });
     }
   }
-  HeuristicChoice choice = tiled_ ? choose_tiled_launch(xnumel_, rnumel_) : choose_launch(xnumel_, rnumel_, tiles_.has_r, r_contiguous);
+  // A row of symbolic length may outgrow any one tile: such reductions loop over r blocks.
+  const bool r_fixed = rnumel_expr_.is_const();
+  HeuristicChoice choice = tiled_ ? choose_tiled_launch(xnumel_, rnumel_)
+                                  : choose_launch(xnumel_, rnumel_, tiles_.has_r, r_contiguous, r_fixed);
   out_.tiled = tiled_;
   out_.config = choice.config;
   out_.candidates = choice.candidates;

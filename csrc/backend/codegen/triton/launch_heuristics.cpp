@@ -18,7 +18,7 @@ constexpr int64_t kPersistentRow = 8192;  // a row this long still fits the regi
 
 }  // namespace
 
-HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bool r_contiguous) {
+HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bool r_contiguous, bool r_fixed) {
   HeuristicChoice choice;
   const int64_t x = std::max<int64_t>(xnumel, 1), r = std::max<int64_t>(rnumel, 1);
   if (!reduction) {
@@ -30,7 +30,7 @@ HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bo
         if (b != block) choice.candidates.push_back({b, 1, w, 1});
     return choice;
   }
-  if (r_contiguous && r <= kPersistentRow) {
+  if (r_fixed && r_contiguous && r <= kPersistentRow) {
     int64_t rblock = pow2_at_least(r);
     int64_t xblock = std::clamp<int64_t>(2048 / rblock, 1, std::min<int64_t>(64, pow2_at_least(x)));
     choice.config = {xblock, rblock, warps_for(xblock * rblock), 1};
@@ -39,7 +39,7 @@ HeuristicChoice choose_launch(int64_t xnumel, int64_t rnumel, bool reduction, bo
       if (xb >= 1 && xb <= 64 && xb * rblock <= 16384) choice.candidates.push_back({xb, rblock, warps_for(xb * rblock), 1});
     return choice;
   }
-  if (!r_contiguous && r <= 64) {
+  if (r_fixed && !r_contiguous && r <= 64) {
     int64_t rblock = pow2_at_least(r);
     int64_t xblock = std::min<int64_t>(pow2_at_least(x), std::max<int64_t>(1, 4096 / rblock));
     xblock = std::min<int64_t>(xblock, 256);

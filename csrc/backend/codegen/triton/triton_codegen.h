@@ -1,6 +1,6 @@
 // The Triton code generator: one Python module with one @triton.jit kernel per ir::Kernel, plus
-// how to launch it (arguments, grid, block sizes). Assumes static sizes for now (numels are
-// passed as arguments all the same, so symbolic sizes need no change of the kernel text).
+// how to launch it (arguments, grid, block sizes). Sizes may be symbolic: numels and the size
+// symbols are arguments, and heuristics choose at the symbols' hints.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -10,13 +10,14 @@
 
 namespace cdynamo::codegen::triton {
 
-// Kernel ABI: `cd_kernel(p0, p1, ..., [cd_error,] xnumel, rnumel, XBLOCK, RBLOCK)` where pK is
+// Kernel ABI: `cd_kernel(p0, p1, ..., [cd_error,] xnumel, rnumel, [s0, ...,] XBLOCK, RBLOCK)` where pK is
 // the storage pointer of the K-th buffer in the order kernel.inputs, kernel.outputs,
 // kernel.locals, addressing element 0 of the buffer's offset space (as the C++ target's
 // buffers[k]); cd_error (present when `error_flag`) points at one int32 that a load at an
 // out-of-range indirect position sets to 1; xnumel and rnumel are the kernel's outer and
-// reduction element counts (for a tiled pointwise kernel: rows and columns); XBLOCK and RBLOCK
-// are constexprs. The source names no buffer.
+// reduction element counts (for a tiled pointwise kernel: rows and columns); s0... are the size
+// symbols its indices use (symbolic programs); XBLOCK and RBLOCK are constexprs. The source names
+// no buffer.
 inline constexpr const char* kFunctionName = "cd_kernel";
 
 struct LaunchConfig {
@@ -36,7 +37,10 @@ struct GeneratedTritonKernel {
   std::string source;  // a complete Python module (prelude() + the kernel)
   std::vector<TritonArg> args;  // launch arguments in order, constexprs excluded
   bool error_flag = false;
-  ir::Expr xnumel, rnumel;       // values of the numel arguments
+  ir::Expr xnumel, rnumel;       // values of the numel arguments (over the size symbols)
+  std::vector<std::string> symbol_params;  // size symbols passed after the numels, in order
+  // 32-bit kernels of symbolic sizes: what must stay below 2^31 on each call (numels, extents).
+  std::vector<ir::Expr> narrow_limits;
   bool reduction = false;        // rnumel is meaningful (2-D tiles)
   bool index64 = false;          // numels and indices are int64
   bool tiled = false;            // a pointwise kernel on 2-D tiles: RBLOCK columns of rnumel, grid axis 1

@@ -1,18 +1,18 @@
 // Recursive-descent parser for index expressions (expr_parser.h): sums, products, //, %, calls.
 // Assumes well-formed ASCII input; errors quote the text and the position.
-#include "backend/runtime/expr_parser.h"
+#include "backend/ir/expr_parser.h"
 #include <cctype>
 #include "common/error.h"
 
-namespace cdynamo::runtime {
+namespace cdynamo::ir {
 namespace {
 
 class Parser {
  public:
   explicit Parser(const std::string& text) : text_(text) {}
 
-  ir::Expr parse() {
-    ir::Expr e = sum();
+  Expr parse() {
+    Expr e = sum();
     skip();
     if (pos_ != text_.size()) fail("unexpected text");
     return e;
@@ -32,51 +32,51 @@ class Parser {
     throw UserError("index expression \"" + text_ + "\": " + what + " at position " + std::to_string(pos_), PyExc_ValueError);
   }
 
-  ir::Expr sum() {
-    ir::Expr e = product();
+  Expr sum() {
+    Expr e = product();
     for (;;) {
       if (accept("+")) e = e + product();
       else if (accept("-")) e = e - product();
       else return e;
     }
   }
-  ir::Expr product() {
-    ir::Expr e = unary();
+  Expr product() {
+    Expr e = unary();
     for (;;) {
-      if (accept("//")) e = ir::floordiv(e, unary());
+      if (accept("//")) e = floordiv(e, unary());
       else if (accept("*")) e = e * unary();
-      else if (accept("%")) e = ir::mod(e, unary());
+      else if (accept("%")) e = mod(e, unary());
       else return e;
     }
   }
-  ir::Expr unary() {
-    if (accept("-")) return ir::Expr(0) - unary();
+  Expr unary() {
+    if (accept("-")) return Expr(0) - unary();
     return atom();
   }
-  ir::Expr atom() {
+  Expr atom() {
     skip();
     if (accept("(")) {
-      ir::Expr e = sum();
+      Expr e = sum();
       if (!accept(")")) fail("expected )");
       return e;
     }
     if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       size_t start = pos_;
       while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      return ir::Expr(static_cast<int64_t>(std::stoll(text_.substr(start, pos_ - start))));
+      return Expr(static_cast<int64_t>(std::stoll(text_.substr(start, pos_ - start))));
     }
     if (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
       size_t start = pos_;
       while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
       std::string name = text_.substr(start, pos_ - start);
       if ((name == "min" || name == "max") && accept("(")) {
-        ir::Expr a = sum();
+        Expr a = sum();
         if (!accept(",")) fail("expected ,");
-        ir::Expr b = sum();
+        Expr b = sum();
         if (!accept(")")) fail("expected )");
-        return name == "min" ? ir::min(a, b) : ir::max(a, b);
+        return name == "min" ? min(a, b) : max(a, b);
       }
-      return ir::Expr::var(name);
+      return Expr::var(name);
     }
     fail("expected a number, a name or (");
   }
@@ -87,6 +87,6 @@ class Parser {
 
 }  // namespace
 
-ir::Expr parse_expr(const std::string& text) { return Parser(text).parse(); }
+Expr parse_expr(const std::string& text) { return Parser(text).parse(); }
 
-}  // namespace cdynamo::runtime
+}  // namespace cdynamo::ir

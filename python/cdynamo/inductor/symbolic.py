@@ -1,0 +1,144 @@
+"""Symbolic programs: a graph with symbolic sizes compiled once for every size its guards admit
+(the kernels take the sizes as arguments), instead of once per sizes met (shapes.per_shape).
+The C++ lowering reads each SymInt as an expression in the syntax of ir::parse_expr, rendered
+here from its sympy expression; what cannot be rendered, or lowered for every size, raises
+NotImplementedError and the graph is compiled per sizes met instead."""
+import time
+
+import torch
+
+from .. import config, utils
+
+
+def expr_text(value):
+    """A SymInt (or int) as text over its size symbols ("s0*s1 + (s2 // 2)"), or None when its
+    expression uses an operation the kernels' index arithmetic does not have."""
+    if isinstance(value, int):
+        return str(value)
+    node = value.node
+    expr = node.expr
+    shape_env = getattr(node, "shape_env", None)
+    if shape_env is not None:
+        expr = shape_env.simplify(expr)  # replacements the guards made (s1 == s0, s2 == 8)
+    return _render(expr)
+
+
+def _render(e):
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Symbol:
+        return e.name
+    args = [_render(a) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    kind = type(e).__name__
+    if kind == "Add":
+        return "(" + " + ".join(args) + ")"
+    if kind == "Mul":
+        return "(" + "*".join(args) + ")"
+    if kind in ("Pow", "PowByNatural") and e.args[1].is_Integer and 0 <= int(e.args[1]) <= 8:
+        return "(" + "*".join([args[0]] * int(e.args[1])) + ")" if int(e.args[1]) else "1"
+    if kind in ("FloorDiv", "CleanDiv"):
+        return f"({args[0]} // {args[1]})"
+    if kind == "CeilDiv":  # ceil(a / b) = -((-a) // b)
+        return f"(0 - ((0 - {args[0]}) // {args[1]}))"
+    if kind == "ModularIndexing":
+        return f"(({args[0]} // {args[1]}) % {args[2]})"
+    if kind in ("Mod", "PythonMod"):
+        return f"({args[0]} % {args[1]})"
+    if kind in ("Max", "Min") and args:
+        text = args[0]
+        for a in args[1:]:
+            text = f"{kind.lower()}({text}, {a})"
+        return text
+    return None
+
+
+def symbol_hints(graph_module):
+    """{symbol name: its value at compile time} for the size symbols of graph_module's values."""
+    for node in graph_module.graph.nodes:
+        val = node.meta.get("val")
+        for item in _symbolic_ints(val):
+            shape_env = item.node.shape_env
+            values = getattr(shape_env, "backed_var_to_val", None)  # torch 2.13's name of var_to_val
+            if values is None:
+                values = shape_env.var_to_val
+            return {str(symbol): int(value) for symbol, value in values.items()}
+    return {}
+
+
+def _symbolic_ints(val):
+    if isinstance(val, torch.SymInt):
+        yield val
+    elif isinstance(val, torch.Tensor):
+        for size in (*val.shape, *val.stride(), val.storage_offset()):
+            if isinstance(size, torch.SymInt):
+                yield size
+
+
+def try_compile(gm, example_inputs):
+    """The graph compiled once for all the sizes its guards admit, or None (static graphs, and
+    symbolic ones this path does not take yet: the caller compiles those per sizes met). Why a
+    graph was not compiled symbolically is logged and counted in counters["dynamic"]."""
+    from ..shapes import graph_is_symbolic, symbolic_example_inputs
+
+    if not config.symbolic_kernels or not graph_is_symbolic(gm):
+        return None
+    fakes = symbolic_example_inputs(gm)
+    reason = _unsupported_reason(gm, fakes)
+    if reason is None:
+        try:
+            compiled = _compile(gm, fakes)
+        except Exception as error:  # noqa: BLE001 - per-size compiles are always a correct answer
+            text = str(error).splitlines()[0] if str(error) else ""
+            reason = f"{type(error).__name__}: {text}"
+        else:
+            utils.counters["dynamic"]["symbolic programs"] += 1
+            return compiled
+    utils.counters["dynamic"][f"compiled per sizes: {reason[:200]}"] += 1
+    utils.log("graphs", f"inductor: a graph with symbolic sizes is compiled per sizes met ({reason})")
+    return None
+
+
+def _unsupported_reason(gm, fakes):
+    from . import compile_fx, targets
+
+    if compile_fx._needs_autograd(gm, fakes):
+        return "it needs gradients (compiled training takes fixed sizes)"
+    if targets.unsupported_reason(gm, fakes) is not None:
+        return "the inductor runs it as captured"
+    target, _ = targets.choose_target(gm, fakes)
+    if target != "triton":
+        return "the C++ target's kernels take fixed sizes"
+    return None
+
+
+def _compile(gm, fakes):
+    from .. import _C
+    from ..shapes import NumberOutputs
+    from . import compile_fx, output_aliases, targets
+
+    split = NumberOutputs(gm, keep_examples=True)
+    if not split.tensors:
+        return split.number_fn
+    tensor_gm = split.tensor_gm
+    fake_mode = next(t.fake_mode for t in fakes if isinstance(t, torch.Tensor))
+    target, device_type = targets.choose_target(gm, fakes)
+    start = time.perf_counter()
+    with compile_fx._ATEN_TRACE_LOCK:
+        aten_gm = compile_fx.aten_graph(tensor_gm, fakes, fake_mode=fake_mode)
+        reason = targets.unsupported_reason(aten_gm, ()) or targets.written_aliased_input_reason(
+            aten_gm, [*aten_gm.meta["written_state"], *fakes])
+        if reason is not None:
+            raise NotImplementedError(f"its aten graph touches {reason}")
+        written_state = aten_gm.meta["written_state"]
+        aliases = output_aliases.eager_aliases(tensor_gm, fakes)
+        output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
+    utils.add_time("aten_graph", time.perf_counter() - start)
+    utils.log("graphs", lambda: f"inductor aten graph (symbolic sizes):\n{aten_gm.code}")
+    utils.counters["inductor"]["graphs"] += 1
+    utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
+    skip = len(written_state)
+    program = _C._inductor_compile(aten_gm, lambda *args: tensor_gm.forward(*args[skip:]), False, target, device_type)
+    run = (lambda *args: program(*written_state, *args)) if written_state else program
+    return split.wrap(run)

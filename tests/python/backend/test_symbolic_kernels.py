@@ -1,0 +1,153 @@
+"""Symbolic programs on the Triton target (run here on CPU tensors by Triton's interpreter): a
+graph with symbolic sizes compiled once, its kernels taking numels and size symbols as arguments,
+equal to eager at every size the guards admit; and the graphs that still compile per size, with
+the reason counted."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import cdynamo
+from cdynamo.testing import CompileCounterWithBackend, same
+from cdynamo.utils import counters
+
+pytest.importorskip("triton")
+
+
+@pytest.fixture(autouse=True)
+def triton_on_cpu():
+    cdynamo.reset()
+    counters.clear()
+    with cdynamo.config.patch(cpu_backend="triton", suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+def symbolic_programs():
+    return counters["dynamic"]["symbolic programs"]
+
+
+def per_size_compiles():
+    return counters["dynamic"]["static compiles of symbolic graphs"]
+
+
+def run_sizes(fn, make_inputs, sizes, dynamic=None, atol=1e-5):
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter, dynamic=dynamic)(fn)
+    for size in sizes:
+        inputs = make_inputs(size)
+        expected = fn(*inputs)
+        got = compiled(*inputs)
+        assert same(got, expected, tol=atol), f"size {size}"
+    return counter
+
+
+def test_sixteen_batch_sizes_compile_one_symbolic_program():
+    def fn(x, y):
+        n = x.shape[0]
+        h = torch.relu(x).view(n, -1) * 2
+        return h + y[:n].sum(), n * 3
+
+    counter = run_sizes(fn, lambda b: (torch.randn(b, 3, 4), torch.randn(b + 2)), range(2, 18))
+    assert counter.frame_count == 2  # static first, then dynamic: automatic dynamic
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_odd_sizes_and_row_reductions_of_symbolic_length():
+    def fn(x):
+        return torch.softmax(x, -1), x.sum(0), F.layer_norm(x, x.shape[-1:]), x.amax(1, keepdim=True) - x.mean()
+
+    counter = run_sizes(fn, lambda n: (torch.randn(n + 2, 2 * n + 1),), [3, 1, 7, 30, 5, 0, 129], dynamic=True)
+    assert symbolic_programs() >= 1
+    assert per_size_compiles() == 0
+    assert counter.frame_count <= 3  # sizes 1 and 0 are specialised by the guards
+
+
+def test_views_slices_and_expands_of_symbolic_sizes():
+    def fn(x, y):
+        b, s, d = x.shape
+        t = x.transpose(1, 2).reshape(b, d * s)  # a permuted view flattened
+        head = x[:, 1:, :] - x[:, :-1, :]
+        wide = y.unsqueeze(0).expand(b, s, d)
+        return t * 2, head.sum(1), (x + wide).view(b * s, d), x[:, -1], x.flatten(1)[:, ::2]
+
+    run_sizes(fn, lambda s: (torch.randn(2, s, 6), torch.randn(s, 6)), [3, 5, 11, 4], dynamic=True)
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_an_int_argument_becomes_a_symbol_of_the_program():
+    def fn(x, n):
+        return x * n + torch.arange(x.shape[0]).unsqueeze(1), x[: x.shape[0] // 2] + n
+
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter, dynamic=True)(fn)
+    for rows, n in [(4, 3), (9, -2), (6, 11)]:
+        x = torch.randn(rows, 5)
+        assert same(compiled(x, n), fn(x, n))
+    assert counter.frame_count == 1
+    assert symbolic_programs() == 1
+
+
+class TinyAttention(nn.Module):
+    """A causal self-attention block: every size but the model width is the sequence's."""
+
+    def __init__(self, width=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+        self.embed = nn.Embedding(64, width)
+
+    def forward(self, tokens):
+        b, s = tokens.shape
+        x = self.embed(tokens) + self.embed(torch.arange(s).unsqueeze(0))
+        q, k, v = self.qkv(self.norm(x)).split(x.shape[-1], dim=-1)
+        shape = (b, s, self.heads, -1)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
+        mask = torch.ones(s, s, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+        attended = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, s, -1)
+        return x + self.out(attended)
+
+
+def test_attention_over_sequence_lengths_is_one_program():
+    torch.manual_seed(0)
+    model = TinyAttention().eval()
+    with torch.no_grad():
+        counter = run_sizes(model, lambda s: (torch.randint(0, 64, (2, s)),), [5, 9, 17, 3, 40], atol=1e-4)
+    assert counter.frame_count == 2
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_training_graphs_compile_per_size_and_say_why():
+    model = nn.Linear(4, 3)
+
+    def fn(x):
+        return model(x).relu().sum()
+
+    run_sizes(fn, lambda b: (torch.randn(b, 4),), [2, 3, 5], dynamic=True)
+    assert symbolic_programs() == 0
+    assert any("needs gradients" in key for key in counters["dynamic"]), dict(counters["dynamic"])
+
+
+def test_the_cpp_target_compiles_per_size():
+    def fn(x):
+        return x.sin() * 2
+
+    with cdynamo.config.patch(cpu_backend="cpp"):
+        run_sizes(fn, lambda b: (torch.randn(b, 3),), [2, 3, 4], dynamic=True)
+    assert symbolic_programs() == 0
+    assert per_size_compiles() == 2  # the sizes after the first
+    assert any("C++ target" in key for key in counters["dynamic"])
+
+
+def test_symbolic_kernels_off_compiles_per_size():
+    with cdynamo.config.patch(symbolic_kernels=False):
+        run_sizes(lambda x: x.cos() + 1, lambda b: (torch.randn(b, 2),), [2, 3], dynamic=True)
+    assert symbolic_programs() == 0
+    assert per_size_compiles() == 1
