@@ -93,10 +93,12 @@ skip_dirs = _dir_prefixes(
 
 # Exceptions inside skip_dirs that are traced (directories, or single files): site-packages
 # often lies inside the standard library directory (a venv's platstdlib, a system Python's
-# stdlib) and user packages live there; cdynamo's demo and verify compile their own functions.
+# stdlib) and user packages live there; cdynamo's demo, verify and benchmarks compile their own
+# functions and models.
 trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     os.path.join(_own_dir, "demo.py"),
     os.path.join(_own_dir, "verify.py"),
+    os.path.join(_own_dir, "bench"),  # the benchmarks' models are what they compile
     os.path.join(_own_dir, "_entry.py"),
     os.path.join(_own_dir, "_polyfills.py"),  # stand-ins traced in place of C callables
     # nn.Sequential.forward: compiling a Sequential model captures its layers (as TorchDynamo's

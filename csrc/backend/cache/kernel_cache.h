@@ -9,7 +9,7 @@
 namespace cdynamo::cache {
 
 // Returns 0, or nonzero when the kernel met an out-of-range indirect position (cpp_codegen.h).
-using KernelFn = int (*)(char** buffers);
+using KernelFn = int (*)(char** buffers, const int64_t* symbols);
 
 struct CacheOptions {
   std::string cache_dir;          // root folder; kernels live under <cache_dir>/kernels/

@@ -207,7 +207,9 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
       kernels = job();
     }
     watch.lap("kernels");
-    Ref executor = make_executor(std::move(program), constants, std::move(kernels), executor_options_from_config());
+    ExecutorOptions options = executor_options_from_config();
+    if (has_fallback && !program.symbols.empty()) options.oversize_fallback = Ref::borrow(eager_fallback.ptr());
+    Ref executor = make_executor(std::move(program), constants, std::move(kernels), options);
     watch.lap("executor");
     return executor;
   }
@@ -230,8 +232,10 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   Ref obj = check(type->tp_alloc(type, 0));
   auto* self = reinterpret_cast<AsyncObject*>(obj.ptr());
   self->vectorcall = async_vectorcall;
-  self->state = new AsyncState{state, std::move(program), std::move(constants), executor_options_from_config(),
-                               Ref::borrow(eager_fallback), Ref(), false};
+  ExecutorOptions options = executor_options_from_config();
+  if (!program.symbols.empty()) options.oversize_fallback = Ref::borrow(eager_fallback.ptr());
+  self->state = new AsyncState{state, std::move(program), std::move(constants), std::move(options), Ref::borrow(eager_fallback),
+                               Ref(), false};
   return obj;
 }
 

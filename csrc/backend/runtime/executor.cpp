@@ -55,6 +55,11 @@ struct BufferInfo {
   c10::Device device = c10::Device(c10::kCPU);
 };
 
+// A call whose sizes outgrow a kernel's 32-bit indices (found before any step runs).
+struct OversizeCall {
+  std::string kernel;
+};
+
 // What one call computes before running its steps: the size symbols' values and the layouts of
 // the buffers whose sizes are symbolic (views into one flat array: three allocations a call).
 struct CallState {
@@ -145,6 +150,11 @@ class Executor {
   }
   // The symbols' values from the call's arguments, then the symbolic buffers' layouts.
   CallState begin_call(PyObject* const* args) const;
+  // A call past a kernel's 32-bit limit: the fallback (warned once), else an error.
+  PyObject* call_oversize(PyObject* const* args, size_t nargs, const std::string& kernel);
+  std::vector<std::pair<SizeExpr, std::string>> narrow_limits_;  // (limit, kernel) of every kernel
+  Ref oversize_fallback_;
+  bool oversize_warned_ = false;
   char* pointer(const at::Tensor& t, int s, const CallState& call) const {
     return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.data_ptr()) - layout(s, call).offset * buffers_[s].itemsize);
   }
@@ -350,6 +360,10 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     steps_.push_back(std::move(plan));
   }
   if (next_kernel != kernels.size()) throw InternalError("compiled program: more kernels than kernel steps");
+  for (const StepPlan& step : steps_)
+    if (step.kernel && step.kernel->narrow_limits())
+      for (const SizeExpr& limit : *step.kernel->narrow_limits()) narrow_limits_.emplace_back(limit, step.name);
+  oversize_fallback_ = options.oversize_fallback;
   if (!cuda_devices_.empty()) raw_stream_getter_ = import_attr("torch._C", "_cuda_getCurrentRawStream");
   // Outputs that are views of other buffers (and not written themselves) are made at the end.
   for (int s : output_slots_) read(s, "the program's return", final_views_);
@@ -627,6 +641,8 @@ CallState Executor::begin_call(PyObject* const* args) const {
                            : symbol.source == ir::Symbol::Source::Stride ? t.stride(symbol.dim)
                                                                          : t.storage_offset());
   }
+  for (const auto& [limit, kernel] : narrow_limits_)
+    if (limit(call.symbols.data()) >= (int64_t{1} << 31)) throw OversizeCall{kernel};
   call.layouts.resize(buffers_.size());
   call.values.resize(symbolic_values_);  // never reallocated below: the views stay valid
   const int64_t* symbols = call.symbols.data();
@@ -653,7 +669,12 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
   for (const ir::Symbol& symbol : symbols_)
     if (symbol.source == ir::Symbol::Source::Scalar && !PyLong_Check(args[symbol.argument]))
       throw UserError("compiled program argument " + std::to_string(symbol.argument) + " is not an int", PyExc_TypeError);
-  const CallState call = begin_call(args);
+  CallState call;
+  try {
+    call = begin_call(args);
+  } catch (const OversizeCall& oversize) {
+    return call_oversize(args, nargs, oversize.kernel);
+  }
   std::vector<at::Tensor> slots(buffers_.size());
   for (size_t k = 0; k < input_slots_.size(); ++k) {
     const at::Tensor& t = THPVariable_Unpack(args[input_arguments_[k]]);
@@ -715,6 +736,17 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     PyTuple_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), item);
   }
   return result.release();
+}
+
+PyObject* Executor::call_oversize(PyObject* const* args, size_t nargs, const std::string& kernel) {
+  const std::string what = "kernel " + kernel + " was compiled with 32-bit indices for the sizes met while compiling, and this "
+                           "call's sizes reach 2^31 elements";
+  if (!oversize_fallback_) throw UserError(what + " (mark the growing dimension static, or call it at that size first)");
+  if (!oversize_warned_) {
+    oversize_warned_ = true;
+    check_status(PyErr_WarnEx(PyExc_RuntimeWarning, ("cdynamo: " + what + "; such calls run the graph as captured").c_str(), 1));
+  }
+  return check(PyObject_Vectorcall(oversize_fallback_.ptr(), args, nargs, nullptr)).release();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,6 +19,9 @@ struct ExecutorOptions {
   // mmap'ed by malloc and page-faulted on first touch, which costs more than the kernel itself.
   // 0 disables reuse.
   int64_t reuse_min_bytes = int64_t{16} << 20;
+  // What runs a call whose sizes outgrow a kernel's 32-bit indices (the graph as captured, taking
+  // the program's arguments); without one such a call raises.
+  Ref oversize_fallback;
 };
 
 // Builds the callable. kernels[k] runs the k-th Kernel step. constants bind

@@ -8,7 +8,7 @@ namespace {
 class CpuLauncher final : public KernelLauncher {
  public:
   explicit CpuLauncher(cache::KernelFn fn) : fn_(fn) {}
-  int launch(char** buffers, const int64_t*, void*) const override { return fn_(buffers); }
+  int launch(char** buffers, const int64_t* symbols, void*) const override { return fn_(buffers, symbols); }
 
  private:
   cache::KernelFn fn_;

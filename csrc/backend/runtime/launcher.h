@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include "backend/cache/kernel_cache.h"
+#include "backend/runtime/size_expr.h"
 
 namespace cdynamo::runtime {
 
@@ -20,6 +22,9 @@ class KernelLauncher {
   virtual int launch(char** buffers, const int64_t* symbols, void* stream) const = 0;
   // The CUDA device the kernel runs on, or -1 for a CPU kernel.
   virtual int cuda_device() const { return -1; }
+  // A kernel of symbolic sizes compiled with 32-bit indices: what must stay below 2^31 on a call
+  // (the executor checks them before running any step). Null when nothing is limited.
+  virtual const std::vector<SizeExpr>* narrow_limits() const { return nullptr; }
 };
 
 using Launcher = std::shared_ptr<const KernelLauncher>;

@@ -93,6 +93,7 @@ class CudaTritonLauncher final : public KernelLauncher {
     return 0;
   }
   int cuda_device() const override { return kernel_.device(); }
+  const std::vector<SizeExpr>* narrow_limits() const override { return &shape_.narrow_limits; }
 
  private:
   // The kernel compiled without alignment assumptions, built (with the GIL) on first need.
@@ -134,6 +135,7 @@ class InterpretedTritonLauncher final : public KernelLauncher {
     PyGILState_Release(gil);
   }
 
+  const std::vector<SizeExpr>* narrow_limits() const override { return &shape_.narrow_limits; }
   int launch(char** buffers, const int64_t* symbols, void*) const override {
     LaunchValues values = launch_values(shape_, symbols);
     if (values.grid == 0 || values.grid_y == 0) return 0;

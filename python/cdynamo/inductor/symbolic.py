@@ -1,5 +1,6 @@
 """Symbolic programs: a graph with symbolic sizes compiled once for every size its guards admit
-(the kernels take the sizes as arguments), instead of once per sizes met (shapes.per_shape).
+(the kernels of both targets take the sizes as arguments), instead of once per sizes met
+(shapes.per_shape).
 The C++ lowering reads each SymInt as an expression in the syntax of ir::parse_expr, rendered
 here from its sympy expression; what cannot be rendered, or lowered for every size, raises
 NotImplementedError and the graph is compiled per sizes met instead."""
@@ -107,9 +108,6 @@ def _unsupported_reason(gm, fakes):
         return "it needs gradients (compiled training takes fixed sizes)"
     if targets.unsupported_reason(gm, fakes) is not None:
         return "the inductor runs it as captured"
-    target, _ = targets.choose_target(gm, fakes)
-    if target != "triton":
-        return "the C++ target's kernels take fixed sizes"
     return None
 
 

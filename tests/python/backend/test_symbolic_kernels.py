@@ -1,7 +1,7 @@
-"""Symbolic programs on the Triton target (run here on CPU tensors by Triton's interpreter): a
-graph with symbolic sizes compiled once, its kernels taking numels and size symbols as arguments,
-equal to eager at every size the guards admit; and the graphs that still compile per size, with
-the reason counted."""
+"""Symbolic programs on both targets (the Triton one run here on CPU tensors by Triton's
+interpreter): a graph with symbolic sizes compiled once, its kernels taking the sizes as
+arguments, equal to eager at every size the guards admit; and the graphs that still compile per
+size, with the reason counted."""
 import pytest
 import torch
 import torch.nn as nn
@@ -11,16 +11,28 @@ import cdynamo
 from cdynamo.testing import CompileCounterWithBackend, same
 from cdynamo.utils import counters
 
-pytest.importorskip("triton")
+
+DEVICE = {"device": "cpu"}  # where run_sizes puts the inputs: the "cuda" target's tests run on the GPU
 
 
-@pytest.fixture(autouse=True)
-def triton_on_cpu():
+@pytest.fixture(autouse=True, params=["cpp", "triton", "cuda"])
+def target(request):
+    if request.param != "cpp":
+        pytest.importorskip("triton")
+    if request.param == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
     cdynamo.reset()
     counters.clear()
-    with cdynamo.config.patch(cpu_backend="triton", suppress_errors=False):
-        yield
+    DEVICE["device"] = "cuda" if request.param == "cuda" else "cpu"
+    backend = "cpp" if request.param == "cpp" else "triton"
+    with cdynamo.config.patch(cpu_backend=backend, suppress_errors=False):
+        yield "triton" if request.param == "cuda" else request.param
+    DEVICE["device"] = "cpu"
     cdynamo.reset()
+
+
+def on_device(inputs):
+    return tuple(t.to(DEVICE["device"]) if isinstance(t, torch.Tensor) else t for t in inputs)
 
 
 def symbolic_programs():
@@ -35,7 +47,7 @@ def run_sizes(fn, make_inputs, sizes, dynamic=None, atol=1e-5):
     counter = CompileCounterWithBackend("inductor")
     compiled = cdynamo.optimize(counter, dynamic=dynamic)(fn)
     for size in sizes:
-        inputs = make_inputs(size)
+        inputs = on_device(make_inputs(size))
         expected = fn(*inputs)
         got = compiled(*inputs)
         assert same(got, expected, tol=atol), f"size {size}"
@@ -79,12 +91,12 @@ def test_views_slices_and_expands_of_symbolic_sizes():
 
 def test_an_int_argument_becomes_a_symbol_of_the_program():
     def fn(x, n):
-        return x * n + torch.arange(x.shape[0]).unsqueeze(1), x[: x.shape[0] // 2] + n
+        return x * n + torch.arange(x.shape[0], device=x.device).unsqueeze(1), x[: x.shape[0] // 2] + n
 
     counter = CompileCounterWithBackend("inductor")
     compiled = cdynamo.optimize(counter, dynamic=True)(fn)
     for rows, n in [(4, 3), (9, -2), (6, 11)]:
-        x = torch.randn(rows, 5)
+        (x,) = on_device((torch.randn(rows, 5),))
         assert same(compiled(x, n), fn(x, n))
     assert counter.frame_count == 1
     assert symbolic_programs() == 1
@@ -103,12 +115,12 @@ class TinyAttention(nn.Module):
 
     def forward(self, tokens):
         b, s = tokens.shape
-        x = self.embed(tokens) + self.embed(torch.arange(s).unsqueeze(0))
+        x = self.embed(tokens) + self.embed(torch.arange(s, device=tokens.device).unsqueeze(0))
         q, k, v = self.qkv(self.norm(x)).split(x.shape[-1], dim=-1)
         shape = (b, s, self.heads, -1)
         q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
         scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
-        mask = torch.ones(s, s, dtype=torch.bool).tril()
+        mask = torch.ones(s, s, dtype=torch.bool, device=tokens.device).tril()
         scores = scores.masked_fill(~mask, float("-inf"))
         attended = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, s, -1)
         return x + self.out(attended)
@@ -116,7 +128,7 @@ class TinyAttention(nn.Module):
 
 def test_attention_over_sequence_lengths_is_one_program():
     torch.manual_seed(0)
-    model = TinyAttention().eval()
+    model = TinyAttention().eval().to(DEVICE["device"])
     with torch.no_grad():
         counter = run_sizes(model, lambda s: (torch.randint(0, 64, (2, s)),), [5, 9, 17, 3, 40], atol=1e-4)
     assert counter.frame_count == 2
@@ -125,7 +137,7 @@ def test_attention_over_sequence_lengths_is_one_program():
 
 
 def test_training_graphs_compile_per_size_and_say_why():
-    model = nn.Linear(4, 3)
+    model = nn.Linear(4, 3).to(DEVICE["device"])
 
     def fn(x):
         return model(x).relu().sum()
@@ -135,15 +147,15 @@ def test_training_graphs_compile_per_size_and_say_why():
     assert any("needs gradients" in key for key in counters["dynamic"]), dict(counters["dynamic"])
 
 
-def test_the_cpp_target_compiles_per_size():
+def test_one_kernel_serves_every_size(target):
     def fn(x):
-        return x.sin() * 2
+        return x.sin() * 2, x.sum(-1)
 
-    with cdynamo.config.patch(cpu_backend="cpp"):
-        run_sizes(fn, lambda b: (torch.randn(b, 3),), [2, 3, 4], dynamic=True)
-    assert symbolic_programs() == 0
-    assert per_size_compiles() == 2  # the sizes after the first
-    assert any("C++ target" in key for key in counters["dynamic"])
+    run_sizes(fn, lambda b: (torch.randn(b, 2 * b + 3),), [2, 3, 4, 9], dynamic=True)
+    assert symbolic_programs() == 1
+    assert counters["inductor"]["graphs"] == 1
+    if target == "triton":
+        assert counters["inductor"]["triton_kernels"] <= 2
 
 
 def test_symbolic_kernels_off_compiles_per_size():

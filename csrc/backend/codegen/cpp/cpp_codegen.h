@@ -9,8 +9,10 @@ namespace cdynamo::codegen::cpp {
 
 // Kernel ABI: the translation unit defines
 //
-//     extern "C" int cd_kernel(char** buffers);
+//     extern "C" int cd_kernel(char** buffers, const int64_t* cd_symbols);
 //
+// cd_symbols holds this call's values of the program's size symbols (ir::Program::symbols order;
+// null for a static program): the kernel reads those its loops and indices use.
 // It returns 0, or 1 when an indirect load met a position outside its dimension (the load read
 // element 0 of that dimension instead; the runtime raises IndexError as eager does).
 // (one kernel per shared library, loaded RTLD_LOCAL, so every library can use the same symbol).

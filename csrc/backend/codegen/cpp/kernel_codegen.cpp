@@ -35,37 +35,47 @@ struct ParallelPlan {
   bool parallel = false;
   int collapse = 0;        // loops in the collapsed parallel nest (the block loop included)
   bool block = false;      // the innermost i loop is cut into nblocks blocks of block_size
-  int64_t block_size = 0, nblocks = 1;
+  int64_t block_size = 0;
+  std::string nblocks;     // a literal, or (symbolic sizes) the count computed on each call
 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// ceil(size / block) as C++: a literal for a fixed size, else computed on each call.
+std::string ceil_div_text(const Expr& size, int64_t block) {
+  if (size.is_const()) return std::to_string(ceil_div(size.const_value(), block));
+  return "((" + size.str() + " + " + std::to_string(block - 1) + ") / " + std::to_string(block) + ")";
+}
+
+// Sizes decide at their hints (the compile-time values of symbolic sizes); the loops they shape
+// stay correct for any size.
 ParallelPlan choose_parallel(const KernelPlan& plan) {
   ParallelPlan pp;
   if (plan.idims.empty()) return pp;
   double work = 1;
-  for (const LoopDim& d : plan.idims) work *= static_cast<double>(d.size.const_value());
-  for (const LoopDim& d : plan.rdims) work *= static_cast<double>(std::max<int64_t>(d.size.const_value(), 1));
+  for (const LoopDim& d : plan.idims) work *= static_cast<double>(plan.hint(d.size));
+  for (const LoopDim& d : plan.rdims) work *= static_cast<double>(std::max<int64_t>(plan.hint(d.size), 1));
   if (work < kParallelMinWork) return pp;
   const size_t n = plan.idims.size();
   int64_t outer = 1;
   for (size_t k = 0; k + 1 < n; ++k) {
-    outer *= plan.idims[k].size.const_value();
+    outer *= plan.hint(plan.idims[k].size);
     if (outer >= kParallelChunks) {
       pp.parallel = true;
       pp.collapse = static_cast<int>(k + 1);
       return pp;
     }
   }
-  const int64_t last = plan.idims.back().size.const_value();
-  int64_t block = ceil_div(last, ceil_div(kParallelChunks, outer));
-  block = ceil_div(block, kMaxLanes) * kMaxLanes;
+  const Expr& last_size = plan.idims.back().size;
+  const int64_t last = plan.hint(last_size);
+  int64_t block = ceil_div(last, ceil_div(kParallelChunks, std::max<int64_t>(outer, 1)));
+  block = std::max<int64_t>(ceil_div(block, kMaxLanes) * kMaxLanes, kMaxLanes);
   int64_t nblocks = ceil_div(last, block);
   if (outer * nblocks < 2) return pp;
   pp.parallel = true;
-  pp.block = nblocks > 1;
+  pp.block = nblocks > 1 || !last_size.is_const();
   pp.block_size = block;
-  pp.nblocks = nblocks;
+  pp.nblocks = ceil_div_text(last_size, block);
   pp.collapse = static_cast<int>(n - 1) + (pp.block ? 1 : 0);
   return pp;
 }
@@ -181,7 +191,7 @@ class KernelEmitter {
     const std::string v = last.var;
     std::string lo = "0", hi = last.size.str();
     if (pp.block) {
-      w_.open("for (int64_t cd_b = 0; cd_b < " + std::to_string(pp.nblocks) + "; ++cd_b)");
+      w_.open("for (int64_t cd_b = 0; cd_b < " + pp.nblocks + "; ++cd_b)");
       w_.line("const int64_t cd_lo = cd_b * " + std::to_string(pp.block_size) + ";");
       w_.line("const int64_t cd_hi = cd_min(cd_lo + " + std::to_string(pp.block_size) + ", " + last.size.str() + ");");
       lo = "cd_lo";
@@ -257,10 +267,14 @@ class KernelEmitter {
     std::string scratch;
   };
 
+  // Elements of the reduction space (a scratch array's length): fixed sizes only.
   int64_t rspace() const {
     int64_t n = 1;
     for (const LoopDim& d : plan_.rdims) n *= d.size.const_value();
     return n;
+  }
+  bool fixed_rspace() const {
+    return std::all_of(plan_.rdims.begin(), plan_.rdims.end(), [](const LoopDim& d) { return d.size.is_const(); });
   }
 
   static bool same(const ir::ScalarNode* a, const ir::ScalarNode* b) {
@@ -278,7 +292,7 @@ class KernelEmitter {
   // buffers nothing from the reduction on writes (so the value is the same at both points).
   Shared find_shared() const {
     Shared none;
-    if (plan_.vec != VecMode::Reduction || plan_.rdims.empty() || split_chunks() != 0) return none;
+    if (plan_.vec != VecMode::Reduction || plan_.rdims.empty() || split_chunks() != 0 || !fixed_rspace()) return none;
     if (rspace() * 4 > 32768) return none;
     for (size_t k = 0; k < plan_.nodes.size(); ++k) {
       const NodePlan& red = plan_.nodes[k];
@@ -406,12 +420,11 @@ class KernelEmitter {
     std::string lo = "0", hi = m ? plan_.rdims.front().size.str() : "";
     const int64_t chunks = split_chunks();
     if (chunks > 1) {
-      const int64_t size = plan_.rdims.front().size.const_value();
-      const int64_t block = ceil_div(ceil_div(size, chunks), kMaxLanes) * kMaxLanes;
+      const ChunkPlan c = chunk_plan(chunks);
       w_.pragma("omp parallel for");
-      w_.open("for (int64_t cd_c = 0; cd_c < " + std::to_string(ceil_div(size, block)) + "; ++cd_c)");
-      lo = "cd_c * " + std::to_string(block);
-      hi = "cd_min(cd_c * " + std::to_string(block) + " + " + std::to_string(block) + ", " + std::to_string(size) + ")";
+      w_.open("for (int64_t cd_c = 0; cd_c < " + c.count + "; ++cd_c)");
+      lo = "cd_c * " + c.block;
+      hi = "cd_min(cd_c * " + c.block + " + " + c.block + ", " + c.size + ")";
     }
     auto bounds = [&](size_t k) { return r_bounds(k, lo, hi); };
     open_scalar_r_loops(scalar_loops, lo, hi);
@@ -446,23 +459,19 @@ class KernelEmitter {
       // One reduction over many elements (nothing else to share out): fixed chunks of the
       // outermost r loop run in parallel into partial results, combined in chunk order so the
       // result does not depend on the thread count.
-      const LoopDim& outer = plan_.rdims.front();
-      const int64_t size = outer.size.const_value();
-      const int64_t block = ceil_div(ceil_div(size, chunks), kMaxLanes) * kMaxLanes;
-      const int64_t n = ceil_div(size, block);
+      const ChunkPlan c = chunk_plan(chunks);
       const std::string ct = compute_type(acc_dtype);
-      w_.line(ct + " " + acc + "_part[" + std::to_string(n) + "];");
-      if (arg) w_.line("int64_t " + acc + "_part_i[" + std::to_string(n) + "];");
+      w_.line(ct + " " + acc + "_part[" + std::to_string(c.max_count) + "];");
+      if (arg) w_.line("int64_t " + acc + "_part_i[" + std::to_string(c.max_count) + "];");
       w_.pragma("omp parallel for");
-      w_.open("for (int64_t cd_c = 0; cd_c < " + std::to_string(n) + "; ++cd_c)");
+      w_.open("for (int64_t cd_c = 0; cd_c < " + c.count + "; ++cd_c)");
       const std::string part = w_.fresh("acc");
       declare(node, Width::Scalar, part);
-      accumulate(node, part, "cd_c * " + std::to_string(block), "cd_min(cd_c * " + std::to_string(block) + " + " +
-                                                                   std::to_string(block) + ", " + std::to_string(size) + ")");
+      accumulate(node, part, "cd_c * " + c.block, "cd_min(cd_c * " + c.block + " + " + c.block + ", " + c.size + ")");
       w_.line(acc + "_part[cd_c] = " + part + ";");
       if (arg) w_.line(acc + "_part_i[cd_c] = " + part + "_i;");
       w_.close();
-      w_.line("for (int64_t cd_c = 0; cd_c < " + std::to_string(n) + "; ++cd_c) " +
+      w_.line("for (int64_t cd_c = 0; cd_c < " + c.count + "; ++cd_c) " +
               scalar_combine(node.reduction, acc, acc + "_i", acc + "_part[cd_c]", acc + "_part_i[cd_c]"));
     } else {
       accumulate(node, acc, "0", plan_.rdims.empty() ? "" : plan_.rdims.front().size.str(), tap);
@@ -476,10 +485,29 @@ class KernelEmitter {
   int64_t split_chunks() const {
     if (!plan_.idims.empty() || plan_.rdims.empty() || ve_.width() != Width::Scalar) return 0;
     double work = 1;
-    for (const LoopDim& d : plan_.rdims) work *= static_cast<double>(d.size.const_value());
-    const int64_t outer = plan_.rdims.front().size.const_value();
+    for (const LoopDim& d : plan_.rdims) work *= static_cast<double>(plan_.hint(d.size));
+    const int64_t outer = plan_.hint(plan_.rdims.front().size);
     if (work < 4 * kParallelMinWork || outer < 2 * kMaxLanes) return 0;
     return std::min<int64_t>(kParallelChunks, outer / kMaxLanes);
+  }
+
+  // The chunks of the outermost r loop, as C++ text: literals for a fixed size; for a symbolic
+  // one, `chunks` chunks (some may be empty) of a block computed on each call.
+  struct ChunkPlan {
+    std::string size, block, count;
+    int64_t max_count = 0;  // the most chunks there can be (partial-result arrays)
+  };
+  ChunkPlan chunk_plan(int64_t chunks) {
+    const Expr& size = plan_.rdims.front().size;
+    if (size.is_const()) {
+      const int64_t n = size.const_value();
+      const int64_t block = ceil_div(ceil_div(n, chunks), kMaxLanes) * kMaxLanes;
+      return {std::to_string(n), std::to_string(block), std::to_string(ceil_div(n, block)), ceil_div(n, block)};
+    }
+    const std::string block = w_.fresh("cd_block");
+    w_.line("const int64_t " + block + " = cd_max((" + size.str() + " + " + std::to_string(chunks * kMaxLanes - 1) + ") / " +
+            std::to_string(chunks * kMaxLanes) + ", 1) * " + std::to_string(kMaxLanes) + ";");
+    return {size.str(), block, std::to_string(chunks), chunks};
   }
 
   // Declares accumulator `name` (and name_i for arg*) of width `wd`, set to the initial value.
@@ -508,7 +536,7 @@ class KernelEmitter {
     const bool vector_r = width == Width::Scalar && plan_.vec == VecMode::Reduction;
     const size_t m = plan_.rdims.size();
     // Rows shorter than kReductionUnroll full vectors keep one accumulator (no combine cost).
-    const int unroll = vector_r && plan_.rdims.back().size.const_value() >= kReductionUnroll * kMaxLanes ? kReductionUnroll : 1;
+    const int unroll = vector_r && plan_.hint(plan_.rdims.back().size) >= kReductionUnroll * kMaxLanes ? kReductionUnroll : 1;
     // 8-byte accumulators (float sums in double, integer sums in int64) as two register halves.
     const bool halves = vector_r && ir::dtype_size(acc_dtype) == 8 &&
                         (node.reduction == ReductionType::Sum || node.reduction == ReductionType::Prod ||
@@ -687,8 +715,11 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Kernel& ke
   w.line(std::string("#include <") + kPreludeFileName + ">");
   w.line("");
   w.line("// Ownership contract: buffers holds " + std::to_string(plan.args.size()) +
-         " borrowed storage pointers (inputs, outputs, locals); nothing is retained after the call.");
-  w.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) int ") + kKernelSymbol + "(char** buffers)");
+         " borrowed storage pointers (inputs, outputs, locals), cd_symbols the program's size symbols (or null);");
+  w.line("// nothing is retained after the call.");
+  w.open(std::string("extern \"C\" __attribute__((visibility(\"default\"))) int ") + kKernelSymbol +
+         "(char** buffers, [[maybe_unused]] const int64_t* cd_symbols)");
+  for (const auto& [name, index] : plan.used_symbols) w.line("const int64_t " + name + " = cd_symbols[" + std::to_string(index) + "];");
   for (const std::string& d : declarations) w.line(d);
   w.line("int cd_error = 0;  // set (never cleared) by an out-of-range indirect position");
   emitter.emit_loops();

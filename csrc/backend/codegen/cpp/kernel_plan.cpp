@@ -47,8 +47,7 @@ bool try_merge(KernelPlan& plan, std::vector<LoopDim>& dims, size_t k) {
   const LoopDim& inner = dims[k + 1];
   for (const Expr& e : all_indices(plan)) {
     Affine a = affine_in(e, outer.var), b = affine_in(e, inner.var);
-    if (!a.ok || !b.ok || !a.coef.is_const() || !b.coef.is_const()) return false;
-    if (!(a.coef == b.coef * inner.size)) return false;
+    if (!a.ok || !b.ok || !(a.coef == b.coef * inner.size)) return false;  // symbolic coefficients compare as expressions
   }
   std::map<std::string, Expr> subst{{outer.var, Expr(0)}};
   dims[k + 1].size = outer.size * inner.size;
@@ -119,7 +118,7 @@ bool const_coef_in(const Expr& e, const std::string& var, std::initializer_list<
   return std::find(allowed.begin(), allowed.end(), a.coef.const_value()) != allowed.end();
 }
 
-bool long_enough(const LoopDim& d) { return d.size.is_const() && d.size.const_value() >= kMinVectorExtent; }
+bool long_enough(const KernelPlan& plan, const LoopDim& d) { return plan.hint(d.size) >= kMinVectorExtent; }
 
 // For every direct load not served from a register (see NodePlan::store_elided), calls
 // f(load, in_r_loop). Indirect loads vectorize whatever their index (as gathers), so they never
@@ -138,7 +137,7 @@ void for_memory_loads(const KernelPlan& plan, const std::function<void(const Sca
 }
 
 VecMode choose_vec_mode(const KernelPlan& plan) {
-  bool inner_ok = !plan.idims.empty() && long_enough(plan.idims.back());
+  bool inner_ok = !plan.idims.empty() && long_enough(plan, plan.idims.back());
   if (inner_ok) {
     const std::string& v = plan.idims.back().var;
     for (const NodePlan& node : plan.nodes)
@@ -148,7 +147,7 @@ VecMode choose_vec_mode(const KernelPlan& plan) {
     });
   }
   bool has_reduction = !plan.rdims.empty();
-  bool red_ok = has_reduction && long_enough(plan.rdims.back());
+  bool red_ok = has_reduction && long_enough(plan, plan.rdims.back());
   bool red_contiguous = false;
   if (red_ok) {
     const std::string& v = plan.rdims.back().var;
@@ -222,28 +221,33 @@ KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel) {
     plan.nodes.push_back(std::move(np));
   }
 
-  // Every variable must be a loop index: symbolic sizes need the dynamic-shapes ABI (not yet).
-  std::set<std::string> loop_vars;
+  // Every variable is a loop index, an indirect position or a size symbol of the program (read
+  // from the ABI's symbol array).
+  plan.symbols = program.symbols;
+  std::set<std::string> loop_vars, used;
   for (const auto* dims : {&plan.idims, &plan.rdims})
     for (const LoopDim& d : *dims) {
       loop_vars.insert(d.var);
-      if (!d.size.is_const()) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + ", size " + d.size.str() + ")");
+      for (const std::string& v : d.size.free_vars()) used.insert(v);
     }
   auto check_vars = [&](const Expr& e, size_t indirect) {
     for (const std::string& v : e.free_vars()) {
-      bool bound = false;
+      bool bound = loop_vars.count(v) > 0;
       for (size_t k = 0; k < indirect; ++k) bound = bound || v == ir::indirect_var(k);
-      if (!loop_vars.count(v) && !bound)
-        throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + " uses " + v + ")");
+      if (!bound) used.insert(v);
     }
   };
   for (const NodePlan& node : plan.nodes) {
     check_vars(node.store_index, 0);
     visit_leaves(node.body, [&](const ScalarNode& leaf) {
       check_vars(leaf.index, leaf.indirect.size());
-      for (const Expr& size : leaf.indirect_sizes)
-        if (!size.is_const()) throw UserError("the C++ backend does not support symbolic sizes yet (kernel " + kernel.name + ")");
+      for (const Expr& size : leaf.indirect_sizes) check_vars(size, 0);
     });
+  }
+  for (const std::string& v : used) {
+    auto it = std::find_if(program.symbols.begin(), program.symbols.end(), [&](const ir::Symbol& s) { return s.name == v; });
+    if (it == program.symbols.end()) throw InternalError("kernel " + kernel.name + " uses " + v + ", neither a loop index nor a size symbol");
+    plan.used_symbols.emplace_back(v, static_cast<size_t>(it - program.symbols.begin()));
   }
 
   for (const LoopDim& d : plan.idims)

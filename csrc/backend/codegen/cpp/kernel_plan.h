@@ -1,5 +1,5 @@
 // The C++ generator's view of one ir::Kernel: simplified loop dimensions, per-node stores, the
-// ABI argument order and the choice of vectorized loop. Assumes static (integer) sizes for now.
+// ABI argument order and the choice of vectorized loop. Sizes may be symbolic (heuristics at hints).
 #pragma once
 #include <functional>
 #include <optional>
@@ -51,6 +51,12 @@ struct KernelPlan {
   std::vector<KernelArg> args;  // ABI order: kernel.inputs, then outputs, then locals
   VecMode vec = VecMode::None;
   bool empty = false;  // an i dimension of size 0: the kernel does nothing
+  // Symbolic sizes: the program's symbols (for hints), and those this kernel reads, each with its
+  // index in the program's symbol array (the ABI's second argument).
+  std::vector<ir::Symbol> symbols;
+  std::vector<std::pair<std::string, size_t>> used_symbols;
+  // An expression's value at the symbols' hints (what heuristics decide by).
+  int64_t hint(const ir::Expr& e) const { return ir::size_hint(e, symbols); }
 };
 
 using ir::Affine;
@@ -58,8 +64,7 @@ using ir::affine_in;
 
 // Builds the plan: drops size-1 dimensions, merges adjacent dimensions that every access walks
 // contiguously (so [N, C] contiguous becomes one loop of N*C), elides stores of locals kept in
-// registers and chooses the vectorized loop. Throws UserError for what the generator cannot do yet
-// (symbolic sizes).
+// registers and chooses the vectorized loop.
 KernelPlan plan_kernel(const ir::Program& program, const ir::Kernel& kernel);
 
 using ir::visit_leaves;
