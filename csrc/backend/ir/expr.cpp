@@ -34,7 +34,11 @@ std::pair<int64_t, std::optional<Expr>> split_coefficient(const Expr& term) {
 
 Expr scaled(int64_t coefficient, const Expr& rest) {
   if (coefficient == 1) return rest;
-  return make_expr(ExprKind::Mul, {Expr(coefficient), rest});
+  if (rest.kind() != ExprKind::Mul) return make_expr(ExprKind::Mul, {Expr(coefficient), rest});
+  // A product of symbols stays one flat product: 2*(s0*i0) would hide i0's coefficient.
+  std::vector<Expr> factors{Expr(coefficient)};
+  factors.insert(factors.end(), rest.operands().begin(), rest.operands().end());
+  return make_expr(ExprKind::Mul, std::move(factors));
 }
 
 // ---- bounds: what variable ranges prove about an expression -------------------------------
@@ -181,7 +185,40 @@ Expr divide_coefficients(const Expr& a, int64_t g);
 // c*m*(x // (a*m)) + c*((x // a) % m) -> c*(x // a), and with a == 1: c*m*(x // m) + c*(x % m)
 // -> c*x. The recombinations that reshapes of contiguous data produce, applied to a fixpoint
 // by the caller (each step removes a term).
+// The same with a symbolic modulus m (reshapes over symbolic sizes): c*m*(x // (a*m)) +
+// c*((x // a) % m) -> c*(x // a), where the first term's rest is the product m * (x // (a*m)).
+std::optional<Expr> recombine_symbolic_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
+  for (size_t m = 0; m < collected.size(); ++m) {
+    const auto& [mod_term, c] = collected[m];
+    if (mod_term.kind() != ExprKind::Mod || mod_term.operands()[1].is_const()) continue;
+    const Expr& y = mod_term.operands()[0];
+    const Expr& modulus = mod_term.operands()[1];
+    const bool y_is_div = y.kind() == ExprKind::FloorDiv;
+    const Expr x = y_is_div ? y.operands()[0] : y;
+    const Expr divisor = (y_is_div ? y.operands()[1] : Expr(1)) * modulus;
+    for (size_t d = 0; d < collected.size(); ++d) {
+      const auto& [div_term, cd] = collected[d];
+      if (d == m || cd != c || div_term.kind() != ExprKind::Mul) continue;
+      const auto& factors = div_term.operands();
+      auto div = std::find_if(factors.begin(), factors.end(), [&](const Expr& f) {
+        return f.kind() == ExprKind::FloorDiv && f.operands()[0] == x && f.operands()[1] == divisor;
+      });
+      if (div == factors.end()) continue;
+      Expr rest = 1;
+      for (auto f = factors.begin(); f != factors.end(); ++f)
+        if (f != div) rest = rest * *f;
+      if (rest != modulus) continue;
+      Expr sum = Expr(c) * y;
+      for (size_t t = 0; t < collected.size(); ++t)
+        if (t != m && t != d) sum = sum + scaled(collected[t].second, collected[t].first);
+      return sum;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Expr> recombine_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
+  if (auto symbolic = recombine_symbolic_div_mod(collected)) return symbolic;
   for (size_t m = 0; m < collected.size(); ++m) {
     const auto& [mod_term, c] = collected[m];
     if (mod_term.kind() != ExprKind::Mod || !mod_term.operands()[1].is_const()) continue;
@@ -364,15 +401,27 @@ Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
                                                : make_expr(ExprKind::FloorDiv, {split.rest, b});
     return split.quotient + rest_div;
   }
-  // Symbolic divisor: (b*q) // b -> q.
-  if (a.kind() == ExprKind::Mul) {
-    const auto& factors = a.operands();
-    auto it = std::find(factors.begin(), factors.end(), b);
-    if (it != factors.end()) {
-      Expr rest = 1;
-      for (auto f = factors.begin(); f != factors.end(); ++f)
-        if (f != it) rest = rest * *f;
-      return rest;
+  // Symbolic divisor: (k*b*q) // (j*b) -> (k/j)*q when j divides k (the -1 of a view over
+  // symbolic sizes: (128*s0*s1) // (32*s0*s1) -> 4).
+  if (a.kind() == ExprKind::Mul || a.kind() == ExprKind::Var) {
+    std::vector<Expr> rest = a.kind() == ExprKind::Mul ? a.operands() : std::vector<Expr>{a};
+    std::vector<Expr> divisor = b.kind() == ExprKind::Mul ? b.operands() : std::vector<Expr>{b};
+    int64_t numerator = 1, denominator = 1;
+    if (!rest.empty() && rest.front().is_const()) numerator = rest.front().const_value(), rest.erase(rest.begin());
+    if (!divisor.empty() && divisor.front().is_const()) denominator = divisor.front().const_value(), divisor.erase(divisor.begin());
+    bool cancels = denominator > 0 && numerator % denominator == 0;
+    for (const Expr& f : divisor) {
+      auto it = cancels ? std::find(rest.begin(), rest.end(), f) : rest.end();
+      if (it == rest.end()) {
+        cancels = false;
+        break;
+      }
+      rest.erase(it);
+    }
+    if (cancels) {
+      Expr quotient = numerator / denominator;
+      for (const Expr& f : rest) quotient = quotient * f;
+      return quotient;
     }
   }
   return make_expr(ExprKind::FloorDiv, {a, b});
