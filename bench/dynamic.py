@@ -143,7 +143,15 @@ def guard_cost_child(system):
 
 
 def run_child(args):
-    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=os.environ)
+    # Cold caches for every system and model: compile times compare cold against cold, also on a
+    # machine where an earlier run filled the default cache folders.
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as caches:
+        env = dict(os.environ)
+        for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CDYNAMO_CACHE_DIR"):
+            env[name] = os.path.join(caches, name.lower())
+        out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env)
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 or not lines:
         return {"error": (out.stderr.strip().splitlines() or ["no output"])[-1]}

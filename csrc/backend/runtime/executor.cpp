@@ -15,7 +15,6 @@
 #include <optional>
 #include <set>
 #include "backend/runtime/executor.h"
-#include "backend/ir/expr_parser.h"
 #include "backend/runtime/extern_args.h"
 #include "backend/runtime/size_expr.h"
 #include "backend/runtime/gil.h"
@@ -98,34 +97,6 @@ struct KeptResult {
   std::vector<std::pair<const void*, int64_t>> stamp;  // per constant: data pointer, version
   std::vector<at::Tensor> outputs;
 };
-
-// An extern's int or int[] argument that names size symbols ("[s0, 768]"): its expressions.
-std::optional<std::vector<ir::Expr>> symbolic_ints(const std::string& text, const c10::TypePtr& type, bool& is_list) {
-  if (std::none_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) return std::nullopt;
-  c10::TypePtr t = type->kind() == c10::TypeKind::OptionalType ? type->expectRef<c10::OptionalType>().getElementType() : type;
-  is_list = t->kind() == c10::TypeKind::ListType;
-  c10::TypePtr item = is_list ? t->expectRef<c10::ListType>().getElementType() : t;
-  if (item->kind() != c10::TypeKind::IntType && item->kind() != c10::TypeKind::SymIntType) return std::nullopt;
-  std::string inner = text;
-  if (is_list) {
-    if (inner.size() < 2 || inner.front() != '[' || inner.back() != ']') return std::nullopt;
-    inner = inner.substr(1, inner.size() - 2);
-  }
-  std::vector<ir::Expr> out;  // items split at commas outside parentheses
-  int depth = 0;
-  size_t start = 0;
-  for (size_t k = 0; k <= inner.size(); ++k) {
-    if (k < inner.size() && inner[k] == '(') ++depth;
-    if (k < inner.size() && inner[k] == ')') --depth;
-    if (k == inner.size() || (inner[k] == ',' && depth == 0)) {
-      std::string item_text = inner.substr(start, k - start);
-      if (item_text.find_first_not_of(' ') != std::string::npos) out.push_back(ir::parse_expr(item_text));
-      start = k + 1;
-    }
-  }
-  return out;
-}
-
 
 class Executor {
  public:

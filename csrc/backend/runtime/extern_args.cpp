@@ -1,6 +1,8 @@
 // Constants of extern calls: IR text ("3", "[1, 2]", "torch.float32", "None") parsed against the
 // argument types of an aten schema. Torch headers: one of the runtime's two torch translation units.
 #include "backend/runtime/extern_args.h"
+#include "backend/ir/expr_parser.h"
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -190,6 +192,34 @@ c10::IValue parse_constant(const std::string& raw, const c10::TypePtr& type, std
     default: break;
   }
   throw std::invalid_argument("no constant form for type " + type->str());
+}
+
+// An extern's int or int[] argument that names size symbols ("[s0, 768]"): its expressions.
+std::optional<std::vector<ir::Expr>> symbolic_ints(const std::string& text, const c10::TypePtr& type, bool& is_list) {
+  if (text == "None" || std::none_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  c10::TypePtr t = type->kind() == c10::TypeKind::OptionalType ? type->expectRef<c10::OptionalType>().getElementType() : type;
+  is_list = t->kind() == c10::TypeKind::ListType;
+  c10::TypePtr item = is_list ? t->expectRef<c10::ListType>().getElementType() : t;
+  if (item->kind() != c10::TypeKind::IntType && item->kind() != c10::TypeKind::SymIntType) return std::nullopt;
+  std::string inner = text;
+  if (is_list) {
+    if (inner.size() < 2 || inner.front() != '[' || inner.back() != ']') return std::nullopt;
+    inner = inner.substr(1, inner.size() - 2);
+  }
+  std::vector<ir::Expr> out;  // items split at commas outside parentheses
+  int depth = 0;
+  size_t start = 0;
+  for (size_t k = 0; k <= inner.size(); ++k) {
+    if (k < inner.size() && inner[k] == '(') ++depth;
+    if (k < inner.size() && inner[k] == ')') --depth;
+    if (k == inner.size() || (inner[k] == ',' && depth == 0)) {
+      std::string item_text = inner.substr(start, k - start);
+      if (item_text.find_first_not_of(' ') != std::string::npos) out.push_back(ir::parse_expr(item_text));
+      start = k + 1;
+    }
+  }
+  return out;
 }
 
 }  // namespace cdynamo::runtime

@@ -5,6 +5,7 @@
 #include <ATen/core/jit_type.h>
 #include <optional>
 #include <string>
+#include <vector>
 #include "backend/ir/ir.h"
 
 namespace cdynamo::runtime {
@@ -16,5 +17,9 @@ namespace cdynamo::runtime {
 c10::IValue parse_constant(const std::string& text, const c10::TypePtr& type, std::optional<int32_t> n);
 
 at::ScalarType scalar_type_of(ir::DType dtype);
+
+// An int or int[] argument whose text names size symbols ("[s0, 768]", a symbolic program's):
+// its expressions, and whether it is a list; nullopt for any other argument or text.
+std::optional<std::vector<ir::Expr>> symbolic_ints(const std::string& text, const c10::TypePtr& type, bool& is_list);
 
 }  // namespace cdynamo::runtime

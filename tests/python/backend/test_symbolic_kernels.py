@@ -163,3 +163,23 @@ def test_symbolic_kernels_off_compiles_per_size():
         run_sizes(lambda x: x.cos() + 1, lambda b: (torch.randn(b, 2),), [2, 3], dynamic=True)
     assert symbolic_programs() == 0
     assert per_size_compiles() == 1
+
+
+SYMBOLIC_OPS = {
+    "cumsum": lambda x: torch.cumsum(x, 1) * 2,
+    "topk": lambda x: torch.topk(x, 2, dim=1).values + 1,
+    "sort": lambda x: torch.sort(x, dim=1).values,
+    "pad": lambda x: F.pad(x, (1, 2)) * 3,
+    "cat": lambda x: torch.cat([x, x * 2], 1).sum(0),
+    "narrow": lambda x: x.narrow(1, 1, 2) + 1,
+    "index": lambda x: x[torch.arange(x.shape[0], device=x.device) % 2],
+    "gather": lambda x: torch.gather(x, 1, torch.zeros(x.shape[0], 2, dtype=torch.long, device=x.device)),
+    "flip_and_select": lambda x: x.flip(1)[:, -1] + x[-1, 0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_OPS))
+def test_extern_and_indexing_ops_over_symbolic_sizes(name):
+    counter = run_sizes(SYMBOLIC_OPS[name], lambda n: (torch.randn(n, n + 3),), [3, 5, 8], dynamic=True)
+    assert counter.frame_count == 1
+    assert symbolic_programs() == 1
