@@ -1,6 +1,7 @@
 // Lowerings of view ops into index remappings of the viewed storage: view/reshape, permute,
 // transpose, expand, slice, select, (un)squeeze, split, unbind, unfold, diagonal, flip, as_strided.
-// Assumes static sizes where a size must be computed (symbolic sizes fall back to externs).
+// Symbolic sizes: view, expand, slice and select take expressions; where a fixed size is needed
+// (split, unfold, narrow, ...) the op falls back to an extern call.
 #include <algorithm>
 #include "backend/lower/lowering.h"
 #include "common/error.h"
