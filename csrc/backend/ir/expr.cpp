@@ -6,20 +6,13 @@
 #include <optional>
 #include <stdexcept>
 #include "common/error.h"
+#include "common/int_math.h"
 
 namespace cdynamo::ir {
 namespace {
 
-int64_t floordiv_int(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t mod_int(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
+using cdynamo::floor_div;
+using cdynamo::python_mod;
 
 // Splits a term into (coefficient, rest): 3*x*y -> (3, x*y); 5 -> (5, null).
 std::pair<int64_t, std::optional<Expr>> split_coefficient(const Expr& term) {
@@ -120,7 +113,7 @@ Bounds bounds_of(const Expr& e, const VarRanges& ranges) {
       if (!d.is_const() || d.const_value() <= 0)
         return a.has_lo && a.lo >= 0 ? Bounds{true, false, 0, 0} : Bounds{};
       int64_t k = d.const_value();
-      return {a.has_lo, a.has_hi, a.has_lo ? floordiv_int(a.lo, k) : 0, a.has_hi ? floordiv_int(a.hi, k) : 0};
+      return {a.has_lo, a.has_hi, a.has_lo ? floor_div(a.lo, k) : 0, a.has_hi ? floor_div(a.hi, k) : 0};
     }
     case ExprKind::Mod: {
       const Expr& d = e.operands()[1];
@@ -383,7 +376,7 @@ Expr divide_coefficients(const Expr& a, int64_t g) {
 Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   ir::RecursionGuard recursion("an index expression");
   if (b.is_const(1)) return a;
-  if (a.is_const() && b.is_const()) return Expr(floordiv_int(a.const_value(), b.const_value()));
+  if (a.is_const() && b.is_const()) return Expr(floor_div(a.const_value(), b.const_value()));
   if (a.is_const(0)) return Expr(0);
   if (a == b) return Expr(1);
   if (b.is_const() && b.const_value() > 0) {
@@ -392,7 +385,7 @@ Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
       return floordiv_ranged(a.operands()[0], Expr(a.operands()[1].const_value() * k), ranges);
     // (k*q + rest) // k == q + rest // k for integer q, always.
     DivSplit split = split_by_divisor(a, k);
-    if (split.rest.is_const()) return split.quotient + Expr(floordiv_int(split.rest.const_value(), k));
+    if (split.rest.is_const()) return split.quotient + Expr(floor_div(split.rest.const_value(), k));
     if (provably_in(split.rest, 0, k, ranges)) return split.quotient;
     // (g*y) // (g*m) == y // m
     if (int64_t g = gcd64(split.rest_gcd, k); g > 1)
@@ -430,7 +423,7 @@ Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
 Expr mod_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   ir::RecursionGuard recursion("an index expression");
   if (b.is_const(1)) return Expr(0);
-  if (a.is_const() && b.is_const()) return Expr(mod_int(a.const_value(), b.const_value()));
+  if (a.is_const() && b.is_const()) return Expr(python_mod(a.const_value(), b.const_value()));
   if (a == b || a.is_const(0)) return Expr(0);
   if (b.is_const() && b.const_value() > 0) {
     int64_t k = b.const_value();
@@ -438,7 +431,7 @@ Expr mod_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
       return mod_ranged(a.operands()[0], b, ranges);  // (x % (m*k)) % k == x % k
     DivSplit split = split_by_divisor(a, k);
     const Expr& rest = split.rest;
-    if (rest.is_const()) return Expr(mod_int(rest.const_value(), k));
+    if (rest.is_const()) return Expr(python_mod(rest.const_value(), k));
     if (provably_in(rest, 0, k, ranges)) return rest;
     // (g*y) % (g*m) == g*(y % m)
     if (int64_t g = gcd64(split.rest_gcd, k); g > 1)
@@ -605,8 +598,8 @@ int64_t Expr::evaluate(const std::map<std::string, int64_t>& values) const {
       for (const Expr& arg : node_->args) product *= arg.evaluate(values);
       return product;
     }
-    case ExprKind::FloorDiv: return floordiv_int(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
-    case ExprKind::Mod: return mod_int(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
+    case ExprKind::FloorDiv: return floor_div(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
+    case ExprKind::Mod: return python_mod(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
     case ExprKind::Min: return std::min(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
     case ExprKind::Max: return std::max(node_->args[0].evaluate(values), node_->args[1].evaluate(values));
   }

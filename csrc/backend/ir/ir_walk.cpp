@@ -91,4 +91,12 @@ Affine affine_in(const Expr& e, const std::string& var) {
   }
 }
 
+bool walks_as_one(const std::vector<Expr>& indices, const std::string& outer, const std::string& inner, const Expr& inner_size) {
+  for (const Expr& e : indices) {
+    Affine a = affine_in(e, outer), b = affine_in(e, inner);
+    if (!a.ok || !b.ok || !(a.coef == b.coef * inner_size)) return false;
+  }
+  return true;
+}
+
 }  // namespace cdynamo::ir

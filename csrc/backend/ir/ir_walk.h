@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <vector>
 #include "backend/ir/ir.h"
 
 namespace cdynamo::ir {
@@ -30,5 +31,10 @@ struct Affine {
   Expr rest;
 };
 Affine affine_in(const Expr& e, const std::string& var);
+
+// Whether every index walks loop dims (outer, inner) as one run: each is affine in both, with
+// coef(outer) == coef(inner) * inner_size (symbolic coefficients compare as expressions). Then
+// outer can be set to 0 and inner range over both: what both code generators' loop merging asks.
+bool walks_as_one(const std::vector<Expr>& indices, const std::string& outer, const std::string& inner, const Expr& inner_size);
 
 }  // namespace cdynamo::ir

@@ -121,29 +121,19 @@ Value permute(const Value& x, const std::vector<int64_t>& dims) {
   });
 }
 
-// A slice of a symbolic dimension: fixed bounds clamped by min/max expressions as eager clamps
-// them; symbolic bounds (size arithmetic) only where the node's own size shows them in range.
-Value symbolic_slice(const Value& x, int64_t dim, const FxArg& start_arg, const FxArg& end_arg, int64_t step,
-                     const std::optional<Expr>& result_size) {
-  if (step <= 0) throw UserError("slice step must be positive");
-  const Expr size = x.sizes[dim];
-  auto bound = [&](const FxArg& arg, const Expr& otherwise) -> Expr {
-    if (arg.is_none()) return otherwise;
-    Expr e = arg.as_expr();
-    if (!e.is_const()) return e;
-    int64_t v = e.const_value();
-    if (v >= (int64_t{1} << 62)) return size;  // "to the end"
-    if (v == 0) return Expr(0);
-    return v > 0 ? ir::min(Expr(v), size) : ir::max(size + Expr(v), Expr(0));  // sizes are >= 0
-  };
-  Expr start = bound(start_arg, 0), end = bound(end_arg, size);
-  const bool fixed_bounds = (start_arg.is_none() || start_arg.is_fixed_number()) && (end_arg.is_none() || end_arg.is_fixed_number());
-  if (fixed_bounds) end = ir::max(end, start);
-  Expr length = ir::floordiv(end - start + Expr(step - 1), Expr(step));
-  if (!fixed_bounds && (!result_size || !(*result_size == length))) symbolic_unsupported("a slice with symbolic bounds");
-  if (start.is_const(0) && step == 1 && end == size) return x;
+// A fixed slice bound as eager clamps it into [0, size] (min/max expressions of a symbolic size;
+// they fold to constants for a fixed one).
+Expr clamped_bound(int64_t v, const Expr& size) {
+  if (v >= (int64_t{1} << 62)) return size;  // "to the end"
+  if (v == 0) return Expr(0);
+  return v > 0 ? ir::min(Expr(v), size) : ir::max(size + Expr(v), Expr(0));  // sizes are >= 0
+}
+
+// x[start:end:step] along dim (bounds already in range), of `length` elements.
+Value slice_view(const Value& x, int64_t dim, const Expr& start, const Expr& end, int64_t step, const Expr& length) {
+  if (start.is_const(0) && step == 1 && end == x.sizes[dim]) return x;
   std::vector<Expr> sizes = x.sizes;
-  sizes[dim] = result_size ? *result_size : length;
+  sizes[dim] = length;
   return x.view(sizes, [dim, start, step](const Index& index) {
     Index old = index;
     old[dim] = start + index[dim] * Expr(step);
@@ -151,22 +141,31 @@ Value symbolic_slice(const Value& x, int64_t dim, const FxArg& start_arg, const 
   });
 }
 
-Value slice(const Value& x, int64_t dim, std::optional<int64_t> start_arg, std::optional<int64_t> end_arg, int64_t step) {
-  int64_t size = static_size(x.sizes[dim]);
-  int64_t start = start_arg.value_or(0), end = end_arg.value_or(size);
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
+// Fixed bounds (split, narrow).
+Value slice(const Value& x, int64_t dim, int64_t start_arg, int64_t end_arg, int64_t step) {
   if (step <= 0) throw UserError("slice step must be positive");
-  std::vector<Expr> sizes = x.sizes;
-  sizes[dim] = (end - start + step - 1) / step;
-  if (start == 0 && step == 1 && end == size) return x;
-  return x.view(sizes, [dim, start, step](const Index& index) {
-    Index old = index;
-    old[dim] = Expr(start) + index[dim] * Expr(step);
-    return old;
-  });
+  const Expr start = clamped_bound(start_arg, x.sizes[dim]);
+  const Expr end = ir::max(clamped_bound(end_arg, x.sizes[dim]), start);
+  return slice_view(x, dim, start, end, step, ir::floordiv(end - start + Expr(step - 1), Expr(step)));
+}
+
+// aten.slice: fixed bounds as above; symbolic bounds (size arithmetic) only where the node's own
+// size (torch's, under the frame's guards) shows them in range.
+Value slice(const Value& x, int64_t dim, const FxArg& start_arg, const FxArg& end_arg, int64_t step,
+            const std::optional<Expr>& result_size) {
+  if (step <= 0) throw UserError("slice step must be positive");
+  const Expr& size = x.sizes[dim];
+  auto bound = [&](const FxArg& arg, const Expr& otherwise) -> Expr {
+    if (arg.is_none()) return otherwise;
+    Expr e = arg.as_expr();
+    return e.is_const() ? clamped_bound(e.const_value(), size) : e;
+  };
+  Expr start = bound(start_arg, 0), end = bound(end_arg, size);
+  const bool fixed_bounds = (start_arg.is_none() || start_arg.is_fixed_number()) && (end_arg.is_none() || end_arg.is_fixed_number());
+  if (fixed_bounds) end = ir::max(end, start);
+  Expr length = ir::floordiv(end - start + Expr(step - 1), Expr(step));
+  if (!fixed_bounds && (!result_size || !(*result_size == length))) symbolic_unsupported("a slice with symbolic bounds");
+  return slice_view(x, dim, start, end, step, result_size ? *result_size : length);
 }
 
 Value select(const Value& x, int64_t dim, int64_t fixed_position) {
@@ -218,11 +217,6 @@ std::vector<int64_t> all_dims(size_t rank) {
   std::vector<int64_t> out(rank);
   for (size_t k = 0; k < rank; ++k) out[k] = static_cast<int64_t>(k);
   return out;
-}
-
-std::optional<int64_t> optional_int(const FxArg& arg) {
-  if (arg.is_none()) return std::nullopt;
-  return arg.as_int();
 }
 
 Lowered lower_view(LoweringContext& ctx, const FxNode& node) {
@@ -368,12 +362,9 @@ void register_view_lowerings(Registry& r) {
   r["aten::slice.Tensor"] = [](LoweringContext& ctx, const FxNode& node) {
     Value x = ctx.tensor_param(node, 0);
     int64_t dim = normalize_dim(node.param(1).as_int(), x.rank());
-    if (!x.sizes[dim].is_const() || node.param(2).kind == FxArg::Kind::SymInt || node.param(3).kind == FxArg::Kind::SymInt) {
-      std::optional<Expr> result_size;
-      if (!node.meta.empty() && node.meta[0] && node.meta[0]->sizes.size() == x.rank()) result_size = node.meta[0]->sizes[dim];
-      return Lowered::one(symbolic_slice(x, dim, node.param(2), node.param(3), node.param(4).as_int(), result_size));
-    }
-    return Lowered::one(slice(x, dim, optional_int(node.param(2)), optional_int(node.param(3)), node.param(4).as_int()));
+    std::optional<Expr> result_size;
+    if (!node.meta.empty() && node.meta[0] && node.meta[0]->sizes.size() == x.rank()) result_size = node.meta[0]->sizes[dim];
+    return Lowered::one(slice(x, dim, node.param(2), node.param(3), node.param(4).as_int(), result_size));
   };
   r["aten::narrow.default"] = [](LoweringContext& ctx, const FxNode& node) {
     Value x = ctx.tensor_param(node, 0);

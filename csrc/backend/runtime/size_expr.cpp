@@ -3,21 +3,9 @@
 #include "backend/runtime/size_expr.h"
 #include <algorithm>
 #include "common/error.h"
+#include "common/int_math.h"
 
 namespace cdynamo::runtime {
-namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-
-}  // namespace
 
 SizeExpr::SizeExpr(const ir::Expr& e, const std::vector<ir::Symbol>& symbols, const std::string& what) {
   if (e.is_const()) {
@@ -77,7 +65,7 @@ int64_t SizeExpr::run(const int64_t* symbol_values) const {
           break;
         case Op::Mod:
           if (b == 0) throw UserError("a size expression divides by zero (a symbolic size is 0)", PyExc_ZeroDivisionError);
-          v = floor_mod(v, b);
+          v = python_mod(v, b);
           break;
         case Op::Min: v = std::min(v, b); break;
         case Op::Max: v = std::max(v, b); break;

@@ -46,7 +46,13 @@ class CudaTritonLauncher final : public KernelLauncher {
     if (shape_.error_flag)  // one int32 on the device; out-of-range positions read element 0 (never outside)
       error_ = at::zeros({1}, at::TensorOptions().dtype(at::kInt).device(at::Device(at::kCUDA, static_cast<int8_t>(binary.device))));
     symbolic_ = shape_.symbolic();
-    if (!symbolic_) static_values_ = launch_values(shape_, nullptr);
+    if (!symbolic_) {  // the values every launch passes, in both widths
+      static_values_ = launch_values(shape_, nullptr);
+      for (const auto& [value, wide] : static_values_.scalars) {
+        fixed64_.push_back(value);
+        fixed32_.push_back(static_cast<int32_t>(value));
+      }
+    }
   }
 
   ~CudaTritonLauncher() override {
@@ -59,12 +65,18 @@ class CudaTritonLauncher final : public KernelLauncher {
   int launch(char** buffers, const int64_t* symbols, void* stream) const override {
     constexpr size_t kMaxParams = 256;
     if (shape_.pointer_count + shape_.scalars.size() + 4 > kMaxParams) throw UserError("a Triton kernel with too many arguments");
-    int64_t values64[kMaxParams];
+    // Each scalar in the width the kernel takes it: a static shape's from the values computed
+    // once, a symbolic one's evaluated for this call.
+    int64_t call64[kMaxParams];
+    int32_t call32[kMaxParams];
+    const int64_t* values64 = fixed64_.data();
+    const int32_t* values32 = fixed32_.data();
     int64_t grid = static_values_.grid, grid_y = static_values_.grid_y;
     if (symbolic_) {
-      evaluate_launch(shape_, symbols, values64, grid, grid_y);
-    } else {
-      for (size_t k = 0; k < static_values_.scalars.size(); ++k) values64[k] = static_values_.scalars[k].first;
+      evaluate_launch(shape_, symbols, call64, grid, grid_y);
+      for (size_t k = 0; k < shape_.scalars.size(); ++k) call32[k] = static_cast<int32_t>(call64[k]);
+      values64 = call64;
+      values32 = call32;
     }
     if (grid == 0 || grid_y == 0) return 0;
     bool aligned = true;
@@ -81,12 +93,8 @@ class CudaTritonLauncher final : public KernelLauncher {
     };
     for (size_t k = 0; k < shape_.pointer_count; ++k) push_pointer(buffers[k]);
     if (shape_.error_flag) push_pointer(error_.data_ptr());
-    // Each scalar in the width the kernel takes it (int64, or int32).
-    int32_t values32[kMaxParams];
-    for (size_t k = 0; k < shape_.scalars.size(); ++k) {
-      values32[k] = static_cast<int32_t>(values64[k]);
-      params[n++] = shape_.scalars[k].second ? static_cast<void*>(&values64[k]) : static_cast<void*>(&values32[k]);
-    }
+    for (size_t k = 0; k < shape_.scalars.size(); ++k)
+      params[n++] = const_cast<void*>(shape_.scalars[k].second ? static_cast<const void*>(values64 + k) : static_cast<const void*>(values32 + k));
     for (int k = 0; k < shape_.implicit_params; ++k) push_pointer(nullptr);
     std::string error = kernel.launch(static_cast<uint32_t>(grid), static_cast<uint32_t>(grid_y), stream, params);
     if (!error.empty()) throw UserError("cdynamo: launching a Triton kernel failed: " + error);
@@ -121,7 +129,9 @@ class CudaTritonLauncher final : public KernelLauncher {
   mutable std::unique_ptr<cuda::Kernel> unaligned_;
   at::Tensor error_;
   bool symbolic_ = false;
-  LaunchValues static_values_;  // a static shape's values, computed once
+  LaunchValues static_values_;  // a static shape's grid, computed once
+  std::vector<int64_t> fixed64_;  // and its scalars, in both widths
+  std::vector<int32_t> fixed32_;
 };
 
 class InterpretedTritonLauncher final : public KernelLauncher {
@@ -206,7 +216,6 @@ bool TritonLaunchShape::symbolic() const {
 TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config,
                                const std::vector<ir::Symbol>& symbols) {
   TritonLaunchShape shape;
-  shape.kernel_name = k.name;
   for (const codegen::triton::TritonArg& arg : k.args)
     if (!arg.buffer.empty()) ++shape.pointer_count;
   shape.error_flag = k.error_flag;
@@ -226,10 +235,7 @@ void evaluate_launch(const TritonLaunchShape& shape, const int64_t* symbols, int
   for (size_t k = 0; k < shape.scalars.size(); ++k) scalars[k] = shape.scalars[k].first(symbols);
   grid = shape.grid(symbols);
   grid_y = shape.grid_y(symbols);
-  for (const SizeExpr& limit : shape.narrow_limits)
-    if (limit(symbols) >= kLimit)
-      throw UserError("kernel " + shape.kernel_name + " was compiled with 32-bit indices for sizes met while compiling; "
-                      "this call's sizes reach 2^31 elements (mark the growing dimension static, or call it at that size first)");
+  // narrow_limits: the executor checks them before a call's first step (Executor::begin_call).
   if (grid >= kLimit) throw UserError("a Triton kernel with more than 2^31 programs");
   if (grid_y > 65535) throw UserError("a tiled Triton kernel with more than 65535 column blocks");
 }

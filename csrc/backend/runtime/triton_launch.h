@@ -20,15 +20,14 @@ struct TritonLaunchShape {
   std::vector<std::pair<SizeExpr, bool>> scalars;  // numels, then size symbols; true: passed as int64
   SizeExpr grid{0};           // programs along axis 0 (0: nothing to run)
   SizeExpr grid_y{1};         // programs along axis 1 (tiled kernels' columns)
-  std::vector<SizeExpr> narrow_limits;  // a 32-bit kernel refuses a call where one reaches 2^31
-  std::string kernel_name;    // for messages
+  std::vector<SizeExpr> narrow_limits;  // a 32-bit kernel's: a call where one reaches 2^31 runs as captured
   int implicit_params = 0;    // null pointers Triton appends (global / profile scratch)
   bool symbolic() const;
 };
 TritonLaunchShape launch_shape(const codegen::triton::GeneratedTritonKernel& k, const codegen::triton::LaunchConfig& config,
                                const std::vector<ir::Symbol>& symbols);
-// The shape's scalar values and grid for one call (symbols: null for a static shape); throws
-// UserError when a 32-bit kernel's limit is reached.
+// The shape's scalar values and grid for one call (symbols: null for a static shape). The
+// narrow limits are the caller's to check (the executor does, before a call's first step).
 struct LaunchValues {
   std::vector<std::pair<int64_t, bool>> scalars;
   int64_t grid = 0, grid_y = 1;

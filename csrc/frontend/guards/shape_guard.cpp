@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <algorithm>
 #include "common/error.h"
+#include "common/int_math.h"
 #include "frontend/guards/guards_internal.h"
 
 namespace cdynamo::guards {
@@ -16,15 +17,6 @@ enum Op : int64_t {
   kAnd = 30, kOr = 31, kNot = 32,
 };
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t python_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
 
 // The guard's inputs, fetched once per check: tensors (impl set) and scalar ints or floats
 // (impl null); `ok` is false when one is gone or is neither.

@@ -182,7 +182,6 @@ def compile_fx(gm, example_inputs):
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
-    from .. import _C
     from . import graph_cache
 
     target, device_type = targets.choose_target(gm, example_inputs)
@@ -192,32 +191,45 @@ def compile_fx(gm, example_inputs):
         compiled = graph_cache.load(key, gm)
         if compiled is not None:
             return compiled
+    compiled, reason = compile_aten(gm, example_inputs, target, device_type, key=key)
+    return compiled if reason is None else targets.run_as_captured(gm, reason)
+
+
+def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=None):
+    """(callable, None) for a graph a target accepted: aten tracing, the graph passes, then the
+    C++ pipeline (stored under `key` in the compiled-graph cache when given); or (None, reason)
+    when the aten graph touches what no target compiles. With fake_mode (a symbolic graph's,
+    example_inputs its fakes) the layout passes, which decide by sizes, are left out."""
+    from .. import _C
+    from . import graph_cache
+
+    symbolic = fake_mode is not None
     start = time.perf_counter()
     with _ATEN_TRACE_LOCK:
-        aten_gm = aten_graph(gm, example_inputs)
+        aten_gm = aten_graph(gm, example_inputs, fake_mode=fake_mode)
         reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
         reason = reason or targets.written_aliased_input_reason(aten_gm, [*aten_gm.meta["written_state"], *example_inputs])
         if reason is not None:
-            return targets.run_as_captured(gm, reason)
+            return None, reason
         written_state = aten_gm.meta["written_state"]
         aliases = output_aliases.eager_aliases(gm, example_inputs)
         output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
-        if config.channels_last_convolutions:
+        if config.channels_last_convolutions and not symbolic:
             layout.prefer_channels_last(aten_gm)
-        if config.pad_matmuls:
+        if config.pad_matmuls and not symbolic:
             pad_matmuls.pad_misaligned_matmuls(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)
-    utils.log("graphs", lambda: f"inductor aten graph:\n{aten_gm.code}")
+    utils.log("graphs", lambda: f"inductor aten graph{' (symbolic sizes)' if symbolic else ''}:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1
     if written_state:
         # The parameters and buffers it writes are leading inputs of the program: passed on each
         # call (the very tensors the module holds), never cached (the entry binds constants only).
         skip = len(written_state)  # the eager fallback (async_compile) takes the graph's own arguments
         program = _C._inductor_compile(aten_gm, lambda *args: gm.forward(*args[skip:]), False, target, device_type)
-        return lambda *args: program(*written_state, *args)
+        return (lambda *args: program(*written_state, *args)), None
     if key is None:
-        return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type)
+        return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type), None
     compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True, target, device_type)
     if blob is not None:
         graph_cache.store(key, gm, aten_gm, blob)
-    return compiled
+    return compiled, None

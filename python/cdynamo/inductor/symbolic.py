@@ -4,7 +4,6 @@
 The C++ lowering reads each SymInt as an expression in the syntax of ir::parse_expr, rendered
 here from its sympy expression; what cannot be rendered, or lowered for every size, raises
 NotImplementedError and the graph is compiled per sizes met instead."""
-import time
 
 import torch
 
@@ -112,31 +111,16 @@ def _unsupported_reason(gm, fakes):
 
 
 def _compile(gm, fakes):
-    from .. import _C
     from ..shapes import NumberOutputs
-    from . import compile_fx, output_aliases, targets
+    from . import compile_fx, targets
 
     split = NumberOutputs(gm, keep_examples=True)
     if not split.tensors:
         return split.number_fn
-    tensor_gm = split.tensor_gm
     fake_mode = next(t.fake_mode for t in fakes if isinstance(t, torch.Tensor))
     target, device_type = targets.choose_target(gm, fakes)
-    start = time.perf_counter()
-    with compile_fx._ATEN_TRACE_LOCK:
-        aten_gm = compile_fx.aten_graph(tensor_gm, fakes, fake_mode=fake_mode)
-        reason = targets.unsupported_reason(aten_gm, ()) or targets.written_aliased_input_reason(
-            aten_gm, [*aten_gm.meta["written_state"], *fakes])
-        if reason is not None:
-            raise NotImplementedError(f"its aten graph touches {reason}")
-        written_state = aten_gm.meta["written_state"]
-        aliases = output_aliases.eager_aliases(tensor_gm, fakes)
-        output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
-    utils.add_time("aten_graph", time.perf_counter() - start)
-    utils.log("graphs", lambda: f"inductor aten graph (symbolic sizes):\n{aten_gm.code}")
-    utils.counters["inductor"]["graphs"] += 1
+    compiled, reason = compile_fx.compile_aten(split.tensor_gm, fakes, target, device_type, fake_mode=fake_mode)
+    if reason is not None:
+        raise NotImplementedError(f"its aten graph touches {reason}")
     utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
-    skip = len(written_state)
-    program = _C._inductor_compile(aten_gm, lambda *args: tensor_gm.forward(*args[skip:]), False, target, device_type)
-    run = (lambda *args: program(*written_state, *args)) if written_state else program
-    return split.wrap(run)
+    return split.wrap(compiled)

@@ -45,10 +45,7 @@ std::vector<Expr> all_indices(const KernelPlan& plan) {
 bool try_merge(KernelPlan& plan, std::vector<LoopDim>& dims, size_t k) {
   const LoopDim& outer = dims[k];
   const LoopDim& inner = dims[k + 1];
-  for (const Expr& e : all_indices(plan)) {
-    Affine a = affine_in(e, outer.var), b = affine_in(e, inner.var);
-    if (!a.ok || !b.ok || !(a.coef == b.coef * inner.size)) return false;  // symbolic coefficients compare as expressions
-  }
+  if (!ir::walks_as_one(all_indices(plan), outer.var, inner.var, inner.size)) return false;
   std::map<std::string, Expr> subst{{outer.var, Expr(0)}};
   dims[k + 1].size = outer.size * inner.size;
   dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k));

@@ -144,13 +144,7 @@ std::map<std::string, Expr> merge_contiguous_dims(std::vector<std::pair<std::str
   for (size_t k = dims.size(); k-- > 1;) {
     auto& [outer_var, outer_size] = dims[k - 1];
     const auto& [inner_var, inner_size] = dims[k];
-    bool mergeable = true;
-    for (const Expr& e : indices) {
-      ir::Affine a = ir::affine_in(e, outer_var), b = ir::affine_in(e, inner_var);
-      mergeable = mergeable && a.ok && b.ok && a.coef == b.coef * inner_size;
-      if (!mergeable) break;
-    }
-    if (!mergeable) continue;
+    if (!ir::walks_as_one(indices, outer_var, inner_var, inner_size)) continue;
     std::map<std::string, Expr> subst{{outer_var, Expr(0)}};
     for (Expr& e : indices) e = e.substitute(subst);
     zeroed[outer_var] = Expr(0);
