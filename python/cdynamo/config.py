@@ -29,6 +29,13 @@ capture_scalar_outputs = False
 # with a warning. False (what the tests use): the error is raised to the caller.
 suppress_errors = True
 
+# True: a graph break inside a function the trace inlined ends the graph there, inside that
+# function: the graph keeps the caller's operations before the call, and the code after the break
+# (the rest of the function, then the callers' rest) continues in resume functions. False: the
+# graph ends at the caller's call instruction, and the called function compiles as a frame of its
+# own (as torch._dynamo's nested_graph_breaks=False).
+nested_graph_breaks = True
+
 # True: fallback warnings and errors carry the full internal traceback, not only the reason.
 verbose = False
 
@@ -243,6 +250,7 @@ _KNOB_NAMES = frozenset(
         "static_compiles_per_graph",
         "symbolic_kernels",
         "capture_scalar_outputs",
+        "nested_graph_breaks",
         "suppress_errors",
         "verbose",
         "debug",

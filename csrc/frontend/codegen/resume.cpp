@@ -1,6 +1,7 @@
 // Graph breaks in bytecode: transformed code that stops at an unsupported instruction, runs it,
 // and continues in resume functions made from the original code (CPython 3.11/3.12).
 #include "frontend/codegen/resume.h"
+#include <algorithm>
 #include <set>
 #include "common/py_import.h"
 #include "frontend/codegen/code_builder.h"
@@ -128,20 +129,82 @@ std::vector<int> live_slots(PyCodeObject* original, const interp::BreakState& st
   return slots;
 }
 
-// The call of a resume function continuing at `target` with the `stack_count` values on top of
-// the stack and the locals of `slots`, whose result the frame returns.
-void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
-                 int stack_count, const std::vector<int>& slots, const interp::BreakState& state,
-                 int traced_stack = -1) {
-  // Stack entries below traced_stack are the traced frame's (an exception handler adds its own).
-  if (traced_stack < 0) traced_stack = stack_count;
-  std::vector<int> iterator_stack, iterator_slots;
-  for (int i = 0; i < std::min(stack_count, traced_stack) && i < static_cast<int>(state.stack.size()); ++i)
-    if (state.stack[i]->kind == ValueKind::Iterator) iterator_stack.push_back(i);
+// What a resume function's prologue rebuilds from `stack` (its entries below `traced_end`) and
+// the locals of `slots`: NULLs, and iterators passed as tuples of their items.
+ResumeEntry entry_for(const std::vector<ValuePtr>& stack, int traced_end, const std::vector<ValuePtr>& locals,
+                      const std::vector<int>& slots) {
+  ResumeEntry entry;
+  for (int i = 0; i < traced_end && i < static_cast<int>(stack.size()); ++i) {
+    if (stack[i]->kind == ValueKind::Null) entry.null_stack.push_back(i);
+    else if (stack[i]->kind == ValueKind::Iterator) entry.iterator_stack.push_back(i);
+  }
   for (int slot : slots)
-    if (state.locals[slot] && state.locals[slot]->kind == ValueKind::Iterator) iterator_slots.push_back(slot);
-  Ref resume = resume_code(original, instructions, target, stack_count, slots, iterator_stack, iterator_slots);
-  code.emit(BUILD_TUPLE, stack_count);
+    if (locals[slot] && locals[slot]->kind == ValueKind::Iterator) entry.iterator_slots.push_back(slot);
+  return entry;
+}
+
+// A nested break's continuation of the inlined frames: the resume function of the outermost
+// one (made now, with its function's globals and closure; it calls the next one's first), and
+// how many arguments it takes.
+struct InnerContinuation {
+  Ref function;
+  int arguments = 0;
+};
+
+// The slots an inlined frame passes to its resume function: its live traced values.
+std::vector<int> traced_slots(const interp::InlinedBreakFrame& frame) {
+  std::vector<int> slots;
+  for (int slot = 0; slot < frame.code->co_nlocals; ++slot)
+    if (frame.locals[slot]) slots.push_back(slot);
+  return slots;
+}
+
+// The continuation when the innermost frame goes on at `target` with `stack_count` stack
+// entries, the first `survivors` of them traced ones.
+InnerContinuation inner_continuation(const interp::BreakState& state, int target, int stack_count, int survivors) {
+  InnerContinuation inner;
+  const int count = static_cast<int>(state.inlined.size());
+  for (int k = count - 1; k >= 0; --k) {
+    const interp::InlinedBreakFrame& frame = state.inlined[k];
+    const bool innermost = k == count - 1;
+    std::vector<int> slots = traced_slots(frame);
+    ResumeEntry entry = entry_for(frame.stack, innermost ? survivors : static_cast<int>(frame.stack.size()),
+                                  frame.locals, slots);
+    int frame_target = target, frame_stack = stack_count, passed_stack = stack_count;
+    if (!innermost) {
+      entry.inner_function = inner.function;
+      entry.inner_arguments = inner.arguments;
+      frame_target = frame.instruction + 1;
+      frame_stack = static_cast<int>(frame.stack.size()) + 1;  // + the inner call's result
+      passed_stack = frame_stack - 1 + inner.arguments;
+    }
+    passed_stack -= static_cast<int>(entry.null_stack.size());
+    Ref code = resume_code(frame.code, frame.instructions, frame_target, frame_stack, slots, entry);
+    Ref function = check(PyFunction_New(code.ptr(), PyFunction_GET_GLOBALS(frame.function.ptr())));
+    if (PyObject* closure = PyFunction_GET_CLOSURE(frame.function.ptr()))
+      check_status(PyFunction_SetClosure(function.ptr(), closure));
+    inner.function = std::move(function);
+    inner.arguments = static_cast<int>(slots.size()) + passed_stack;
+  }
+  return inner;
+}
+
+// The call of the root's resume function continuing at `target` with the root's stack entries
+// 0..stack_count there (its traced entries below `traced_stack`, NULLs among them not pushed,
+// the others on top of the stack, with an inner continuation's arguments above them) and the
+// locals of `slots`; the frame returns its result.
+void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
+                 int stack_count, int traced_stack, const std::vector<int>& slots, const interp::BreakState& state,
+                 const InnerContinuation* inner = nullptr) {
+  ResumeEntry entry = entry_for(state.stack, traced_stack, state.locals, slots);
+  int on_stack = stack_count - static_cast<int>(entry.null_stack.size());
+  if (inner) {
+    entry.inner_function = inner->function;
+    entry.inner_arguments = inner->arguments;
+    on_stack += inner->arguments - 1;
+  }
+  Ref resume = resume_code(original, instructions, target, stack_count, slots, entry);
+  code.emit(BUILD_TUPLE, on_stack);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));
   code.emit(SWAP, 2);
@@ -212,36 +275,60 @@ void collect_tensors(const ValuePtr& value, std::vector<ValuePtr>& out) {
 
 }  // namespace
 
+std::vector<ValuePtr> break_values(const interp::BreakState& state) {
+  std::vector<ValuePtr> values;
+  auto add = [&](const std::vector<ValuePtr>& list) {
+    for (const auto& value : list)
+      if (value) values.push_back(value);
+  };
+  add(state.stack);
+  add(state.locals);
+  for (const auto& frame : state.inlined) {
+    add(frame.stack);
+    add(frame.locals);
+  }
+  return values;
+}
+
 std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::vector<interp::SideEffect>& side_effects) {
   std::vector<ValuePtr> outputs;
   for (const auto& effect : side_effects) collect_tensors(effect.value, outputs);
-  for (const auto& value : state.locals) collect_tensors(value, outputs);
-  for (const auto& value : state.stack) collect_tensors(value, outputs);
+  for (const auto& value : break_values(state)) collect_tensors(value, outputs);
   return outputs;
 }
 
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target, int stack_count,
-                const std::vector<int>& passed_slots, const std::vector<int>& iterator_stack,
-                const std::vector<int>& iterator_slots) {
+                const std::vector<int>& passed_slots, const ResumeEntry& entry) {
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
   const OpcodeClasses& classes = opcode_classes();
   const int nlocals = original->co_nlocals;
   const int nfree = original->co_nfreevars;
+  auto contains = [](const std::vector<int>& list, int item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+  };
+  // The last stack entry of a nested break is the inner call's result, not an argument.
+  const int passed_stack = entry.inner_function ? stack_count - 1 : stack_count;
 
   // New locals: the passed locals (so the original first argument stays first: zero-argument
-  // super() reads it), the stack values, then every other local of the original.
+  // super() reads it), the stack values, the inner call's arguments, then every other local.
   Ref varnames = check(PyList_New(0));
   std::vector<int> new_slot(nlocals, -1);
   auto add_local = [&](int slot) {
     new_slot[slot] = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
     check_status(PyList_Append(varnames.ptr(), PyTuple_GET_ITEM(original->co_localsplusnames, slot)));
   };
-  for (int slot : passed_slots) add_local(slot);
-  const int first_stack = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
-  for (int i = 0; i < stack_count; ++i) {
-    Ref name = check(PyUnicode_FromFormat("__stack%d", i));
+  auto add_named = [&](const char* format, int index) {
+    Ref name = check(PyUnicode_FromFormat(format, index));
     check_status(PyList_Append(varnames.ptr(), name.ptr()));
-  }
+    return static_cast<int>(PyList_GET_SIZE(varnames.ptr())) - 1;
+  };
+  for (int slot : passed_slots) add_local(slot);
+  std::vector<int> stack_slot(passed_stack, -1);
+  for (int i = 0; i < passed_stack; ++i)
+    if (!contains(entry.null_stack, i)) stack_slot[i] = add_named("__stack%d", i);
+  std::vector<int> inner_slot;
+  for (int i = 0; i < entry.inner_arguments; ++i) inner_slot.push_back(add_named("__inner%d", i));
+  const int argument_count = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
   for (int slot = 0; slot < nlocals; ++slot)
     if (new_slot[slot] < 0) add_local(slot);
   const int first_free = static_cast<int>(PyList_GET_SIZE(varnames.ptr()));
@@ -255,15 +342,31 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   };
   if (nfree) emit(COPY_FREE_VARS, nfree);
   emit(RESUME, 0);
-  for (int slot : iterator_slots) {
+  for (int slot : entry.iterator_slots) {
     emit(LOAD_FAST, new_slot[slot]);
     emit(GET_ITER, 0);
     emit(STORE_FAST, new_slot[slot]);
   }
-  for (int i = 0; i < stack_count; ++i) {
-    emit(LOAD_FAST, first_stack + i);
-    for (int at : iterator_stack)
-      if (at == i) emit(GET_ITER, 0);
+  for (int i = 0; i < passed_stack; ++i) {
+    if (stack_slot[i] < 0) {
+      emit(PUSH_NULL, 0);
+      continue;
+    }
+    emit(LOAD_FAST, stack_slot[i]);
+    if (contains(entry.iterator_stack, i)) emit(GET_ITER, 0);
+  }
+  Ref consts = Ref::borrow(original->co_consts);
+  if (entry.inner_function) {
+    // The frame was calling the inner one when the graph broke: its continuation runs as that
+    // call, here, and returns what the inner function would have returned.
+    consts = check(PySequence_Concat(original->co_consts, Ref(check(PyTuple_Pack(1, entry.inner_function.ptr()))).ptr()));
+    emit(PUSH_NULL, 0);
+    emit(LOAD_CONST, static_cast<int>(PyTuple_GET_SIZE(consts.ptr())) - 1);
+    for (int slot : inner_slot) emit(LOAD_FAST, slot);
+#if !CD_PY312
+    emit(PRECALL, entry.inner_arguments);
+#endif
+    emit(CALL, entry.inner_arguments);
   }
   emit(JUMP_FORWARD, 0);
   const int prologue = static_cast<int>(out.size());
@@ -289,7 +392,8 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   };
   std::string name = to_std_string(original->co_name) + "_resume_at_line_" +
                      std::to_string(instructions[target].position.line >= 0 ? instructions[target].position.line : line);
-  set("co_argcount", PyLong_FromSize_t(stack_count + passed_slots.size()));
+  set("co_argcount", PyLong_FromLong(argument_count));
+  set("co_consts", Py_NewRef(consts.ptr()));
   set("co_posonlyargcount", PyLong_FromLong(0));
   set("co_kwonlyargcount", PyLong_FromLong(0));
   set("co_nlocals", PyLong_FromSsize_t(PyList_GET_SIZE(varnames.ptr())));
@@ -301,31 +405,73 @@ Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instruc
   return bytecode::assemble(out, original, kwargs.ptr());
 }
 
+namespace {
+
+// The frame whose instruction runs outside the graph: the root, or the innermost inlined one.
+struct BreakSite {
+  PyCodeObject* code;
+  const bytecode::InstructionList& instructions;
+  int index;
+  const std::vector<ValuePtr>& stack;
+  Ref kw_names;
+  const Instruction& inst() const { return instructions.at(index); }
+};
+
+BreakSite break_site(PyCodeObject* original, const bytecode::InstructionList& instructions,
+                     const interp::BreakState& state) {
+  if (state.inlined.empty()) return {original, instructions, state.instruction, state.stack, state.kw_names};
+  const interp::InlinedBreakFrame& frame = state.inlined.back();
+  return {frame.code, frame.instructions, frame.instruction, frame.stack, frame.kw_names};
+}
+
+// Loop iterators travel as tuples of their remaining items (resume_code's prologue): only as a
+// frame's own stack entries that stay there, or its locals. NULLs are pushed again.
+void check_carried(const ValuePtr& value, bool null_allowed, bool iterator_allowed) {
+  if (value->kind == ValueKind::Iterator) {
+    if (!iterator_allowed)
+      throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
+    for (size_t i = value->position; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
+    return;
+  }
+  check_rebuildable(value, null_allowed);
+}
+
+}  // namespace
+
 void check_break_state(PyCodeObject* original, const bytecode::InstructionList& instructions,
                        const interp::BreakState& state) {
-  const Instruction& inst = instructions.at(state.instruction);
+  const BreakSite site = break_site(original, instructions, state);
+  const Instruction& inst = site.inst();
   const bool jump = is_conditional_jump(inst.opcode);
   std::optional<StackUse> use = jump ? StackUse{1, 0} : stack_use(inst, 0);
   if (!use) throw interp::Unsupported(std::string("a partial graph ending at ") + bytecode::opcode_name(inst.opcode));
-  const int depth_before = static_cast<int>(state.stack.size());
+  const int depth_before = static_cast<int>(site.stack.size());
   if (use->pops > depth_before) throw InternalError("break instruction pops more than the stack holds");
   const int survivors = depth_before - use->pops;
-  // Loop iterators travel as tuples of their remaining items (resume_code's prologue): only as
-  // the frame's own stack entries that survive the break instruction, or its locals.
-  auto check_top = [](const ValuePtr& value, bool null_allowed, bool iterator_allowed) {
-    if (value->kind == ValueKind::Iterator) {
-      if (!iterator_allowed)
-        throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
-      for (size_t i = value->position; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
-      return;
-    }
-    check_rebuildable(value, null_allowed);
-  };
-  for (int i = 0; i < depth_before; ++i) check_top(state.stack[i], i >= survivors, i < survivors);
+  for (int i = 0; i < depth_before; ++i) check_carried(site.stack[i], true, i < survivors);
   for (const auto& value : state.locals)
-    if (value) check_top(value, false, true);
+    if (value) check_carried(value, false, true);
   // A container referenced from two places is rebuilt once (emit_object_table).
   if (original->co_ncellvars > 0) throw interp::Unsupported("a partial graph in a function with cell variables");
+  if (state.inlined.empty()) return;
+  // A nested break: the frames around the instruction continue in resume functions of their
+  // own code, called from the root's; the instruction itself runs in the root's code.
+  if (instructions.at(state.instruction).handler)
+    throw interp::Unsupported("a nested graph break under a try or with block");
+  for (const auto& value : state.stack) check_carried(value, true, true);
+  for (size_t k = 0; k < state.inlined.size(); ++k) {
+    const interp::InlinedBreakFrame& frame = state.inlined[k];
+    if (frame.code->co_ncellvars > 0) throw interp::Unsupported("a nested graph break in a function with cell variables");
+    if (frame.instructions.at(frame.instruction).handler)
+      throw interp::Unsupported("a nested graph break under a try or with block");
+    if (k + 1 < state.inlined.size())
+      for (const auto& value : frame.stack) check_carried(value, true, true);
+    for (const auto& value : frame.locals)
+      if (value) check_carried(value, false, true);
+  }
+  // Run in the root's code, an instruction that uses its frame's globals would use the root's.
+  if ((inst.opcode == IMPORT_NAME || inst.opcode == STORE_GLOBAL) && !state.inlined.back().shares_root_globals)
+    throw interp::Unsupported("a nested graph break at a global store or import of another module");
 }
 
 Ref transformed_code_at_break(PyCodeObject* original, const bytecode::InstructionList& instructions,
@@ -333,10 +479,12 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
                               const interp::BreakState& state, const std::vector<ValuePtr>& outputs,
                               const std::vector<interp::SideEffect>& side_effects) {
   check_break_state(original, instructions, state);
-  const Instruction& inst = instructions.at(state.instruction);
+  const bool nested = !state.inlined.empty();
+  const BreakSite site = break_site(original, instructions, state);
+  const Instruction& inst = site.inst();
   const bool jump = is_conditional_jump(inst.opcode);
   std::optional<StackUse> use = jump ? StackUse{1, 0} : stack_use(inst, 0);
-  const int depth_before = static_cast<int>(state.stack.size());
+  const int depth_before = static_cast<int>(site.stack.size());
   const int survivors = depth_before - use->pops;
 
   CodeBuilder code(original);
@@ -349,41 +497,57 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     code.call(static_cast<int>(inputs.size()));
     base = 1;
   }
-  std::vector<ValuePtr> roots(state.stack.begin(), state.stack.end());
-  for (const auto& value : state.locals)
-    if (value) roots.push_back(value);
+  std::vector<ValuePtr> roots = break_values(state);
   for (const auto& effect : side_effects) roots.push_back(effect.value);
   base = emit_object_table(code, roots, outputs, base);
   // Every value is rebuilt before any local is stored: a value may be reloaded from a slot
   // that a store would overwrite (residual = x; x = f(x) keeps the old x in residual); and
   // before the side effects are replayed, which may change what a source leads to
-  // (x = lst.pop() reloads lst[-1]).
-  for (int i = 0; i < depth_before; ++i) {
-    if (state.stack[i]->kind == ValueKind::Null) code.emit(PUSH_NULL);
-    else rebuild(code, state.stack[i], outputs, base + i);
+  // (x = lst.pop() reloads lst[-1]). The stack holds, bottom up: the root's traced entries,
+  // then (a nested break) each inlined frame's locals and traced entries, and the operands of
+  // the instruction on top. A traced NULL is pushed again by the resume function.
+  int pushed = 0;
+  auto push_value = [&](const ValuePtr& value, bool operand) {
+    if (value->kind == ValueKind::Null) {
+      if (!operand) return;
+      code.emit(PUSH_NULL);
+    } else {
+      rebuild(code, value, outputs, base + pushed);
+    }
+    ++pushed;
+  };
+  for (int i = 0; i < static_cast<int>(state.stack.size()); ++i) push_value(state.stack[i], !nested && i >= survivors);
+  for (size_t k = 0; k < state.inlined.size(); ++k) {
+    const interp::InlinedBreakFrame& frame = state.inlined[k];
+    for (int slot : traced_slots(frame)) push_value(frame.locals[slot], false);
+    const bool innermost = k + 1 == state.inlined.size();
+    for (int i = 0; i < static_cast<int>(frame.stack.size()); ++i) push_value(frame.stack[i], innermost && i >= survivors);
   }
   std::vector<int> stored;
   for (int slot = 0; slot < original->co_nlocals; ++slot) {
     const ValuePtr& value = state.locals[slot];
     if (!value) continue;
     if (value->source && value->source->kind == Source::Kind::Local && value->source->index == slot) continue;
-    rebuild(code, value, outputs, base + depth_before + static_cast<int>(stored.size()));
+    rebuild(code, value, outputs, base + pushed + static_cast<int>(stored.size()));
     stored.push_back(slot);
   }
   // The break instruction may observe the attributes the trace wrote: apply them before it.
-  replay_side_effects(code, side_effects, outputs, base + depth_before + static_cast<int>(stored.size()));
+  replay_side_effects(code, side_effects, outputs, base + pushed + static_cast<int>(stored.size()));
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) code.emit(STORE_FAST, *it);
   std::vector<int> slots = live_slots(original, state);
-  if (state.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(state.kw_names));
+  if (site.kw_names && inst.opcode == CALL) code.emit(KW_NAMES, code.const_index(site.kw_names));
   // Inside a try block the instruction run here keeps its handler: an exception it raises
   // lands in a handler of this code that continues in a resume function at the original
   // handler, with the stack the handler expects (the traced values under the try block, lasti,
-  // the exception) and the locals stored above.
+  // the exception) and the locals stored above. (A nested break is never under one.)
   const size_t first_break_inst = code.size();
   auto cover_with_handler = [&]() {
     if (!inst.handler) return;
+    int under_try = 0;
+    for (int i = 0; i < inst.handler->depth; ++i)
+      if (state.stack[i]->kind != ValueKind::Null) ++under_try;
     for (size_t i = first_break_inst; i < code.size(); ++i)
-      code.at(i).handler = bytecode::ExceptionHandler{-1, base + inst.handler->depth, inst.handler->lasti};
+      code.at(i).handler = bytecode::ExceptionHandler{-1, base + under_try, inst.handler->lasti};
   };
   auto emit_handler = [&]() {
     if (!inst.handler) return;
@@ -391,7 +555,17 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     for (size_t i = first_break_inst; i < code.size(); ++i)
       if (code.at(i).handler && code.at(i).handler->target < 0) code.at(i).handler->target = handler_start;
     call_resume(code, original, instructions, inst.handler->target,
-                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, slots, state, inst.handler->depth);
+                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, inst.handler->depth, slots, state);
+  };
+  // The frames go on at `target` of the break site's code with `stack_count` entries there.
+  auto continue_at = [&](int target, int stack_count) {
+    if (!nested) {
+      call_resume(code, original, instructions, target, stack_count, survivors, slots, state);
+      return;
+    }
+    InnerContinuation inner = inner_continuation(state, target, stack_count, survivors);
+    const int root_stack = static_cast<int>(state.stack.size());
+    call_resume(code, original, instructions, state.instruction + 1, root_stack + 1, root_stack, slots, state, &inner);
   };
   if (inst.opcode == CALL) {
     code.call(inst.arg);
@@ -401,20 +575,20 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     size_t jump_index = code.size();
     code.emit_instruction(branch);
     cover_with_handler();
-    call_resume(code, original, instructions, state.instruction + 1, survivors, slots, state);
+    continue_at(site.index + 1, survivors);
     code.at(jump_index).target = static_cast<int>(code.size());
-    call_resume(code, original, instructions, inst.target, survivors, slots, state);
+    continue_at(inst.target, survivors);
     emit_handler();
     return code.finish();
   } else {
-    code.emit_instruction(translated(code, original, inst));
+    code.emit_instruction(translated(code, site.code, inst));
     cover_with_handler();
   }
   if (use->terminates) {
     emit_handler();
     return code.finish();
   }
-  call_resume(code, original, instructions, state.instruction + 1, survivors + use->pushes, slots, state);
+  continue_at(site.index + 1, survivors + use->pushes);
   emit_handler();
   return code.finish();
 }

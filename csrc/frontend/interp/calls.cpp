@@ -85,19 +85,23 @@ void Tracer::call(int argc, Handle kw_names) {
       kwargs.emplace_back(to_std_string(PyTuple_GET_ITEM(kw_names.ptr(), i)), args[first + i]);
     args.resize(first);
   }
+  direct_call_ = true;
   push(call_value(callable, std::move(args), std::move(kwargs)));
 }
 
 ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  // Only the first call_value of a CALL is the instruction's own (calls it makes on the way,
+  // hooks and __init__, are not).
+  const bool direct = std::exchange(direct_call_, false);
   switch (callable->kind) {
     case ValueKind::Constant:
-      if (Ref stand_in = polyfill_of(callable->obj)) return inline_call(stand_in, std::move(args), std::move(kwargs));
+      if (Ref stand_in = polyfill_of(callable->obj)) return inline_call(stand_in, std::move(args), std::move(kwargs), nullptr, direct);
       if (PyType_Check(callable->obj.ptr()))
         if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
       if (!args.empty() && args[0]->kind == ValueKind::NNModule && is_module_call_function(callable->obj)) {
         ValuePtr module = args[0];  // nn.Module.__call__(layer, x)
         args.erase(args.begin());
-        return call_nn_module(module, std::move(args), std::move(kwargs), false);
+        return call_nn_module(module, std::move(args), std::move(kwargs), false, direct);
       }
       if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
           !args.empty() && args[0]->kind == ValueKind::NewObject) {
@@ -109,11 +113,12 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       if (is_graph_callable_object(callable->obj)) return call_constant(callable->obj, std::move(args), std::move(kwargs));
       if (Ref method = python_special_method(callable, "__call__")) {  // a callable object (identity-guarded)
         args.insert(args.begin(), callable);
-        return inline_call(method, std::move(args), std::move(kwargs));
+        return inline_call(method, std::move(args), std::move(kwargs), nullptr, direct);
       }
+      direct_call_ = direct;  // call_constant takes it
       return call_constant(callable->obj, std::move(args), std::move(kwargs));
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
-    case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs));
+    case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs), true, direct);
     case ValueKind::List:
       if (callable->obj) {  // a slice of an nn.Sequential (operators.cpp): its forward, child by child
         if (args.size() != 1 || !kwargs.empty()) unsupported("calling a slice of an nn.Sequential with other than one argument");
@@ -127,20 +132,21 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::UserMethod: {
       if (callable->items.at(0)->kind == ValueKind::NNModule && is_module_call_function(callable->obj))
-        return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false);
+        return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false, direct);
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
       args.insert(args.begin(), callable->items.at(0));
-      return inline_call(callable->obj, std::move(args), std::move(kwargs));
+      return inline_call(callable->obj, std::move(args), std::move(kwargs), nullptr, direct);
     }
-    case ValueKind::Function: return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items);
+    case ValueKind::Function:
+      return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items, direct);
     case ValueKind::NewObject:
     case ValueKind::Object:
       // A callable object whose class defines __call__ in Python.
       if (Ref method = python_special_method(callable, "__call__")) {
         args.insert(args.begin(), callable);
-        return inline_call(method, std::move(args), std::move(kwargs));
+        return inline_call(method, std::move(args), std::move(kwargs), nullptr, direct);
       }
       unsupported("calling a " + callable->describe());
     default: unsupported("calling a " + callable->describe());
@@ -294,6 +300,7 @@ Ref Tracer::inspected_object(const ValuePtr& value) {
 }
 
 ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  const bool direct = std::exchange(direct_call_, false);  // set by call_value for a CALL's own call
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());
@@ -413,9 +420,9 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {
       args.insert(args.begin(), Value::constant(Ref::borrow(PyMethod_GET_SELF(fn.ptr()))));
-      return inline_call(PyMethod_GET_FUNCTION(fn.ptr()), std::move(args), std::move(kwargs));
+      return inline_call(PyMethod_GET_FUNCTION(fn.ptr()), std::move(args), std::move(kwargs), nullptr, direct);
     }
-    return inline_call(fn, std::move(args), std::move(kwargs));
+    return inline_call(fn, std::move(args), std::move(kwargs), nullptr, direct);
   }
   if (policy.starts_with("unsupported:")) unsupported(policy.substr(12));
   unsupported("calling " + name);

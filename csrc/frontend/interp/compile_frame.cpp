@@ -91,21 +91,45 @@ int argument_slot_count(PyCodeObject* code) {
   return count;
 }
 
+// How a retrace ends after the first trace stopped at an unsupported construct.
+enum class BreakPlan {
+  None,    // the first trace: to the end
+  Nested,  // inside the inlined functions, at the step that failed (config.nested_graph_breaks)
+  Root,    // at the root-frame instruction that led there
+};
+
+bool nested_breaks_enabled() {
+  Ref flag = import_attr("cdynamo.config", "nested_graph_breaks");
+  int truth = PyObject_IsTrue(flag.ptr());
+  check_status(truth);
+  return truth;
+}
+
 CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   PyCodeObject* code = cd_frame_code(frame);
-  int break_at = -1;
+  BreakPlan plan = BreakPlan::None;
+  int break_at = -1;          // BreakPlan::Root
+  size_t break_step = 0;      // BreakPlan::Nested
+  bool root_break_possible = false;
   std::optional<Unsupported> first_error;
+  // A nested break that cannot be carried out after all ends at the root instead.
+  auto fall_back_to_root = [&]() {
+    if (plan != BreakPlan::Nested || !root_break_possible) return false;
+    plan = BreakPlan::Root;
+    break_step = 0;
+    return true;
+  };
   Ref dynamic_option = check(PyObject_GetAttrString(PyTuple_GET_ITEM(callback, 1), "dynamic"));
   // dynamic=True, or a float argument (as in torch.compile, floats are graph inputs from the
   // first compile: a float that changes per call must not recompile).
   bool dynamic = dynamic_option.ptr() == Py_True ||
                  (dynamic_option.ptr() == Py_None && has_float_argument(frame));
-  for (int attempt = 0;; ++attempt) {
+  for (;;) {
     PyObject* first_argument = code->co_argcount > 0 && cd_frame_localsplus(frame)[0] ? cd_frame_localsplus(frame)[0] : Py_None;
     Ref shape_trace = call_helper("cdynamo.shapes", "ShapeTrace",
                                   {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False,
                                    first_argument});
-    Tracer tracer(frame, shape_trace, break_at);
+    Tracer tracer(frame, shape_trace, plan == BreakPlan::Root ? break_at : -1, break_step);
     TraceResult result;
     try {
       result = tracer.run();
@@ -114,16 +138,25 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       // trace never asks for this).
       if (dynamic) throw InternalError("a dynamic trace asked to be retraced as dynamic");
       dynamic = true;
-      --attempt;
       continue;
     } catch (const Unsupported& error) {
-      // The first trace stopped at an unsupported construct: retrace up to the root-frame
-      // instruction that reached it and end the graph there (a partial graph), unless the user
-      // asked for one full graph or the frame's state there cannot be carried over.
-      int instruction = tracer.failing_root_instruction();
-      if (attempt > 0 || error.silent || fullgraph_requested(callback) || !tracer.can_break_at(instruction)) throw;
+      // The first trace stopped at an unsupported construct: retrace up to it and end the graph
+      // there (a partial graph), inside the inlined functions that reached it when they allow,
+      // else at the root-frame instruction that called them; unless the user asked for one
+      // full graph or the frame's state there cannot be carried over.
+      if (fall_back_to_root()) continue;
+      if (plan != BreakPlan::None || error.silent || fullgraph_requested(callback)) throw;
       first_error = error;
-      break_at = instruction;
+      break_at = tracer.failing_root_instruction();
+      root_break_possible = tracer.can_break_at(break_at);
+      if (tracer.can_break_nested() && nested_breaks_enabled()) {
+        plan = BreakPlan::Nested;
+        break_step = tracer.failing_step();
+      } else if (root_break_possible) {
+        plan = BreakPlan::Root;
+      } else {
+        throw;
+      }
       continue;
     }
 
@@ -150,8 +183,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       const BreakState& state = *result.break_state;
       std::vector<ValuePtr> outputs = codegen::break_outputs(state, result.side_effects);
       for (const auto& effect : result.side_effects) collect_symbolic_outputs(tracer.graph(), effect.value, outputs);
-      for (const auto& value : state.locals) collect_symbolic_outputs(tracer.graph(), value, outputs);
-      for (const auto& value : state.stack) collect_symbolic_outputs(tracer.graph(), value, outputs);
+      for (const auto& value : codegen::break_values(state)) collect_symbolic_outputs(tracer.graph(), value, outputs);
       Ref compiled;
       bool has_graph = tracer.graph().op_count() > 0 || !outputs.empty();
       try {
@@ -164,6 +196,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
         compiled_frame.transformed_code = codegen::transformed_code_at_break(
             code, instructions, compiled, tracer.graph().inputs(), state, outputs, result.side_effects);
       } catch (const Unsupported&) {
+        if (fall_back_to_root()) continue;
         // No partial graph after all: report the construct that stopped the first trace.
         Unsupported error = *first_error;
         throw error;

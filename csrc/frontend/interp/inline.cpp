@@ -88,7 +88,7 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
 }
 
 ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
-                             const std::vector<ValuePtr>* cells) {
+                             const std::vector<ValuePtr>* cells, bool direct) {
   if (!PyFunction_Check(function.ptr())) unsupported("calling a " + std::string(Py_TYPE(function.ptr())->tp_name));
   // A function with a stand-in (one decorated with @torch.no_grad(), reached as a method or a
   // forward): the stand-in runs instead.
@@ -128,6 +128,7 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
     value->frame = std::move(callee);
     return value;
   }
+  callee->direct_call = direct;
   frames_.push_back(std::move(callee));
   ValuePtr result;
   try {

@@ -132,13 +132,15 @@ ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vect
   return result;
 }
 
-ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call) {
+ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call,
+                                bool direct) {
   PyObject* obj = module->obj.ptr();
   std::string type_name = Py_TYPE(obj)->tp_name;
   static Ref& compiled_module = *new Ref(import_attr("cdynamo.eval_frame", "OptimizedModule"));  // never freed: outlives the interpreter
   if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(compiled_module.ptr()) &&
       PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
-    return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs));  // compile(m) inside compiled code
+    return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs), true,
+                          direct);  // compile(m) inside compiled code
   const bool hooked = guard_module_hooks(module);
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   static Ref& default_call = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__call__")));  // never freed: outlives the interpreter
@@ -148,7 +150,7 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     // Python like any other, and its super().__call__ comes back here (hooks, then forward).
     if (!PyFunction_Check(class_call.ptr())) unsupported(type_name + " overrides __call__ with a " + Py_TYPE(class_call.ptr())->tp_name);
     args.insert(args.begin(), module);
-    return inline_call(class_call, std::move(args), std::move(kwargs));
+    return inline_call(class_call, std::move(args), std::move(kwargs), nullptr, direct);
   }
   if (hooked) {
     Ref hooks = call_helper("cdynamo._trace_support", "module_hooks", {obj});
@@ -173,7 +175,7 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   // A user-defined module: run its forward() inline, as Module.__call__ does without hooks.
   Ref forward = check(PyObject_GetAttrString(type, "forward"));
   args.insert(args.begin(), module);
-  return inline_call(forward, std::move(args), std::move(kwargs));
+  return inline_call(forward, std::move(args), std::move(kwargs), nullptr, direct);
 }
 
 }  // namespace cdynamo::interp

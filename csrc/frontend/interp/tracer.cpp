@@ -13,9 +13,10 @@ namespace cdynamo::interp {
 // Frame state
 // ============================================================================================
 
-Tracer::Tracer(CdFrame* real_frame, Handle shape_trace, int break_at)
+Tracer::Tracer(CdFrame* real_frame, Handle shape_trace, int break_at, size_t break_step)
     : guards_(std::make_unique<guards::RootGuardManager>()) {
   break_at_ = break_at;
+  break_step_ = break_step;
   graph_.set_shape_trace(Ref::borrow(shape_trace));
   auto root = std::make_unique<InterpFrame>();
   root->code = cd_frame_code(real_frame);
@@ -158,6 +159,10 @@ ValuePtr Tracer::run_frame() {
       reached_break_ = true;
       return nullptr;
     }
+    if (break_step_ && steps_ + 1 == break_step_) {
+      nested_break_ = nested_break_state();
+      throw ReachedNestedBreak{};
+    }
     const bytecode::Instruction& inst = current.instructions[current.pc++];
     if (inst.position.line >= 0 && inst.position.line != current.line) {
       current.line = inst.position.line;
@@ -176,7 +181,11 @@ ValuePtr Tracer::run_frame() {
 TraceResult Tracer::run() {
   TraceResult result;
   try {
-    result.return_value = run_frame();
+    try {
+      result.return_value = run_frame();
+    } catch (const ReachedNestedBreak&) {
+      result.break_state = std::move(nested_break_);
+    }
     for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
     result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {
@@ -218,6 +227,59 @@ TraceResult Tracer::run() {
     throw;
   }
   return result;
+}
+
+BreakState Tracer::nested_break_state() const {
+  // Each frame's live values only: a dead one kept as a graph output would keep its autograd
+  // history alive (see run()).
+  auto live_values = [](const InterpFrame& frame, int instruction) {
+    std::vector<ValuePtr> locals = frame.locals;
+    std::vector<bool> live = bytecode::live_locals(frame.code, frame.instructions, instruction);
+    for (size_t slot = 0; slot < locals.size(); ++slot)
+      if (slot >= live.size() || static_cast<int>(slot) >= frame.code->co_nlocals || !live[slot]) locals[slot] = nullptr;
+    return locals;
+  };
+  const InterpFrame& root = *frames_.front();
+  BreakState state;
+  state.instruction = static_cast<int>(root.pc) - 1;
+  state.stack = root.stack;
+  state.locals = live_values(root, state.instruction);
+  state.local_touched = root.local_initialised;
+  for (size_t k = 1; k < frames_.size(); ++k) {
+    const InterpFrame& frame = *frames_[k];
+    const bool innermost = k + 1 == frames_.size();
+    InlinedBreakFrame inlined;
+    inlined.instruction = static_cast<int>(frame.pc) - (innermost ? 0 : 1);
+    const int caller_instruction = static_cast<int>(frames_[k - 1]->pc) - 1;
+    if (!frame.direct_call || frames_[k - 1]->instructions.at(caller_instruction).opcode != CALL)
+      unsupported("a nested graph break below a call that is not a plain CALL");
+    inlined.function = frame.function;
+    inlined.code = frame.code;
+    inlined.instructions = frame.instructions;
+    inlined.stack = frame.stack;
+    inlined.locals = live_values(frame, inlined.instruction);
+    if (innermost) inlined.kw_names = frame.kw_names;
+    inlined.shares_root_globals = frame.globals == root_globals_;
+    state.inlined.push_back(std::move(inlined));
+  }
+  return state;
+}
+
+bool Tracer::can_break_nested() const {
+  if (frames_.size() < 2 || frames_.front()->code->co_ncellvars > 0) return false;
+  for (size_t k = 0; k < frames_.size(); ++k) {
+    const InterpFrame& frame = *frames_[k];
+    if (frame.pc == 0) return false;
+    const bytecode::Instruction& inst = frame.instructions[frame.pc - 1];
+    // An exception from the instruction run outside the graph would skip the handlers of the
+    // frames around it: breaks under try and with blocks stay at the root.
+    if (inst.handler) return false;
+    if (k + 1 < frames_.size() && inst.opcode != CALL) return false;
+    if (k == 0) continue;
+    if (!frame.direct_call || frame.code->co_ncellvars > 0) return false;
+    if (frame.code->co_nfreevars > 0 && !frame.closure) return false;  // a closure the trace made
+  }
+  return true;
 }
 
 bool Tracer::can_break_at(int instruction) const {

@@ -24,7 +24,19 @@ bool is_plain_dict_key(PyObject* key);  // a key a traced dict can hold (wrap.cp
 // A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
 bool is_numpy_scalar(PyObject* obj);
 
-// The outcome of tracing one frame to its RETURN.
+// A function inlined into the traced frame, where a graph break inside it (a nested break)
+// stopped the trace: its continuation becomes a resume function of its own code.
+struct InlinedBreakFrame {
+  Ref function;                          // its globals and closure are the resume function's
+  PyCodeObject* code = nullptr;          // the function's (kept alive by it)
+  bytecode::InstructionList instructions;
+  int instruction = -1;                  // its CALL of the next frame, or the break instruction
+  std::vector<ValuePtr> stack;           // before that instruction (a CALL's operands taken)
+  std::vector<ValuePtr> locals;          // per slot: the live traced value, or null
+  Ref kw_names;                          // pending KW_NAMES for a CALL
+  bool shares_root_globals = false;      // its globals are the traced frame's
+};
+
 // The traced frame's state where a graph break stops the trace: the transformed code rebuilds
 // it, runs the unsupported instruction itself, and continues in a resume function.
 struct BreakState {
@@ -33,6 +45,10 @@ struct BreakState {
   std::vector<ValuePtr> locals;       // per slot: the traced value, or null
   std::vector<bool> local_touched;    // per slot: the trace read, wrote or deleted it
   Ref kw_names;                       // pending KW_NAMES for a CALL
+  // A nested break: the functions that the root's CALL at `instruction` led into, outermost
+  // first (the root's stack is then what stays under that call). The last one's instruction is
+  // the one run outside the graph.
+  std::vector<InlinedBreakFrame> inlined;
 };
 
 // An attribute write on an object reachable from the frame (obj.attr = value), replayed by the
@@ -61,6 +77,10 @@ struct TracedException {
   std::string where;  // "file:line" of the raise, for the graph-break message
 };
 
+// Thrown where break_step_ stops a trace inside an inlined function, after the state there was
+// taken (Tracer::nested_break_); caught by Tracer::run.
+struct ReachedNestedBreak {};
+
 // One Python frame being interpreted: the traced frame itself, or a function inlined into it.
 struct InterpFrame {
   PyCodeObject* code = nullptr;
@@ -81,17 +101,25 @@ struct InterpFrame {
   int first_free_slot = 0;
   ValuePtr return_value;
   bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
+  bool direct_call = false;  // called by the caller's CALL, whose result is this frame's return value
 };
 
 class Tracer {
  public:
   // break_at: index of a root-frame instruction at which to stop with a graph break (-1: none).
+  // break_step: the step (failing_step() of an earlier trace) before which to stop with a
+  // nested graph break, inside the functions inlined there (0: none).
   // shape_trace: the trace's cdynamo.shapes.ShapeTrace (static or dynamic sizes).
-  Tracer(CdFrame* frame, Handle shape_trace, int break_at = -1);
+  Tracer(CdFrame* frame, Handle shape_trace, int break_at = -1, size_t break_step = 0);
   // After run() threw Unsupported: the root-frame instruction that was executing (where a
   // retrace would break), and whether a partial graph may end there.
   int failing_root_instruction() const { return static_cast<int>(frames_.front()->pc) - 1; }
   bool can_break_at(int instruction) const;
+  // After run() threw Unsupported inside an inlined function: the step it failed at, and
+  // whether a nested break may stop there (every frame on the way a plain call, outside try
+  // and with blocks, without cell variables).
+  size_t failing_step() const { return steps_; }
+  bool can_break_nested() const;
   ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
 
@@ -197,7 +225,8 @@ class Tracer {
   Ref special_method_of_class(PyTypeObject* type, const char* name);
   // own_call: a class's own __call__ runs first (it may call super().__call__, which lands here
   // again with own_call false: nn.Module's call itself, i.e. the forward).
-  ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true);
+  ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true,
+                          bool direct = false);
   // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
   ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Whether the module's call runs hooks; guards its hook tables (and torch.nn's global ones).
@@ -207,8 +236,9 @@ class Tracer {
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.
+  // `direct`: the call is the CALL instruction's own (a nested break may resume after it).
   ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
-                       const std::vector<ValuePtr>* cells = nullptr);
+                       const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
   // The generator's next item, or null once it is exhausted.
   ValuePtr resume_generator(const ValuePtr& generator);
   void make_function(int flags);  // MAKE_FUNCTION
@@ -244,6 +274,12 @@ class Tracer {
   std::vector<std::pair<int, PyObject*>> identities_;
   int break_at_ = -1;
   bool reached_break_ = false;
+  size_t break_step_ = 0;
+  std::optional<BreakState> nested_break_;  // the state where break_step_ stopped the trace
+  BreakState nested_break_state() const;
+  // Set by a CALL instruction for the call_value (and call_constant) it makes, which take it:
+  // the function they inline is called directly by that instruction.
+  bool direct_call_ = false;
   ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
