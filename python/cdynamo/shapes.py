@@ -552,7 +552,8 @@ class NumberOutputs:
     """A graph's returned numbers (sizes the frontend computed from the inputs' sizes) split off
     into a graph of their own, for backends that return tensors only: `tensor_gm` returns the
     tensors, `number_fn` (None when there are none) the numbers, and merge() puts both results
-    back in the graph's order."""
+    back in the graph's order. A graph that returns only numbers still runs its tensor part when
+    that part does more than compute them (an input written in place: `runs_tensor_graph`)."""
 
     def __init__(self, gm, keep_examples=False):
         outputs = list(_output_node(gm).args[0])
@@ -561,14 +562,17 @@ class NumberOutputs:
         self.tensors = [k for k in range(len(outputs)) if k not in self.numbers]
         self.tensor_gm = _with_outputs(gm, [outputs[k] for k in self.tensors], only_needed=False,
                                        keep_examples=keep_examples)
-        self.number_fn = (_with_outputs(gm, [outputs[k] for k in self.numbers], only_needed=True).forward
-                          if self.numbers else None)
+        number_gm = _with_outputs(gm, [outputs[k] for k in self.numbers], only_needed=True) if self.numbers else None
+        self.number_fn = number_gm.forward if number_gm is not None else None
+        calls = sum(node.op.startswith("call_") for node in gm.graph.nodes)
+        number_calls = sum(node.op.startswith("call_") for node in number_gm.graph.nodes) if number_gm is not None else 0
+        self.runs_tensor_graph = bool(self.tensors) or calls > number_calls
 
     def wrap(self, tensor_fn):
         """A callable returning the graph's outputs from tensor_fn (the compiled tensor_gm)."""
         if self.number_fn is None:
             return tensor_fn
-        if not self.tensors:
+        if not self.runs_tensor_graph:
             return self.number_fn
         number_fn, tensors, numbers, count = self.number_fn, self.tensors, self.numbers, self.count
 
@@ -591,7 +595,7 @@ def per_shape(compile_static, gm, example_inputs):
         return compile_static(gm, example_inputs)
     split = NumberOutputs(gm)
     tensor_gm = split.tensor_gm
-    if not split.tensors:
+    if not split.runs_tensor_graph:
         return split.number_fn
     # Number inputs are constants of each static compile (their values are part of its key).
     number_inputs = [k for k, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]

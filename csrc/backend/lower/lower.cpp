@@ -431,9 +431,17 @@ class Driver {
   // the graph's trailing copy_ into k, so it sees what the graph wrote). "" when eager's result
   // is not an input's alias, or when the view cannot be expressed (another dtype or shape).
   std::string eager_alias_buffer(const Value& v, const EagerAlias& eager) {
+    // eager.input counts the graph's arguments; number arguments (a symbolic program's) have no
+    // buffer.
     const std::vector<std::string>& inputs = ctx_.out().inputs;
-    if (eager.input < 0 || eager.input >= static_cast<int>(inputs.size())) return "";
-    const Buffer& base = ctx_.buffer(inputs[eager.input]);
+    const std::vector<int>& arguments = ctx_.out().input_arguments;
+    int position = eager.input;
+    if (!arguments.empty()) {
+      auto found = std::find(arguments.begin(), arguments.end(), eager.input);
+      position = found == arguments.end() ? -1 : static_cast<int>(found - arguments.begin());
+    }
+    if (position < 0 || position >= static_cast<int>(inputs.size())) return "";
+    const Buffer& base = ctx_.buffer(inputs[position]);
     if (eager.kind == EagerAlias::Kind::Same) return base.name;
     if (eager.kind != EagerAlias::Kind::View || base.dtype != v.dtype || eager.sizes.size() != v.sizes.size()) return "";
     return output_view(base, eager, ir::Expr(eager.offset));

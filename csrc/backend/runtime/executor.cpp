@@ -51,6 +51,9 @@ struct BufferInfo {
   SizeExpr offset_expr;
   int64_t itemsize = 0;
   int reuses = -1;
+  // An output placed in an intermediate's memory, the only output there: a tensor of its own
+  // over that storage, not a view (autograd and users would see a _base eager's result lacks).
+  bool owns_reused_storage = false;
   c10::Device device = c10::Device(c10::kCPU);
 };
 
@@ -195,6 +198,12 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
   }
   for (size_t k = 0; k < program.buffers.size(); ++k)
     if (!program.buffers[k].reuses.empty()) buffers_[k].reuses = slot(program.buffers[k].reuses);
+  std::vector<int> outputs_over(buffers_.size(), 0);
+  for (const BufferInfo& b : buffers_)
+    if (b.reuses >= 0 && b.kind == ir::Buffer::Kind::Output) ++outputs_over[b.reuses];
+  for (BufferInfo& b : buffers_)
+    b.owns_reused_storage = b.reuses >= 0 && b.kind == ir::Buffer::Kind::Output &&
+                            buffers_[b.reuses].kind == ir::Buffer::Kind::Intermediate && outputs_over[b.reuses] == 1;
   for (const std::string& name : program.inputs) input_slots_.push_back(slot(name));
   symbols_ = program.symbols;
   arguments_ = program.arguments >= 0 ? static_cast<size_t>(program.arguments) : program.inputs.size();
@@ -479,8 +488,13 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s, const CallState& 
     const BufferInfo& base_info = buffers_[b.reuses];
     at::Tensor base = slots[b.reuses];
     if (!base.defined()) throw InternalError(b.name + " reuses " + base_info.name + ", whose storage is gone");
+    const int64_t offset = base.storage_offset() - layout(b.reuses, call).offset + l.offset;
+    if (b.owns_reused_storage) {  // same item size, as the planner guarantees
+      slots[s] = at::empty({0}, base.options().dtype(b.dtype)).set_(base.storage(), offset, l.sizes, l.strides);
+      return;
+    }
     if (base.scalar_type() != b.dtype) base = base.view(b.dtype);  // same item size, as the planner guarantees
-    slots[s] = base.as_strided(l.sizes, l.strides, base.storage_offset() - layout(b.reuses, call).offset + l.offset);
+    slots[s] = base.as_strided(l.sizes, l.strides, offset);
     return;
   }
   auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
@@ -502,7 +516,8 @@ void Executor::allocate(std::vector<at::Tensor>& slots, int s, const CallState& 
   }
   int64_t span = 1;
   for (size_t d = 0; d < l.sizes.size(); ++d) span += (l.sizes[d] - 1) * l.strides[d];
-  slots[s] = at::empty({l.offset + span}, options).as_strided(l.sizes, l.strides, l.offset);
+  // A tensor of its own at that offset (as_strided would make it a view of the whole).
+  slots[s] = at::empty({0}, options).set_(at::empty({l.offset + span}, options).storage(), l.offset, l.sizes, l.strides);
 }
 
 void Executor::keep(int s, const at::Tensor& t) const {

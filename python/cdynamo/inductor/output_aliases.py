@@ -32,7 +32,9 @@ def _example_values(gm):
     returned = pytree.tree_leaves(output.args[0])
     outputs = [value(n) for n in returned]
     held = [value(n) for n in nodes if n.op == "get_attr"]
-    if not all(isinstance(v, torch.Tensor) for v in inputs + outputs):
+    # Number inputs (a symbolic graph's sizes and scalars) alias nothing.
+    numbers = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
+    if not all(isinstance(v, torch.Tensor) for v in outputs) or not all(isinstance(v, (torch.Tensor, *numbers)) for v in inputs):
         return None
     return inputs, outputs, [t for t in held if isinstance(t, torch.Tensor)]
 

@@ -115,7 +115,7 @@ def _compile(gm, fakes):
     from . import compile_fx, targets
 
     split = NumberOutputs(gm, keep_examples=True)
-    if not split.tensors:
+    if not split.runs_tensor_graph:
         return split.number_fn
     fake_mode = next(t.fake_mode for t in fakes if isinstance(t, torch.Tensor))
     target, device_type = targets.choose_target(gm, fakes)

@@ -183,3 +183,33 @@ def test_extern_and_indexing_ops_over_symbolic_sizes(name):
     counter = run_sizes(SYMBOLIC_OPS[name], lambda n: (torch.randn(n, n + 3),), [3, 5, 8], dynamic=True)
     assert counter.frame_count == 1
     assert symbolic_programs() == 1
+
+
+@pytest.mark.parametrize("symbolic", [True, False])
+def test_a_graph_that_returns_only_numbers_still_writes_its_inputs(symbolic):
+    # The graph's one output is a number; its tensor work is the in-place write of c.
+    def fn(c, n):
+        c.neg_()
+        return c.shape[0] + n
+
+    compiled = cdynamo.optimize("inductor")(fn)
+    with cdynamo.config.patch(symbolic_kernels=symbolic):
+        for n in (2, 3, 4):  # n becomes a graph input from the second call on
+            c = on_device((torch.randn(5),))[0]
+            before = c.clone()
+            assert compiled(c, n) == 5 + n
+            torch.testing.assert_close(c, -before)
+
+
+def test_a_returned_view_of_an_input_stays_a_view_beside_number_inputs():
+    # Eager's aliasing names inputs by their position among all arguments, numbers included.
+    def fn(a, b, n):
+        return b[0].relu_(), a - a, n + 1
+
+    compiled = cdynamo.optimize("inductor")(fn)
+    for n in (2, 3, 4):
+        a, b = on_device((torch.randn(4, 1), torch.randn(4)))
+        view, _, m = compiled(a, b, n)
+        assert view._base is b and m == n + 1
+        view.fill_(7.0)
+        assert b[0].item() == 7.0

@@ -350,3 +350,27 @@ def test_none_grads_stay_none_when_the_graph_also_returns_an_input_unchanged():
     out[2].sum().backward()
     assert a.grad is None
     assert torch.equal(scale.grad, torch.exp(scale.detach()))
+
+
+def test_an_output_written_in_place_after_a_graph_break_is_not_a_view():
+    # The forward program placed norm's result in a dead intermediate's memory; returned as a
+    # view of it, autograd refused the in-place add_ after the break.
+    def fn(a, b):
+        a.add_(0.5)
+        norm = b.norm()
+        scale = norm.sum().item()  # a graph break: norm is an output of the first graph
+        norm.add_(0.5)
+        return norm * scale
+
+    b = torch.randn(4, requires_grad=True)
+    b_eager = b.detach().clone().requires_grad_()
+    a = torch.randn(4)
+    a_eager = a.clone()
+    got = cdynamo.optimize("inductor")(fn)(a, b)
+    expected = fn(a_eager, b_eager)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(a, a_eager)
+    # norm's backward reads the result that add_ overwrote: eager refuses, and so does cdynamo.
+    for out in (expected, got):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
