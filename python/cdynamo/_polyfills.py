@@ -169,12 +169,46 @@ _module_named_buffers, _module_buffers = _member_walks("_buffers")
 
 
 # Callables replaced wherever they are called.
+def _copy_as_written():
+    import copy
+
+    original = copy.deepcopy
+    # A function object of its own: calls of copy.deepcopy (its recursion included) come back to
+    # deepcopy_, this one runs copy's code as written.
+    return types.FunctionType(original.__code__, original.__globals__, original.__name__, original.__defaults__)
+
+
+_DEEPCOPY_AS_WRITTEN = _copy_as_written()
+_MISSING = object()
+
+
+def deepcopy_(x, memo=None, _nil=_MISSING):
+    """copy.deepcopy, with the instances of plain classes copied as copy's default reduction
+    does (object.__reduce_ex__, which the interpreter cannot call, is what it would use)."""
+    from cdynamo._trace_support import copies_attribute_by_attribute
+
+    cls = type(x)
+    if not copies_attribute_by_attribute(cls):
+        return _DEEPCOPY_AS_WRITTEN(x, memo)
+    if memo is None:
+        memo = {}
+    found = memo.get(id(x), _nil)
+    if found is not _nil:
+        return found
+    y = object.__new__(cls)
+    memo[id(x)] = y
+    for name, value in x.__dict__.items():
+        setattr(y, name, deepcopy_(value, memo))
+    return y
+
+
 _BY_OBJECT = {
     map: map_,
     functools.reduce: reduce_,
     itertools.chain: chain_,
     itertools.islice: islice_,
     contextlib.nullcontext: nullcontext_,
+    __import__("copy").deepcopy: deepcopy_,
     functools.partial: partial_,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,

@@ -6,6 +6,7 @@ import logging
 import math
 import operator
 import threading
+import sys
 import types
 import typing
 import weakref
@@ -441,6 +442,43 @@ def autograd_function_node(apply):
     return node
 
 
+class TracedContextToken:
+    """What ContextVar.set() returns inside a trace: the trace keeps the value it set (the real
+    context never changes), and reset() of this token takes it back; depth: how many values the
+    trace had set on var before this one."""
+
+    __slots__ = ("var", "depth")
+
+    def __init__(self, var, depth):
+        self.var = var
+        self.depth = depth
+
+
+_COPY_PROTOCOL = ("__deepcopy__", "__copy__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+                  "__getnewargs__", "__getnewargs_ex__", "__slots__")
+
+
+def copies_attribute_by_attribute(cls):
+    """Whether copy.deepcopy copies instances of cls as copy's default reduction does for a plain
+    class: a new object (no __init__) whose __dict__ holds a deep copy of each attribute. Folded
+    at trace time (cls is a guarded constant)."""
+    import copy
+    import copyreg
+
+    if not isinstance(cls, type) or not isinstance(getattr(cls, "__dict__", None), types.MappingProxyType):
+        return False
+    if type(cls) is not type or cls in copy._deepcopy_dispatch or cls in copyreg.dispatch_table:
+        return False
+    if any(base is not object and (base.__module__ == "builtins" or base.__flags__ & (1 << 9) == 0) for base in cls.__mro__):
+        return False  # a builtin base (dict, list, Exception) or a class written in C
+    if issubclass(cls, (torch.nn.Module, torch.Tensor)):
+        return False
+    return not any(name in vars(base) for base in cls.__mro__[:-1] for name in _COPY_PROTOCOL)
+
+
+_IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
@@ -479,6 +517,8 @@ def classify_callable(fn):
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
     if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES or any(fn is f for f in _installation_queries()):
         return "fold"
+    if fn is copies_attribute_by_attribute:
+        return "fold"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
         return "fold"
@@ -504,6 +544,8 @@ def classify_callable(fn):
         return "graph"
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         return "user_function"
+    if isinstance(fn, types.MethodWrapperType) and type(fn.__self__) in _IMMUTABLE_RECEIVERS:
+        return "fold"  # (3).__eq__, "a".__add__: a slot of an immutable value, computed now on constants
     if isinstance(fn, types.BuiltinFunctionType):
         return f"unsupported:calling the builtin {name}() is not supported yet"
     return f"unsupported:calling {type(fn).__name__} objects is not supported yet"
@@ -552,11 +594,20 @@ def inplace_to_plain():
     return dict(zip(ops[13:], ops[:13]))
 
 
-def is_nn_layer_forward(fn):
-    """forward() of one of torch.nn's own layers, reached through super() from a subclass (a
-    layer's forward is otherwise one call_module node): traced like the user's code."""
+def is_nn_layer_method(fn):
+    """A method of one of torch.nn's (or torch.ao.nn's) own layer classes: forward() reached
+    through super() from a subclass (a layer's forward is otherwise one call_module node), or
+    another method of the layer (BatchNorm._check_input_dim, FloatFunctional.add): traced like the
+    user's code. nn.Module's own methods (torch.nn.modules.module) are not."""
     module = getattr(fn, "__module__", "") or ""
-    return module.startswith("torch.nn.modules.") and getattr(fn, "__name__", "") == "forward"
+    if not (module.startswith("torch.nn.modules.") or module.startswith("torch.ao.nn.")) or module == "torch.nn.modules.module":
+        return False
+    if getattr(fn, "__name__", "") == "forward":
+        return True
+    owner = sys.modules.get(module)
+    qualname = getattr(fn, "__qualname__", "").split(".")
+    cls = getattr(owner, qualname[0], None) if owner is not None and len(qualname) == 2 else None
+    return isinstance(cls, type) and issubclass(cls, torch.nn.Module)
 
 
 def compare_operators():
@@ -619,6 +670,9 @@ def module_hooks(module):
     return types.SimpleNamespace(pre=pre, forward=forward, backward=backward)
 
 
+from collections import defaultdict as _defaultdict  # noqa: E402
+
+
 def new_objects(*classes):
     """The objects a trace made, as the transformed code rebuilds them: instances first (so that
     references between them keep their identity), filled in by fill_object."""
@@ -632,6 +686,10 @@ def fill_object(obj, attributes, items):
         obj.extend(attributes)
         return
     if type(obj) in (dict, set):
+        obj.update(attributes)
+        return
+    if type(obj) is _defaultdict:  # items: its default_factory
+        obj.default_factory = items
         obj.update(attributes)
         return
     object.__getattribute__(obj, "__dict__").update(attributes)

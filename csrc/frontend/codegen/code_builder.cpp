@@ -130,11 +130,18 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     }
     case ValueKind::Dict: {
+      if (value->default_factory) {  // defaultdict(factory, {items})
+        code.emit(PUSH_NULL);
+        code.load_const(import_attr("collections", "defaultdict"));
+        rebuild(code, value->default_factory, outputs, depth + 2);
+        depth += 3;
+      }
       for (size_t i = 0; i < value->items.size(); ++i) {
         code.load_const(value->keys[i]);
         rebuild(code, value->items[i], outputs, depth + 2 * static_cast<int>(i) + 1);
       }
       code.emit(BUILD_MAP, static_cast<int>(value->items.size()));
+      if (value->default_factory) code.call(2);
       return;
     }
     case ValueKind::Set: {
@@ -275,12 +282,14 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   }
   static Ref& make = *new Ref(import_attr("cdynamo._trace_support", "new_objects"));  // never freed: outlives the interpreter
   static Ref& fill = *new Ref(import_attr("cdynamo._trace_support", "fill_object"));  // never freed: outlives the interpreter
+  static Ref& defaultdict_type = *new Ref(import_attr("collections", "defaultdict"));  // never freed: outlives the interpreter
   code.emit(PUSH_NULL);
   code.load_const(make);
   for (const auto& object : objects) {
     PyObject* type = object->kind == ValueKind::NewObject ? object->cls.ptr()
                      : object->kind == ValueKind::List   ? reinterpret_cast<PyObject*>(&PyList_Type)
-                     : object->kind == ValueKind::Dict   ? reinterpret_cast<PyObject*>(&PyDict_Type)
+                     : object->kind == ValueKind::Dict   ? (object->default_factory ? defaultdict_type.ptr()
+                                                                                    : reinterpret_cast<PyObject*>(&PyDict_Type))
                                                          : reinterpret_cast<PyObject*>(&PySet_Type);
     code.load_const(Ref::borrow(type));
   }
@@ -298,7 +307,11 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
       else code.load_const(Ref::borrow(Py_None));
     } else {
       rebuild_value(code, object, outputs, depth + 3, false);  // its contents, as a new container
-      code.load_const(Ref::borrow(Py_None));
+      if (object->default_factory) {  // the table's defaultdict gets the factory too
+        rebuild(code, object->default_factory, outputs, depth + 4);
+      } else {
+        code.load_const(Ref::borrow(Py_None));
+      }
     }
     code.call(3);
     code.emit(POP_TOP);

@@ -230,6 +230,45 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
   return Value::constant(std::move(value));
 }
 
+ValuePtr Tracer::context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args) {
+  std::vector<ValuePtr>& sets = context_sets_[var];
+  if (method == "get" && args.size() <= 1 && (args.empty() || args[0]->is_constant())) {
+    if (!sets.empty()) return sets.back();
+    return context_var_get(Ref::borrow(var), args.empty() ? Ref() : args[0]->obj);
+  }
+  if (method == "set" && args.size() == 1) {
+    keep_alive_.push_back(Ref::borrow(var));
+    sets.push_back(args[0]);
+    Ref depth = check(PyLong_FromSize_t(sets.size() - 1));
+    Ref token = call_helper("cdynamo._trace_support", "TracedContextToken", {var, depth});
+    keep_alive_.push_back(token);
+    return Value::constant(std::move(token));
+  }
+  if (method == "reset" && args.size() == 1) {
+    static Ref& token_type = *new Ref(import_attr("cdynamo._trace_support", "TracedContextToken"));  // never freed: outlives the interpreter
+    const ValuePtr& token = args[0];
+    if (!token->is_constant() || Py_TYPE(token->obj.ptr()) != reinterpret_cast<PyTypeObject*>(token_type.ptr()))
+      unsupported("ContextVar.reset() of a token from outside the compiled function");
+    Ref token_var = check(PyObject_GetAttrString(token->obj.ptr(), "var"));
+    Ref depth = check(PyObject_GetAttrString(token->obj.ptr(), "depth"));
+    if (token_var.ptr() != var || sets.empty() || PyLong_AsSsize_t(depth.ptr()) != static_cast<Py_ssize_t>(sets.size()) - 1)
+      unsupported("ContextVar.reset() out of the order of its set() calls");
+    sets.pop_back();
+    return Value::constant(Ref::borrow(Py_None));
+  }
+  return nullptr;
+}
+
+void Tracer::check_context_vars_reset() const {
+  for (const auto& [var, sets] : context_sets_) {
+    if (sets.empty()) continue;
+    Ref name = steal(PyObject_GetAttrString(var, "name"));
+    if (!name) PyErr_Clear();
+    unsupported("ContextVar " + (name ? to_std_string(name) : std::string("?")) +
+                ".set() is not reset() before the graph ends (a compiled function must leave the context as it found it)");
+  }
+}
+
 // logger.debug(...) (any logging.Logger method that logs) at a level the logger does not emit
 // now: a call that does nothing, skipped, with a guard that the logger still does not emit at
 // that level (a change of level recompiles). Null when the call would log: logging is not
@@ -267,6 +306,9 @@ ValuePtr Tracer::identity_of(const ValuePtr& value) {
       if (input == value) real = object;
   } else if (value->source && value->obj) {
     real = value->obj.ptr();
+  } else if (value->source) {  // a list or dict read from the frame (copy.deepcopy's memo keys)
+    for (const auto& [object, input] : container_inputs_)
+      if (input == value) real = object;
   }
   if (real && value->source) {
     value->source->manager(*guards_).add_id_match(Handle(real));
@@ -310,15 +352,20 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       return fold(fn, args, kwargs);
   }
   PyObject* bound_self = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
+  if (bound_self && PyType_Check(bound_self) && args.size() == 1 && kwargs.empty() && args[0]->is_constant() &&
+      PyType_Check(args[0]->obj.ptr()) && std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "__new__" &&
+      _PyType_Lookup(reinterpret_cast<PyTypeObject*>(args[0]->obj.ptr()), Ref(check(PyUnicode_InternFromString("__new__"))).ptr()) ==
+          _PyType_Lookup(reinterpret_cast<PyTypeObject*>(bound_self), Ref(check(PyUnicode_InternFromString("__new__"))).ptr()))
+    // object.__new__(cls) (copy's reconstruction, __new__ overrides calling super().__new__): the object before __init__.
+    if (ValuePtr made = new_object(args[0])) return made;
   if (bound_self && PyType_Check(bound_self) && args.empty() && kwargs.empty()) {
     // cls.__subclasses__(), cls.mro(): about classes, which the guards fix by identity.
     const std::string method = reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name;
     if (method == "__subclasses__" || method == "mro") return Value::constant(checked(PyObject_CallNoArgs(fn.ptr())));
   }
-  if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty() && args.size() <= 1 &&
-      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "get" &&
-      (args.empty() || args[0]->is_constant()))
-    return context_var_get(Ref::borrow(bound_self), args.empty() ? Ref() : args[0]->obj);
+  if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty())
+    if (ValuePtr result = context_var_call(bound_self, reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name, args))
+      return result;
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())

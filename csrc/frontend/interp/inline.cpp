@@ -101,7 +101,7 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
     unsupported("calling the coroutine function " + name + "()");
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
   if (std::string refusal = inline_refusal(code);
-      !refusal.empty() && !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_forward", {function}).ptr()))
+      !refusal.empty() && !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_method", {function}).ptr()))
     unsupported("calling " + name + "() of " + to_std_string(code->co_filename) + " (" + refusal + ")");
 
   auto callee = std::make_shared<InterpFrame>();

@@ -65,6 +65,20 @@ Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
+  static Ref& defaultdict_type = *new Ref(import_attr("collections", "defaultdict"));  // never freed: outlives the interpreter
+  if (obj == defaultdict_type.ptr()) {
+    // defaultdict(factory[, mapping], **items): a Dict whose missing keys call the factory.
+    if (args.size() > 2) raise(PyExc_TypeError, "defaultdict expected at most 2 arguments");
+    ValuePtr made = Value::dict({}, {});
+    made->default_factory = args.empty() ? Value::constant(Ref::borrow(Py_None)) : args[0];
+    if (args.size() == 2) {
+      ValuePtr mapping = args[1]->kind == ValueKind::Dict ? args[1] : nullptr;
+      if (!mapping) unsupported("defaultdict() from a " + args[1]->describe());
+      for (size_t k = 0; k < mapping->items.size(); ++k) made->dict_set(mapping->keys[k], mapping->items[k]);
+    }
+    for (auto& [key, value] : kwargs) made->dict_set(check(PyUnicode_FromString(key.c_str())), value);
+    return made;
+  }
   PyTypeObject* type = as_type(obj);
   if (PyType_IsSubtype(type, &PyTuple_Type) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
     // A namedtuple: its generated __new__ binds the fields; the value is a tuple that knows its
@@ -91,9 +105,28 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     tuple->obj = cls->obj;
     return tuple;
   }
-  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_dictoffset == 0) return nullptr;
   // type(cls).__call__ must be type's own: a metaclass __call__ could return anything.
   if (Py_TYPE(obj)->tp_call != PyType_Type.tp_call) return nullptr;
+  ValuePtr object = new_object(cls);
+  if (!object) return nullptr;
+  if (Ref init = special_method_of_class(type, "__init__")) {
+    std::vector<ValuePtr> init_args{object};
+    init_args.insert(init_args.end(), args.begin(), args.end());
+    ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
+    if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
+    return object;
+  }
+  PyObject* init = _PyType_Lookup(type, interned("__init__").ptr());
+  if (!init || (Py_TYPE(init) != &PyWrapperDescr_Type && Py_TYPE(init) != &PyMethodDescr_Type)) return nullptr;
+  call_native_method(Ref::borrow(init), object, std::move(args), std::move(kwargs));
+  return object;
+}
+
+ValuePtr Tracer::new_object(const ValuePtr& cls) {
+  PyObject* obj = cls->obj.ptr();
+  if (!PyType_Check(obj)) return nullptr;
+  PyTypeObject* type = as_type(obj);
+  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_dictoffset == 0) return nullptr;
   PyTypeObject* base = builtin_base(type);
   if (!base) return nullptr;
   for (const char* module_class : {"torch.nn:Module", "torch:Tensor"}) {
@@ -112,16 +145,6 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   object->cls = cls->obj;
   object->cls_source = cls->source;
   object->items = {Value::dict({}, {}), base == &PyBaseObject_Type ? nullptr : Value::dict({}, {})};
-  if (Ref init = special_method_of_class(type, "__init__")) {
-    std::vector<ValuePtr> init_args{object};
-    init_args.insert(init_args.end(), args.begin(), args.end());
-    ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
-    if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
-    return object;
-  }
-  PyObject* init = _PyType_Lookup(type, interned("__init__").ptr());
-  if (!init || (Py_TYPE(init) != &PyWrapperDescr_Type && Py_TYPE(init) != &PyMethodDescr_Type)) return nullptr;
-  call_native_method(Ref::borrow(init), object, std::move(args), std::move(kwargs));
   return object;
 }
 

@@ -282,6 +282,14 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
   }
   if (container->kind == ValueKind::Dict && key->is_constant()) {
     int at = container->dict_index(key->obj);
+    if (at < 0 && container->default_factory &&
+        !(container->default_factory->is_constant() && container->default_factory->obj.ptr() == Py_None)) {
+      // A defaultdict the trace made: the factory's value is stored under the key, as __missing__ does.
+      ValuePtr made = call_value(container->default_factory, {}, {});
+      container->dict_set(key->obj, made);
+      push(made);
+      return;
+    }
     if (at < 0) raise(PyExc_KeyError, key->obj);  // the key set is guarded: it raises at run time too
     push(container->items[at]);
     return;

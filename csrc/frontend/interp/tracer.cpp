@@ -186,6 +186,7 @@ TraceResult Tracer::run() {
     } catch (const ReachedNestedBreak&) {
       result.break_state = std::move(nested_break_);
     }
+    check_context_vars_reset();
     for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
     result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {
@@ -530,6 +531,9 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&
                (lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict || lhs->kind == ValueKind::Set))
         same = lhs == rhs;  // containers made by the trace: one Value per object
+      else if ((lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict) &&
+               (rhs->kind == ValueKind::List || rhs->kind == ValueKind::Dict) && !lhs->obj && !rhs->obj)
+        same = lhs == rhs;  // lists and dicts read from the frame have one Value per object too (container_inputs_)
       else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
       else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
       push(Value::constant(Ref::borrow((same != (arg == 1)) ? Py_True : Py_False)));

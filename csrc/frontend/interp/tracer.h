@@ -215,6 +215,8 @@ class Tracer {
   // --- chapter: objects made by the trace (objects.cpp) -------------------------------------
   // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
   ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  // cls.__new__(cls) of such a class: the object before __init__; null when not modelled.
+  ValuePtr new_object(const ValuePtr& cls);
   ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
   void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
   // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.
@@ -249,6 +251,12 @@ class Tracer {
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
   ValuePtr context_var_get(Ref var, Ref default_value);
+  // ContextVar.get/set/reset on the var bound to a builtin method; null for other methods.
+  ValuePtr context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args);
+  // Values set by ContextVar.set() in the trace, innermost last, per var: the real context never
+  // changes; each set must be reset (LIFO) before the graph ends.
+  std::map<PyObject*, std::vector<ValuePtr>> context_sets_;
+  void check_context_vars_reset() const;
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);

@@ -329,7 +329,9 @@ Ref Tracer::type_of(const ValuePtr& value) {
       if (value->obj) return value->obj;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
-    case ValueKind::Dict: return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
+    case ValueKind::Dict:
+      if (value->default_factory) return import_attr("collections", "defaultdict");
+      return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
     case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));

@@ -293,3 +293,65 @@ def test_module_walks_like_torchs():
     expected = model(x)
     assert same(out[0], expected[0]) and out[1:] == expected[1:]
     assert out[1] == ["embed.weight", "block.0.weight", "block.0.bias", "block.1.weight", "block.1.bias"]  # tied once
+
+
+class PlainConfig:
+    def __init__(self):
+        self.scale = 2.0
+        self.sizes = [1, 2]
+        self.inner = {"shift": 1}
+
+
+PLAIN_CONFIG = PlainConfig()
+
+
+def test_deepcopy_of_a_plain_object_is_traced():
+    import contextvars
+    import copy
+
+    flag = contextvars.ContextVar("flag", default=1)
+
+    def f(x):
+        local = copy.deepcopy(PLAIN_CONFIG)
+        local.scale = 3.0
+        local.sizes.append(3)
+        token = flag.set(5)
+        factor = flag.get()
+        flag.reset(token)
+        three = (3).__eq__(len(local.sizes))  # a method-wrapper of a constant
+        return x * local.scale + len(local.sizes) + local.inner["shift"] + factor * flag.get() + three
+
+    x = torch.randn(3)
+    expected = f(x)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x)
+    assert same(got, expected) and counter.frame_count == 1
+    # The copy is the trace's own: the original is untouched, and so is the context.
+    assert PLAIN_CONFIG.scale == 2.0 and PLAIN_CONFIG.sizes == [1, 2] and flag.get() == 1
+
+
+def test_defaultdict_made_in_the_function():
+    import collections
+
+    def f(x, out):
+        groups = collections.defaultdict(list)
+        groups["a"].append(x)
+        groups["a"].append(x * 2)
+        groups["b"].append(x + 1)
+        counts = collections.defaultdict(int)
+        for key in ["p", "q", "p"]:
+            counts[key] += 1
+        out.append(counts)
+        return sum(groups["a"]) + groups["b"][0] * counts["p"], groups, [groups, groups]
+
+    x = torch.randn(3)
+    eager_out, compiled_out = [], []
+    expected = f(x, eager_out)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x, compiled_out)
+    assert counter.frame_count == 1 and same(got[0], expected[0])
+    # What leaves the function is a defaultdict with its factory, one object where eager has one.
+    for made in (got[1], compiled_out[0], got[2][0]):
+        assert type(made) is collections.defaultdict
+    assert got[1].default_factory is list and compiled_out[0] == {"p": 2, "q": 1} and got[2][0] is got[2][1]
+    assert got[1]["new"] == [] and "new" in got[1]
