@@ -169,6 +169,13 @@ _module_named_buffers, _module_buffers = _member_walks("_buffers")
 
 
 # Callables replaced wherever they are called.
+def count_elements_(mapping, iterable):
+    """collections._count_elements (Counter.update's C helper): counts each element."""
+    get = mapping.get
+    for element in iterable:
+        mapping[element] = get(element, 0) + 1
+
+
 def _copy_as_written():
     import copy
 
@@ -209,6 +216,7 @@ _BY_OBJECT = {
     itertools.islice: islice_,
     contextlib.nullcontext: nullcontext_,
     __import__("copy").deepcopy: deepcopy_,
+    __import__("collections")._count_elements: count_elements_,
     functools.partial: partial_,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,

@@ -670,7 +670,7 @@ def module_hooks(module):
     return types.SimpleNamespace(pre=pre, forward=forward, backward=backward)
 
 
-from collections import defaultdict as _defaultdict  # noqa: E402
+from collections import OrderedDict as _OrderedDict, defaultdict as _defaultdict  # noqa: E402
 
 
 def new_objects(*classes):
@@ -690,6 +690,9 @@ def fill_object(obj, attributes, items):
         return
     if type(obj) is _defaultdict:  # items: its default_factory
         obj.default_factory = items
+        obj.update(attributes)
+        return
+    if type(obj) is _OrderedDict:
         obj.update(attributes)
         return
     object.__getattribute__(obj, "__dict__").update(attributes)

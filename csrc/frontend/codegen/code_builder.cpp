@@ -130,18 +130,18 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     }
     case ValueKind::Dict: {
-      if (value->default_factory) {  // defaultdict(factory, {items})
+      if (value->dict_type) {  // OrderedDict({items}), defaultdict(factory, {items})
         code.emit(PUSH_NULL);
-        code.load_const(import_attr("collections", "defaultdict"));
-        rebuild(code, value->default_factory, outputs, depth + 2);
-        depth += 3;
+        code.load_const(value->dict_type);
+        depth += 2;
+        if (value->default_factory) rebuild(code, value->default_factory, outputs, depth++);
       }
       for (size_t i = 0; i < value->items.size(); ++i) {
         code.load_const(value->keys[i]);
         rebuild(code, value->items[i], outputs, depth + 2 * static_cast<int>(i) + 1);
       }
       code.emit(BUILD_MAP, static_cast<int>(value->items.size()));
-      if (value->default_factory) code.call(2);
+      if (value->dict_type) code.call(value->default_factory ? 2 : 1);
       return;
     }
     case ValueKind::Set: {
@@ -282,14 +282,13 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   }
   static Ref& make = *new Ref(import_attr("cdynamo._trace_support", "new_objects"));  // never freed: outlives the interpreter
   static Ref& fill = *new Ref(import_attr("cdynamo._trace_support", "fill_object"));  // never freed: outlives the interpreter
-  static Ref& defaultdict_type = *new Ref(import_attr("collections", "defaultdict"));  // never freed: outlives the interpreter
   code.emit(PUSH_NULL);
   code.load_const(make);
   for (const auto& object : objects) {
     PyObject* type = object->kind == ValueKind::NewObject ? object->cls.ptr()
                      : object->kind == ValueKind::List   ? reinterpret_cast<PyObject*>(&PyList_Type)
-                     : object->kind == ValueKind::Dict   ? (object->default_factory ? defaultdict_type.ptr()
-                                                                                    : reinterpret_cast<PyObject*>(&PyDict_Type))
+                     : object->kind == ValueKind::Dict   ? (object->dict_type ? object->dict_type.ptr()
+                                                                             : reinterpret_cast<PyObject*>(&PyDict_Type))
                                                          : reinterpret_cast<PyObject*>(&PySet_Type);
     code.load_const(Ref::borrow(type));
   }

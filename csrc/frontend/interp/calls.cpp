@@ -230,6 +230,38 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
   return Value::constant(std::move(value));
 }
 
+// sorted(items, key=fn[, reverse=...]) with a key the trace runs (a lambda, a method): each key
+// computed by the trace, then the items ordered by them as sorted() orders (stable). Null when
+// fn is not sorted or no key function is given (sorted folds then, as other builtins do).
+ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& sorted_builtin = *new Ref(import_attr("builtins", "sorted"));  // never freed: outlives the interpreter
+  if (fn.ptr() != sorted_builtin.ptr() || args.size() != 1) return nullptr;
+  ValuePtr key;
+  Ref reverse = Ref::borrow(Py_False);
+  for (const auto& [name, value] : kwargs) {
+    if (name == "key") key = value;
+    else if (name == "reverse" && value->is_constant()) reverse = value->obj;
+    else return nullptr;
+  }
+  if (!key || (key->is_constant() && key->obj.ptr() == Py_None)) return nullptr;
+  std::vector<ValuePtr> items = iterate(args[0]);
+  Ref keyed = check(PyList_New(0));
+  for (size_t i = 0; i < items.size(); ++i) {
+    ValuePtr computed = call_value(key, {items[i]}, {});
+    if (!computed->is_fully_constant()) unsupported("sorted() with a key that returns a " + computed->describe());
+    Ref pair = check(PyTuple_Pack(2, computed->as_python_constant().ptr(), Ref(check(PyLong_FromSize_t(i))).ptr()));
+    check_status(PyList_Append(keyed.ptr(), pair.ptr()));
+  }
+  Ref by_key = check(PyObject_CallFunction(import_attr("operator", "itemgetter").ptr(), "i", 0));
+  Ref call_kwargs = check(Py_BuildValue("{s:O,s:O}", "key", by_key.ptr(), "reverse", reverse.ptr()));
+  Ref call_args = check(PyTuple_Pack(1, keyed.ptr()));
+  Ref order = checked(PyObject_Call(sorted_builtin.ptr(), call_args.ptr(), call_kwargs.ptr()));  // keys that do not compare raise, as in eager
+  std::vector<ValuePtr> result;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order.ptr()); ++i)
+    result.push_back(items[PyLong_AsSize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(order.ptr(), i), 1))]);
+  return Value::sequence(ValueKind::List, std::move(result));
+}
+
 ValuePtr Tracer::context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args) {
   std::vector<ValuePtr>& sets = context_sets_[var];
   if (method == "get" && args.size() <= 1 && (args.empty() || args[0]->is_constant())) {
@@ -343,6 +375,7 @@ Ref Tracer::inspected_object(const ValuePtr& value) {
 
 ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   const bool direct = std::exchange(direct_call_, false);  // set by call_value for a CALL's own call
+  if (ValuePtr sorted = sorted_with_key(fn, args, kwargs)) return sorted;
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());

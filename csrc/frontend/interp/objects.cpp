@@ -66,15 +66,31 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
   static Ref& defaultdict_type = *new Ref(import_attr("collections", "defaultdict"));  // never freed: outlives the interpreter
-  if (obj == defaultdict_type.ptr()) {
-    // defaultdict(factory[, mapping], **items): a Dict whose missing keys call the factory.
-    if (args.size() > 2) raise(PyExc_TypeError, "defaultdict expected at most 2 arguments");
+  static Ref& ordered_dict_type = *new Ref(import_attr("collections", "OrderedDict"));  // never freed: outlives the interpreter
+  if (obj == defaultdict_type.ptr() || obj == ordered_dict_type.ptr()) {
+    // defaultdict(factory[, items], **items), OrderedDict([items], **items): Dicts that know their
+    // class; a defaultdict's missing keys call its factory.
+    const bool with_factory = obj == defaultdict_type.ptr();
+    const size_t first_items = with_factory ? 1 : 0;
+    if (args.size() > first_items + 1) raise(PyExc_TypeError, std::string(as_type(obj)->tp_name) + " expected at most " +
+                                                                  std::to_string(first_items + 1) + " arguments");
     ValuePtr made = Value::dict({}, {});
-    made->default_factory = args.empty() ? Value::constant(Ref::borrow(Py_None)) : args[0];
-    if (args.size() == 2) {
-      ValuePtr mapping = args[1]->kind == ValueKind::Dict ? args[1] : nullptr;
-      if (!mapping) unsupported("defaultdict() from a " + args[1]->describe());
-      for (size_t k = 0; k < mapping->items.size(); ++k) made->dict_set(mapping->keys[k], mapping->items[k]);
+    made->dict_type = cls->obj;
+    if (with_factory) made->default_factory = args.empty() ? Value::constant(Ref::borrow(Py_None)) : args[0];
+    if (args.size() == first_items + 1) {
+      const ValuePtr& given = args[first_items];
+      if (given->kind == ValueKind::Dict) {
+        for (size_t k = 0; k < given->items.size(); ++k) made->dict_set(given->keys[k], given->items[k]);
+      } else {
+        for (ValuePtr pair : iterate(given)) {
+          if (pair->is_constant() && PyTuple_Check(pair->obj.ptr()) && PyTuple_GET_SIZE(pair->obj.ptr()) == 2)
+            pair = Value::sequence(ValueKind::Tuple, {Value::constant(Ref::borrow(PyTuple_GET_ITEM(pair->obj.ptr(), 0))),
+                                                      Value::constant(Ref::borrow(PyTuple_GET_ITEM(pair->obj.ptr(), 1)))});
+          if (!pair->is_sequence() || pair->items.size() != 2 || !pair->items[0]->is_constant())
+            unsupported(std::string(as_type(obj)->tp_name) + "() from items that are not (constant key, value) pairs");
+          made->dict_set(pair->items[0]->obj, pair->items[1]);
+        }
+      }
     }
     for (auto& [key, value] : kwargs) made->dict_set(check(PyUnicode_FromString(key.c_str())), value);
     return made;

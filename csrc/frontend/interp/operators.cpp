@@ -323,6 +323,14 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
         push(load_attr(container, to_std_string(name)));
         return;
       }
+    // nn.ParameterDict / nn.ParameterList: a parameter, read as the attribute it is stored as.
+    Ref parameters = check(PyObject_GetAttrString(container->obj.ptr(), "_parameters"));
+    pos = 0;
+    while (PyDict_Check(parameters.ptr()) && PyDict_Next(parameters.ptr(), &pos, &name, &module))
+      if (module == child.ptr()) {
+        push(load_attr(container, to_std_string(name)));
+        return;
+      }
     unsupported("indexing an nn.Module container produced a new module");
   }
   if (container->kind == ValueKind::Constant && is_identity_constant(container->obj) && key->is_fully_constant()) {
@@ -491,13 +499,27 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       Ref modules = check(PyObject_GetAttrString(iterable->obj.ptr(), "_modules"));
       static Ref& container_types = *new Ref(check(Py_BuildValue("(OO)", import_attr("torch.nn", "Sequential").ptr(),
                                                        import_attr("torch.nn", "ModuleList").ptr())));  // never freed: outlives the interpreter
-      int is_container = PyObject_IsInstance(iterable->obj.ptr(), container_types.ptr());
-      check_status(is_container);
-      if (!is_container) unsupported("iterating over a " + iterable->describe());
+      static Ref& parameter_list = *new Ref(import_attr("torch.nn", "ParameterList"));  // never freed: outlives the interpreter
+      static Ref& keyed_types = *new Ref(check(Py_BuildValue("(OO)", import_attr("torch.nn", "ModuleDict").ptr(),
+                                                   import_attr("torch.nn", "ParameterDict").ptr())));  // never freed: outlives the interpreter
+      auto is_a = [&](const Ref& types) {
+        int found = PyObject_IsInstance(iterable->obj.ptr(), types.ptr());
+        check_status(found);
+        return found == 1;
+      };
       std::vector<ValuePtr> values;
-      PyObject *name, *module;
+      PyObject *name, *member;
       Py_ssize_t pos = 0;
-      while (PyDict_Next(modules.ptr(), &pos, &name, &module)) values.push_back(load_attr(iterable, to_std_string(name)));
+      if (is_a(keyed_types)) {  // a ModuleDict or ParameterDict iterates its keys
+        Ref keys = check(PySequence_List(iterable->obj.ptr()));
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys.ptr()); ++i)
+          values.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(keys.ptr(), i))));
+        return values;
+      }
+      // A ParameterList: its parameters, read as the attributes they are stored as.
+      Ref members = is_a(parameter_list) ? check(PyObject_GetAttrString(iterable->obj.ptr(), "_parameters")) : modules;
+      if (!is_a(parameter_list) && !is_a(container_types)) unsupported("iterating over a " + iterable->describe());
+      while (PyDict_Next(members.ptr(), &pos, &name, &member)) values.push_back(load_attr(iterable, to_std_string(name)));
       return values;
     }
     case ValueKind::Tensor: {

@@ -554,6 +554,14 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       } else if (container->kind == ValueKind::Object && !python_special_method(container, "__contains__")) {
         if (ValuePtr contents = dict_contents(container)) container = contents;
       }
+      if (container->kind == ValueKind::NNModule && item->is_constant() && container->obj) {
+        // "key" in a ModuleDict (or any container module): its children, which the trace takes as
+        // fixed by the module's identity (guarded), as it does when it reads them.
+        int found = PySequence_Contains(container->obj.ptr(), item->obj.ptr());
+        if (found < 0) raise_python_error();
+        push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));
+        return true;
+      }
       if (container->kind == ValueKind::Dict && item->is_constant()) {
         bool found = container->dict_index(item->obj) >= 0;
         push(Value::constant(Ref::borrow((found != (arg == 1)) ? Py_True : Py_False)));

@@ -251,6 +251,7 @@ class Tracer {
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
   ValuePtr context_var_get(Ref var, Ref default_value);
+  ValuePtr sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // ContextVar.get/set/reset on the var bound to a builtin method; null for other methods.
   ValuePtr context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args);
   // Values set by ContextVar.set() in the trace, innermost last, per var: the real context never

@@ -93,7 +93,8 @@ struct Value {
   std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame
   Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after
   SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
-  ValuePtr default_factory;     // Dict made as a collections.defaultdict: its default_factory (None included)
+  Ref dict_type;                // Dict made as collections.OrderedDict or defaultdict: that class (null: dict)
+  ValuePtr default_factory;     // Dict made as a defaultdict: its default_factory (None included)
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);

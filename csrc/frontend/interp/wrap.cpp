@@ -330,7 +330,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
     case ValueKind::Dict:
-      if (value->default_factory) return import_attr("collections", "defaultdict");
+      if (value->dict_type) return value->dict_type;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
     case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));

@@ -355,3 +355,49 @@ def test_defaultdict_made_in_the_function():
         assert type(made) is collections.defaultdict
     assert got[1].default_factory is list and compiled_out[0] == {"p": 2, "q": 1} and got[2][0] is got[2][1]
     assert got[1]["new"] == [] and "new" in got[1]
+
+
+def test_ordered_dict_counter_and_sorted_with_a_key():
+    import collections
+
+    def f(x):
+        feats = collections.OrderedDict()
+        feats["p3"] = x * 3
+        feats["p2"] = x * 2
+        pairs = collections.OrderedDict([("a", 1), ("b", 2)])
+        counter = collections.Counter(name[0] for name in feats)
+        order = sorted(feats.keys(), key=lambda name: -int(name[1]), reverse=True)
+        return feats[order[0]] + counter["p"] + pairs["b"], feats, order
+
+    x = torch.randn(3)
+    expected = f(x)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x)
+    assert counter.frame_count == 1 and same(got[0], expected[0]) and got[2] == expected[2]
+    assert type(got[1]) is collections.OrderedDict and list(got[1]) == ["p3", "p2"]
+
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = torch.nn.ModuleDict({"age": torch.nn.Linear(4, 1), "mood": torch.nn.Linear(4, 3)})
+        self.scales = torch.nn.ParameterDict({"age": torch.nn.Parameter(torch.ones(1) * 2)})
+        self.weights = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(1) * k) for k in (1.0, 3.0)])
+
+    def forward(self, x):
+        outs = {name: self.heads[name](x) for name in self.heads}
+        if "age" in self.heads and "size" not in self.heads:
+            outs["age"] = outs["age"] * self.scales["age"]
+        total = sum(w.sum() for w in self.weights) + sum(key == "age" for key in self.scales)
+        return outs, total + self.weights[1]
+
+
+def test_module_and_parameter_containers_index_iterate_and_answer_in():
+    model = Heads()
+    x = torch.randn(2, 4)
+    expected = model(x)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(model)(x)
+    assert counter.frame_count == 1
+    assert same(got[0]["age"], expected[0]["age"]) and same(got[0]["mood"], expected[0]["mood"])
+    assert same(got[1], expected[1])
