@@ -479,6 +479,12 @@ def copies_attribute_by_attribute(cls):
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
+def _traced_file(filename):
+    from .utils import inline_refusal
+
+    return inline_refusal(filename) is None
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
     now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
@@ -535,6 +541,12 @@ def classify_callable(fn):
             return "unsupported:constructing a tensor subclass inside a compiled function"
         return f"unsupported:constructing a {fn.__name__} object inside a compiled function"
     name = getattr(fn, "__name__", "")
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType) and _traced_file(call.__code__.co_filename):
+        return "python_call"  # an object whose class's __call__ is traced Python (weight_norm's hook)
+    function = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if isinstance(function, types.FunctionType) and module.startswith("torch") and _traced_file(function.__code__.co_filename):
+        return "user_function"  # torch's own files in config.trace_dirs
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None and isinstance(objclass, type) and issubclass(objclass, torch._C.TensorBase):
         return "graph"

@@ -111,6 +111,10 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     # nn.Sequential.forward: compiling a Sequential model captures its layers (as TorchDynamo's
     # inline list does); torch.nn's layers themselves stay single graph nodes.
     os.path.join(_package_dir("torch") or "", "nn", "modules", "container.py"),
+    # The forward pre-hooks of weight_norm() and spectral_norm() (callable objects there):
+    # traced with the module they reparametrize, as its forward hooks are.
+    os.path.join(_package_dir("torch") or "", "nn", "utils", "weight_norm.py"),
+    os.path.join(_package_dir("torch") or "", "nn", "utils", "spectral_norm.py"),
 ]
 
 # The standard library is traced into when user code calls it (copy.deepcopy, typing, enum,

@@ -92,3 +92,30 @@ def test_compiled_functions_and_modules_called_from_compiled_code_join_its_graph
     with torch.no_grad():
         assert same(cdynamo.optimize(counter)(fn)(x), fn(x))
     assert counter.frame_count == 1 and counter.op_count == 5 and not counters["graph_break"]
+
+
+class Reparametrized(nn.Module):
+    """weight_norm and spectral_norm: forward pre-hooks that are callable objects of torch's."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.utils.weight_norm(nn.Conv1d(2, 4, 3, padding=1))
+        self.fc = nn.utils.spectral_norm(nn.Linear(4 * 6, 3), n_power_iterations=2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+
+def test_weight_norm_and_spectral_norm_hooks_are_traced():
+    torch.manual_seed(0)
+    eager = Reparametrized().train()
+    torch.manual_seed(0)  # weight_norm'd modules cannot be deep-copied: the same seed instead
+    compiled_model = Reparametrized().train()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(compiled_model)
+    for _ in range(2):  # spectral_norm's power iteration updates its u and v buffers each call
+        x = torch.randn(2, 2, 6)
+        assert same(compiled(x), eager(x))
+    assert counter.frame_count == 1
+    for (name, a), (_, b) in zip(eager.named_buffers(), compiled_model.named_buffers()):
+        assert same(a, b), name
