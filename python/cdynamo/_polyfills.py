@@ -176,17 +176,29 @@ def count_elements_(mapping, iterable):
         mapping[element] = get(element, 0) + 1
 
 
-def _copy_as_written():
-    import copy
-
-    original = copy.deepcopy
-    # A function object of its own: calls of copy.deepcopy (its recursion included) come back to
-    # deepcopy_, this one runs copy's code as written.
+def _as_written(original):
+    # A function object of its own: calls of the original (its recursion included) come back to
+    # the stand-in, this one runs the original's code as written.
     return types.FunctionType(original.__code__, original.__globals__, original.__name__, original.__defaults__)
 
 
-_DEEPCOPY_AS_WRITTEN = _copy_as_written()
+_DEEPCOPY_AS_WRITTEN = _as_written(__import__("copy").deepcopy)
+_COPY_AS_WRITTEN = _as_written(__import__("copy").copy)
 _MISSING = object()
+
+
+def copy_(x):
+    """copy.copy, with the instances of plain classes copied as copy's default reduction does:
+    a new object (no __init__) sharing the attribute values."""
+    from cdynamo._trace_support import copies_attribute_by_attribute
+
+    cls = type(x)
+    if not copies_attribute_by_attribute(cls):
+        return _COPY_AS_WRITTEN(x)
+    y = object.__new__(cls)
+    for name, value in x.__dict__.items():
+        object.__setattr__(y, name, value)  # as __dict__.update: no __setattr__ of the class runs
+    return y
 
 
 def deepcopy_(x, memo=None, _nil=_MISSING):
@@ -205,7 +217,7 @@ def deepcopy_(x, memo=None, _nil=_MISSING):
     y = object.__new__(cls)
     memo[id(x)] = y
     for name, value in x.__dict__.items():
-        setattr(y, name, deepcopy_(value, memo))
+        object.__setattr__(y, name, deepcopy_(value, memo))  # as __dict__.update: no __setattr__ of the class runs
     return y
 
 
@@ -216,6 +228,7 @@ _BY_OBJECT = {
     itertools.islice: islice_,
     contextlib.nullcontext: nullcontext_,
     __import__("copy").deepcopy: deepcopy_,
+    __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
     functools.partial: partial_,
     torch.nn.Module.named_modules: _module_named_modules,

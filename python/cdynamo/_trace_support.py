@@ -547,6 +547,8 @@ def classify_callable(fn):
     function = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if isinstance(function, types.FunctionType) and module.startswith("torch") and _traced_file(function.__code__.co_filename):
         return "user_function"  # torch's own files in config.trace_dirs
+    if isinstance(function, types.FunctionType) and is_nn_layer_method(function):
+        return "user_function"  # nn.LayerNorm.forward(self, x) called by name from a subclass
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None and isinstance(objclass, type) and issubclass(objclass, torch._C.TensorBase):
         return "graph"

@@ -564,6 +564,11 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     args.push_back(kwargs[0].second);  // enumerate(items, start=1)
     kwargs.clear();
   }
+  bool zip_strict = false;
+  if (name == "zip" && kwargs.size() == 1 && kwargs[0].first == "strict" && kwargs[0].second->is_constant()) {
+    zip_strict = PyObject_IsTrue(kwargs[0].second->obj.ptr()) == 1;  // zip(a, b, strict=True)
+    kwargs.clear();
+  }
   if (!kwargs.empty() && name != "getattr") unsupported(name + "() with keyword arguments");
   auto constant = [](PyObject* obj) { return Value::constant(Ref::borrow(obj)); };
   if (name == "len" && args.size() == 1) {
@@ -675,6 +680,8 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     size_t length = SIZE_MAX;
     for (auto& arg : args) {
       columns.push_back(iterate(arg));
+      if (zip_strict && !columns.empty() && columns.back().size() != columns.front().size())
+        raise(PyExc_ValueError, "zip() arguments have different lengths");
       length = std::min(length, columns.back().size());
     }
     std::vector<ValuePtr> rows;

@@ -89,11 +89,11 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
 
 ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
                              const std::vector<ValuePtr>* cells, bool direct) {
-  if (!PyFunction_Check(function.ptr())) unsupported("calling a " + std::string(Py_TYPE(function.ptr())->tp_name));
-  // A function with a stand-in (one decorated with @torch.no_grad(), reached as a method or a
-  // forward): the stand-in runs instead.
+  // A function with a stand-in (one decorated with @torch.no_grad(), or an lru_cache wrapper,
+  // reached as a method or a forward): the stand-in runs instead.
   Ref stand_in = cells ? Ref() : polyfill_of(function);
   if (stand_in) function = stand_in;
+  if (!PyFunction_Check(function.ptr())) unsupported("calling a " + std::string(Py_TYPE(function.ptr())->tp_name));
   auto* code = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(function.ptr()));
   std::string name = function_name(code);
   const bool generator = code->co_flags & CO_GENERATOR;

@@ -220,7 +220,11 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(lhs);
     return;
   }
-  if (lhs->is_fully_constant() && rhs->is_fully_constant() && !(lhs->kind == ValueKind::List)) {
+  // A list on the left is folded only where the result is a new bool, not a list (a list
+  // result must stay a List value: it can be changed in place).
+  const bool comparison = what == "operator.eq" || what == "operator.ne" || what == "operator.lt" ||
+                          what == "operator.le" || what == "operator.gt" || what == "operator.ge";
+  if (lhs->is_fully_constant() && rhs->is_fully_constant() && (lhs->kind != ValueKind::List || comparison)) {
     Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->as_python_constant().ptr(),
                                                       rhs->as_python_constant().ptr(), nullptr));
     if (PySet_CheckExact(result.ptr())) push(new_set(std::move(result)));

@@ -406,6 +406,11 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields.ptr()); ++i)
           if (to_std_string(PyTuple_GET_ITEM(fields.ptr(), i)) == name) return base->items.at(i);
       }
+      // Anything else is the class's (count, index, _replace): absent there, absent (hasattr).
+      Ref type = base->kind == ValueKind::Tuple && base->obj ? base->obj : type_of(base);
+      if (PyType_Check(type.ptr()) && !PyObject_HasAttr(type.ptr(), attr_name.ptr()))
+        raise(PyExc_AttributeError, "'" + std::string(reinterpret_cast<PyTypeObject*>(type.ptr())->tp_name) +
+                                        "' object has no attribute '" + name + "'");
       auto method = std::make_shared<Value>();
       method->kind = ValueKind::TensorMethod;  // a method of a traced value: list.append etc.
       method->items = {base};

@@ -401,3 +401,39 @@ def test_module_and_parameter_containers_index_iterate_and_answer_in():
     assert counter.frame_count == 1
     assert same(got[0]["age"], expected[0]["age"]) and same(got[0]["mood"], expected[0]["mood"])
     assert same(got[1], expected[1])
+
+
+class ScaledNorm(torch.nn.LayerNorm):
+    def forward(self, x):
+        return torch.nn.LayerNorm.forward(self, x) * 2  # the base's forward, called by name
+
+
+class CachedHelper:
+    @functools.lru_cache(maxsize=None)
+    def width(self, n):
+        return n * 2
+
+
+def test_library_call_shapes_seen_in_transformers_models():
+    import collections
+    import copy
+
+    Output = collections.namedtuple("Output", ["hidden", "probs"])
+    norm = ScaledNorm(4)
+    helper = CachedHelper()
+
+    def f(x, sizes):
+        out = Output(hidden=x, probs=None)
+        has_buckets = hasattr(out, "buckets")  # not a field, not the class's: False
+        pairs = list(zip([1, 2], ["a", "b"], strict=True))
+        shallow = copy.copy(PLAIN_CONFIG)
+        shallow.scale = 5.0
+        assert list(x.shape) == [sizes[0], 4]
+        return norm(out.hidden) * helper.width(len(pairs)) + shallow.scale, has_buckets
+
+    x = torch.randn(2, 4)
+    expected = f(x, [2])
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x, [2])
+    assert counter.frame_count == 1 and same(got[0], expected[0]) and got[1] is False
+    assert PLAIN_CONFIG.scale == 2.0
