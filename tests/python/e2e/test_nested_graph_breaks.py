@@ -36,6 +36,13 @@ def compile_counted(fn, **kwargs):
     return cdynamo.compile(fn, backend=counter, **kwargs), counter
 
 
+def assert_two_graphs(fn, x):
+    """One break, resumed inside the function: a graph before it and one after, equal to eager."""
+    compiled, counter = compile_counted(fn)
+    torch.testing.assert_close(compiled(x), fn(x))
+    assert counter.frame_count == 2
+
+
 def break_count():
     return sum(counters["graph_break"].values())
 
@@ -110,10 +117,7 @@ def call_argument_breaks(x):
 
 
 def test_a_break_in_an_argument_carries_the_callers_pending_call():
-    x = torch.randn(6)
-    compiled, counter = compile_counted(call_argument_breaks)
-    torch.testing.assert_close(compiled(x), call_argument_breaks(x))
-    assert counter.frame_count == 2
+    assert_two_graphs(call_argument_breaks, torch.randn(6))
 
 
 def torch_call_argument_breaks(x):
@@ -213,10 +217,7 @@ def calls_closure(x):
 
 
 def test_a_break_inside_a_closure():
-    x = torch.randn(5)
-    compiled, counter = compile_counted(calls_closure)
-    torch.testing.assert_close(compiled(x), calls_closure(x))
-    assert counter.frame_count == 2
+    assert_two_graphs(calls_closure, torch.randn(5))
 
 
 def raises_inside(x):
