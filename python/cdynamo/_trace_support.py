@@ -172,6 +172,17 @@ class outside_saved_tensor_hooks:
         return False
 
 
+def data_assignment_refusal(target, value):
+    """Why `target.data = value` cannot be a write of value's elements into target (None: it
+    can): eager swaps target's storage for value's, so the metadata must already agree."""
+    for what in ("shape", "dtype", "device"):
+        if getattr(target, what) != getattr(value, what):
+            return f"a tensor of another {what} ({getattr(value, what)} for {getattr(target, what)})"
+    if target.stride() != value.stride():
+        return f"a tensor of other strides ({value.stride()} for {target.stride()})"
+    return None
+
+
 def fake_run(mode, what, fn, args, kwargs):
     """Runs fn on fake tensors; an operation that needs real data becomes TraceUnsupported."""
     global _DATA_DEPENDENT
@@ -186,6 +197,12 @@ def fake_run(mode, what, fn, args, kwargs):
         with mode:
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:
+        if type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None:
+            # An output whose size depends on the data (nonzero, a boolean mask, unique): the
+            # trace runs again over a ShapeEnv, where that size is an unbacked symbol.
+            from .shapes import RetraceDynamic
+
+            raise RetraceDynamic(what) from None
         raise TraceUnsupported(
             f"{what} depends on the values inside a tensor ({type(error).__name__}); "
             "keep the computation in tensors, or move it out of the compiled function"
@@ -608,12 +625,19 @@ def inplace_to_plain():
     return dict(zip(ops[13:], ops[:13]))
 
 
+# nn.Module's own methods traced like the user's code: train()/eval() set `training` flags (a
+# detection backbone freezing its batch norms inside forward).
+_TRACED_MODULE_METHODS = ("Module.train", "Module.eval")
+
+
 def is_nn_layer_method(fn):
     """A method of one of torch.nn's (or torch.ao.nn's) own layer classes: forward() reached
     through super() from a subclass (a layer's forward is otherwise one call_module node), or
     another method of the layer (BatchNorm._check_input_dim, FloatFunctional.add): traced like the
     user's code. nn.Module's own methods (torch.nn.modules.module) are not."""
     module = getattr(fn, "__module__", "") or ""
+    if module == "torch.nn.modules.module" and getattr(fn, "__qualname__", "") in _TRACED_MODULE_METHODS:
+        return True
     if not (module.startswith("torch.nn.modules.") or module.startswith("torch.ao.nn.")) or module == "torch.nn.modules.module":
         return False
     if getattr(fn, "__name__", "") == "forward":

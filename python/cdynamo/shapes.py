@@ -234,6 +234,17 @@ class ShapeTrace:
         if expr.is_Symbol and expr not in self.bindings:
             self._nodes[expr] = node
 
+    def bind_unbacked(self, value, node):
+        """Records the unbacked symbols the operation that made `value` created (none pending:
+        nothing to do) in node.meta["unbacked_bindings"], where torch's tracers look for them."""
+        if not self.env.pending_fresh_unbacked_symbols:
+            return
+        from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
+
+        bindings = compute_unbacked_bindings(self.env, value)
+        if bindings:
+            node.meta["unbacked_bindings"] = bindings
+
     def scalar_symbol(self, value, source, node):
         """The SymInt or SymFloat a dynamic scalar input stands for in this trace."""
         from torch.fx.experimental.symbolic_shapes import DimDynamic
@@ -288,6 +299,8 @@ class ShapeTrace:
 
         if expr.is_Symbol:
             binding = self.bindings.get(expr)
+            if binding is None and (sized := self._unbacked_size(expr)) is not None:
+                return self._call_method("size", sized, expr)
             if binding is None:
                 raise _trace_support.TraceUnsupported(
                     f"a size ({expr}) that no input tensor's size stands for reaches the graph")
@@ -326,6 +339,18 @@ class ShapeTrace:
                 result = self._call(fn.op, (result, a))
             return result
         return self._call(fn, tuple(args))
+
+    def _unbacked_size(self, symbol):
+        """(node, dim) of a graph value whose size is this unbacked symbol, as the operation that
+        made it (nonzero, a boolean mask) first gave it; None if none is."""
+        for node in self.graph.nodes:
+            value = node.meta.get("example_value")
+            if not isinstance(value, torch.Tensor):
+                continue
+            for d, size in enumerate(value.shape):
+                if isinstance(size, torch.SymInt) and getattr(size.node, "_expr", None) == symbol:
+                    return (node, d)
+        return None
 
     def _call(self, fn, args):
         return self.graph.call_function(fn, args)
@@ -530,10 +555,40 @@ def graph_is_symbolic(gm):
     return False
 
 
+def unbacked_symbols(value):
+    """The unbacked symbols (sizes only the data decides: nonzero's, a boolean mask's, item()'s)
+    of a value's sizes, strides and numbers, as first created: a ShapeEnv replaces u0 by 5 once
+    a broadcast needs it to be 5, which eager does not know."""
+    from torch.fx.experimental.symbolic_shapes import SymT, symbol_is_type
+
+    found = set()
+    for item in _symbolic_items(value):
+        expr = getattr(item.node, "_expr", item.node.expr)
+        found.update(s for s in expr.free_symbols if symbol_is_type(s, (SymT.UNBACKED_INT, SymT.UNBACKED_FLOAT)))
+    return found
+
+
+def _symbolic_items(value):
+    if _is_symbolic(value):
+        yield value
+    elif isinstance(value, torch.Tensor):
+        for size in (*value.shape, *value.stride(), value.storage_offset()):
+            if isinstance(size, torch.SymInt):
+                yield size
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _symbolic_items(item)
+
+
+def has_data_dependent_sizes(gm):
+    """Whether a value of the graph has a size or number only the data decides."""
+    return any(unbacked_symbols(_example(node)) for node in gm.graph.nodes if node.op.startswith("call_"))
+
+
 def symbolic_example_inputs(gm):
-    """The fake inputs of a graph with symbolic sizes (what a backend tracing it symbolically
-    passes to make_fx or AOTAutograd), or None for a static graph."""
-    if not graph_is_symbolic(gm):
+    """The fake inputs of a graph with symbolic sizes, or with sizes only the data decides (what
+    a backend tracing it passes to make_fx or AOTAutograd), or None for a static graph."""
+    if not graph_is_symbolic(gm) and not has_data_dependent_sizes(gm):
         return None
     return [_example(node) for node in gm.graph.nodes if node.op == "placeholder"]
 
@@ -662,9 +717,20 @@ def _propagate_static(gm, args):
             value = super().get_attr(target, args, kwargs)
             return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
 
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException
+
     fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
-    with mode, torch.set_grad_enabled(torch.is_grad_enabled()):  # the graph's own grad-mode nodes run too
-        Propagate(gm).run(*fakes)
+    try:
+        with mode, torch.set_grad_enabled(torch.is_grad_enabled()):  # the graph's own grad-mode nodes run too
+            Propagate(gm).run(*fakes)
+    except DynamicOutputShapeException:
+        # nonzero and co.: their output sizes need a ShapeEnv (unbacked symbols)
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
+        fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
+        with mode, torch.set_grad_enabled(torch.is_grad_enabled()):
+            Propagate(gm).run(*fakes)
 
 
 def _with_constant_inputs(gm, values):

@@ -100,6 +100,15 @@ Ref specialize(Handle symbolic) {
   }
   if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr()))
     throw interp::Unsupported(to_std_string(owned_value));
+  // A decision on a size or number only the data gives (`if mask.sum() > 0` over an unbacked
+  // size): a graph break, as any branch on a tensor's value.
+  static PyObject* const data_dependent_type =
+      import_attr("torch.fx.experimental.symbolic_shapes", "GuardOnDataDependentSymNode").release();  // never freed
+  if (PyErr_GivenExceptionMatches(type, data_dependent_type)) {
+    std::string text = to_std_string(owned_value);
+    throw interp::Unsupported("a branch or Python number depends on a tensor's data (" + text.substr(0, text.find('\n')) +
+                              "); keep the computation in tensors, or move it out of the compiled function");
+  }
   static PyObject* const retrace_type = import_attr("cdynamo.shapes", "RetraceDynamic").release();  // never freed
   if (PyErr_GivenExceptionMatches(type, retrace_type)) throw interp::RetraceDynamic{to_std_string(owned_value)};
   PyErr_Restore(owned_type.release(), owned_value.release(), owned_traceback.release());
@@ -359,6 +368,9 @@ bool holds_tensor(PyObject* obj) {
 
 ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_node) {
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
+  // Sizes only the data gives (nonzero's, item()'s) are recorded on the node that makes them,
+  // as backends retracing the graph (AOTAutograd) expect.
+  if (dynamic_ && !keep_node) call_method(shape_trace_, "bind_unbacked", {fake_result, node});
   if (is_tensor(fake_result)) {
     ++op_count_;
     check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));

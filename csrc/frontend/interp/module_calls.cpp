@@ -158,7 +158,10 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   }
   int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
   check_status(is_leaf);
-  if (is_leaf) {
+  // A layer whose attributes the trace changed (bn.eval() earlier in forward) runs inline: the
+  // graph replays attribute writes only after it runs, and a call_module node would read the
+  // old `training` flag.
+  if (is_leaf && !has_pending_writes(module)) {
     std::string target = graph_.add_module(obj, module->module_path);
     Ref target_name = check(PyUnicode_FromString(target.c_str()));
     return graph_.call("call_module", target_name, args, kwargs, type_name + " (" + module->module_path + ")");

@@ -350,7 +350,30 @@ ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name
   return nullptr;
 }
 
+bool Tracer::has_pending_writes(const ValuePtr& base) const {
+  if (!base->obj) return false;
+  for (const SideEffect& effect : side_effects_)
+    if (!effect.name.empty() && effect.object->obj.ptr() == base->obj.ptr()) return true;
+  return false;
+}
+
+// `weight.data = F.normalize(weight.data)`: the tensor takes the new values without autograd
+// seeing it. Where the new tensor is one the graph made, with the same sizes, strides, dtype and
+// device, writing them through weight.data is what eager's storage swap leaves observable.
+void Tracer::assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value) {
+  Ref refusal = call_helper("cdynamo._trace_support", "data_assignment_refusal", {tensor->fake, value->fake});
+  if (refusal.ptr() != Py_None) unsupported("assigning Tensor.data " + to_std_string(refusal));
+  if (value->source) unsupported("assigning Tensor.data a tensor read from outside the graph (the two would share memory)");
+  ValuePtr data = load_attr(tensor, "data");
+  Ref copy_name = check(PyUnicode_FromString("copy_"));
+  graph_.call("call_method", copy_name, {data, value}, {}, "Tensor.data = ...", true);
+}
+
 void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value) {
+  if (object->is_tensor() && name == "data" && value->is_tensor()) {
+    assign_tensor_data(object, value);
+    return;
+  }
   if (object->kind == ValueKind::NewObject) {
     new_object_store_attr(object, name, std::move(value), false);
     return;

@@ -125,7 +125,7 @@ bool Tracer::truth_value(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Constant: {
       int truth = PyObject_IsTrue(value->obj.ptr());
-      check_status(truth);
+      if (truth < 0) graph::rethrow_trace_error();  // a symbolic bool the data decides
       return truth;
     }
     case ValueKind::Tuple:

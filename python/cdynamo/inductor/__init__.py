@@ -12,7 +12,13 @@ from ..backends.registry import register_backend
 def inductor(gm, example_inputs):
     """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
     from ..shapes import per_shape
+    from . import data_dependent
 
+    # Sizes only the data decides (nonzero, boolean masks): those operations run eagerly and
+    # the segments between them compile as graphs of their own.
+    compiled = data_dependent.compile_split(gm, example_inputs, inductor)
+    if compiled is not None:
+        return compiled
     # A graph with symbolic sizes compiles once for all sizes where its kernels can take them as
     # arguments (symbolic.py says where); otherwise once per sizes met.
     if not config.cudagraphs:

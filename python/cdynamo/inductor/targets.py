@@ -69,6 +69,9 @@ def _graph_tensors(gm, example_inputs):
 def unsupported_reason(gm, example_inputs, selfcheck=True):
     """None when a target can compile gm, else the first reason none can, in user terms.
     selfcheck=False leaves out the GPU's self-check (for graphs that may not use a target)."""
+    for value in example_inputs:
+        if not isinstance(value, (torch.Tensor, int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return f"graph inputs of type {type(value).__qualname__}"
     devices = set()
     for t in _graph_tensors(gm, example_inputs):
         reason = unsupported_tensor_reason(t)

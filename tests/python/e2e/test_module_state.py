@@ -216,3 +216,76 @@ class EmaCodebook(torch.nn.Module):
 def test_a_buffer_written_through_data_and_read_in_one_graph():
     torch.manual_seed(0)
     run_both(EmaCodebook(), 3, torch.randn(8, 4))
+
+
+class FreezesItsBatchNorm(torch.nn.Module):
+    """Detection backbones switch batch norms to eval inside forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.frozen = torch.nn.BatchNorm2d(4)
+        self.live = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        for name, m in self.named_modules():
+            if isinstance(m, torch.nn.BatchNorm2d) and name == "frozen":
+                m.eval()
+        return self.live(self.frozen(self.conv(x))), self.frozen.training
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_module_eval_inside_forward_applies_to_the_layers_called_after_it(backend):
+    model = FreezesItsBatchNorm()
+    reference = copy.deepcopy(model)
+    compiled = cdynamo.compile(model, backend=backend, fullgraph=True)
+    for _ in range(2):
+        x = torch.randn(2, 3, 5, 5)
+        got, want = compiled(x), reference(x)
+        assert same(got[0], want[0]) and got[1] is want[1] is False
+    assert not model.frozen.training and model.live.training
+    for name, buffer in reference.named_buffers():
+        assert same(dict(model.named_buffers())[name], buffer), name  # the frozen one's stats never move
+
+
+class RenormalisesItsWeight(torch.nn.Module):
+    """ArcFace/NormFace heads renormalise their weight through .data in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(5, 8))
+
+    def forward(self, x):
+        self.weight.data = torch.nn.functional.normalize(self.weight.data, dim=1)
+        return torch.nn.functional.linear(x, self.weight) * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_assigning_tensor_data_in_forward_is_one_graph_with_eagers_values_and_gradients(backend):
+    model = RenormalisesItsWeight()
+    reference = copy.deepcopy(model)
+    compiled = cdynamo.compile(model, backend=backend, fullgraph=True)
+    for _ in range(2):
+        x = torch.randn(3, 8)
+        compiled(x).sum().backward()
+        reference(x).sum().backward()
+        assert same(model.weight, reference.weight) and same(model.weight.grad, reference.weight.grad)
+
+
+def test_assigning_tensor_data_of_another_shape_breaks_the_graph_with_the_reason():
+    class Grows(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("memory", torch.zeros(2))
+
+        def forward(self, x):
+            self.memory.data = torch.cat([self.memory, x.sum().reshape(1)])
+            return self.memory * 2
+
+    model, reference = Grows(), Grows()
+    x = torch.randn(3, 1)
+    assert same(cdynamo.compile(model, backend="eager")(x), reference(x))
+    assert model.memory.shape == reference.memory.shape == (3,)
+    with pytest.raises(cdynamo.exc.Unsupported, match="another shape"):
+        cdynamo.reset()
+        cdynamo.compile(Grows(), backend="eager", fullgraph=True)(x)

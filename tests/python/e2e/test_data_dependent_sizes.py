@@ -1,0 +1,150 @@
+"""Operations whose output size depends on the data (a boolean mask, nonzero, unique, bincount,
+masked_select, repeat_interleave): captured in the graph with an unbacked size, as torch._dynamo
+does, instead of breaking it; the inductor runs them eagerly between compiled segments."""
+import pytest
+import torch
+
+import cdynamo
+from cdynamo import config
+from cdynamo.testing import CompileCounter
+from cdynamo.utils import counters
+
+
+def detection_loss_style(y, labels):
+    positive = labels > 0
+    picked = y[positive]
+    cleared = y.clone()
+    cleared[~positive] = 0.0
+    index = torch.nonzero(positive).squeeze(1)
+    values, counts = torch.unique(labels, return_counts=True)
+    return (picked.sum(0) * 2, (picked * 3).relu(), cleared, index, values, counts,
+            torch.masked_select(y, y > 0).sum())
+
+
+def graph_inputs():
+    torch.manual_seed(0)
+    y = torch.randn(6, 4)
+    return y, [torch.randint(0, 3, (6,)) for _ in range(4)]
+
+
+def assert_same(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        torch.testing.assert_close(a, b)
+
+
+def test_one_graph_for_every_mask_with_the_eager_backend():
+    counter = CompileCounter()
+    compiled = cdynamo.compile(detection_loss_style, backend=counter, fullgraph=True)
+    y, labels = graph_inputs()
+    for mask in labels:
+        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert counter.frame_count == 1  # the number of positives changes, the graph does not
+    assert not counters["graph_break"]
+
+
+def test_aot_autograd_retraces_the_graph_with_its_unbacked_sizes():
+    compiled = cdynamo.compile(detection_loss_style, backend="aot_eager", fullgraph=True)
+    y, labels = graph_inputs()
+    for mask in labels:
+        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert counters["stats"]["frames_compiled"] == 1
+
+
+def test_the_inductor_compiles_the_segments_around_the_data_dependent_ops():
+    compiled = cdynamo.compile(detection_loss_style, backend="inductor", fullgraph=True)
+    y, labels = graph_inputs()
+    for mask in labels:
+        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert counters["stats"]["frames_compiled"] == 1
+    assert counters["inductor"]["graphs split at data-dependent sizes"] == 1
+    assert not counters["inductor"]["eager_fallback"]
+    # The segment after y[positive] takes its row count as a size: compiled once for all counts.
+    assert counters["dynamic"]["symbolic programs"] >= 1
+    assert not any(key.startswith("compiled per sizes") for key in counters["dynamic"])
+
+
+def test_message_passing_with_bincount_and_repeat_interleave():
+    linear = torch.nn.Linear(10, 5)
+
+    def message_passing(x, edges, batch_sizes):
+        source, target = edges
+        messages = linear(torch.cat([x[source], x[target]], dim=-1))
+        summed = torch.zeros_like(x).index_add_(0, target, messages)
+        degree = torch.bincount(target, minlength=x.size(0)).clamp(min=1).type_as(x)
+        h = summed / degree[:, None]
+        batch = torch.repeat_interleave(torch.arange(len(batch_sizes)), batch_sizes)
+        return h, torch.zeros(len(batch_sizes), x.size(1)).index_add_(0, batch, h)
+
+    x = torch.randn(5, 5)
+    edges = torch.tensor([[0, 1, 2, 3, 4, 0], [1, 2, 3, 4, 0, 2]])
+    for backend in ("eager", "inductor"):
+        cdynamo.reset()
+        compiled = cdynamo.compile(message_passing, backend=backend, fullgraph=True)
+        with torch.no_grad():
+            for sizes in ([2, 3], [1, 4], [5, 0]):
+                assert_same(compiled(x, edges, torch.tensor(sizes)), message_passing(x, edges, torch.tensor(sizes)))
+
+
+def test_a_size_the_graph_assumed_is_checked_per_call():
+    # bincount's length is max(index) + 1 or minlength: the division needs it to be 5, which the
+    # compiled segment after it assumes; a longer count raises eager's error, never a wrong result.
+    def normalise(x, index):
+        return x / torch.bincount(index, minlength=x.size(0)).clamp(min=1)[:, None]
+
+    x = torch.randn(5, 3)
+    compiled = cdynamo.compile(normalise, backend="inductor")
+    torch.testing.assert_close(compiled(x, torch.tensor([0, 1, 1, 4])), normalise(x, torch.tensor([0, 1, 1, 4])))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        normalise(x, torch.tensor([0, 5]))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        compiled(x, torch.tensor([0, 5]))
+
+
+def test_gradients_through_a_boolean_mask_match_eager():
+    weight = torch.randn(4, 4, requires_grad=True)
+
+    def masked_loss(x, labels):
+        y = x @ weight
+        return (y[labels > 0] ** 2).mean() + y.sum()
+
+    compiled = cdynamo.compile(masked_loss, backend="inductor", fullgraph=True)
+    x = torch.randn(6, 4)
+    for labels in (torch.tensor([1, 0, 1, 1, 0, 0]), torch.tensor([0, 0, 0, 1, 1, 1]), torch.tensor([1, 1, 1, 1, 1, 0])):
+        loss = compiled(x, labels)
+        (got,) = torch.autograd.grad(loss, weight)
+        want_loss = masked_loss(x, labels)
+        (want,) = torch.autograd.grad(want_loss, weight)
+        torch.testing.assert_close(loss, want_loss)
+        torch.testing.assert_close(got, want)
+
+
+def test_branching_on_a_data_dependent_size_breaks_the_graph_there():
+    def keep_if_any(x):
+        index = torch.nonzero(x > 0).squeeze(1)
+        if index.numel() > 0:
+            return x[index] * 2
+        return x - 1
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(keep_if_any, backend=counter)
+    for x in (torch.tensor([1.0, -2.0, 3.0]), torch.tensor([-1.0, -2.0])):
+        torch.testing.assert_close(compiled(x), keep_if_any(x))
+    assert any("data" in reason for reason in counters["graph_break"])
+    with pytest.raises(cdynamo.exc.Unsupported):
+        cdynamo.reset()
+        cdynamo.compile(keep_if_any, backend="eager", fullgraph=True)(torch.tensor([1.0]))
+
+
+def test_item_kept_in_the_graph_runs_eagerly_between_inductor_segments():
+    def scale_by_mean(x):
+        return x * x.mean().item() + 1
+
+    compiled = cdynamo.compile(scale_by_mean, backend="inductor")
+    with config.patch(capture_scalar_outputs=True):
+        for _ in range(3):
+            x = torch.randn(4)
+            torch.testing.assert_close(compiled(x), scale_by_mean(x))
+    assert counters["stats"]["frames_compiled"] == 1
+    assert not counters["graph_break"]
