@@ -115,6 +115,8 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     # traced with the module they reparametrize, as its forward hooks are.
     os.path.join(_package_dir("torch") or "", "nn", "utils", "weight_norm.py"),
     os.path.join(_package_dir("torch") or "", "nn", "utils", "spectral_norm.py"),
+    # parametrize.cached(): a @contextmanager generator whose global counter the trace replays.
+    os.path.join(_package_dir("torch") or "", "nn", "utils", "parametrize.py"),
 ]
 
 # The standard library is traced into when user code calls it (copy.deepcopy, typing, enum,

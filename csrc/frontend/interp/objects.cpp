@@ -238,6 +238,21 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
   dict->dict_set(std::move(key), std::move(value));
 }
 
+// `del obj.name` on an object the trace made (contextlib's __enter__ drops its arguments so):
+// its attribute table loses the name; objects from outside would need the deletion replayed.
+void Tracer::delete_attr(const ValuePtr& object, const std::string& name) {
+  if (object->kind != ValueKind::NewObject) unsupported("deleting an attribute of a " + object->describe());
+  PyTypeObject* type = as_type(object->cls);
+  if (special_method_of_class(type, "__delattr__")) unsupported("deleting an attribute of an object with __delattr__");
+  PyObject* found = _PyType_Lookup(type, interned(name).ptr());
+  if (found && Py_TYPE(found)->tp_descr_set) unsupported("deleting the attribute " + name + " (a descriptor)");
+  ValuePtr& dict = object->items[0];
+  int at = dict->dict_index(interned(name));
+  if (at < 0) raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
+  dict->keys.erase(dict->keys.begin() + at);
+  dict->items.erase(dict->items.begin() + at);
+}
+
 ValuePtr Tracer::super_attr(const ValuePtr& super, const std::string& name) {
   const ValuePtr& self = super->items.at(0);
   PyObject* mro = as_type(self->cls)->tp_mro;

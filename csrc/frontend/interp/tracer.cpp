@@ -751,6 +751,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       store_attr(std::move(object), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)), std::move(value));
       return true;
     }
+    case DELETE_ATTR: delete_attr(pop(), to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg))); return true;
     case STORE_GLOBAL: {
       ValuePtr value = pop();
       store_global(to_std_string(PyTuple_GET_ITEM(frame().code->co_names, arg)), std::move(value));

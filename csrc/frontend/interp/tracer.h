@@ -277,7 +277,8 @@ class Tracer {
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
   bool has_pending_writes(const ValuePtr& base) const;
-  void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);  // an attribute of base written by the trace
+  void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
+  void delete_attr(const ValuePtr& object, const std::string& name);  // an attribute of base written by the trace
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   // `global name = value` in the current frame: an attribute write on the module whose
   // namespace the frame's globals are, replayed after the graph; later reads see the value.

@@ -437,3 +437,53 @@ def test_library_call_shapes_seen_in_transformers_models():
     got = cdynamo.optimize(counter, nopython=True)(f)(x, [2])
     assert counter.frame_count == 1 and same(got[0], expected[0]) and got[1] is False
     assert PLAIN_CONFIG.scale == 2.0
+
+
+depth = 0
+
+
+@contextlib.contextmanager
+def counted(scale):
+    global depth
+    depth += 1
+    try:
+        yield scale * 2
+    finally:
+        depth -= 1
+
+
+def test_a_contextmanager_generator_runs_its_enter_and_exit_in_the_graph():
+    # contextlib's __enter__ deletes the helper's arguments (`del self.args, ...`): an attribute
+    # deletion on an object the trace made.
+    def scaled(x):
+        with counted(3) as factor:
+            y = x * factor + depth
+        return y + depth
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(scaled, backend=counter, fullgraph=True)
+    x = torch.randn(4)
+    assert same(compiled(x), scaled(x))
+    assert counter.frame_count == 1 and depth == 0
+
+
+def test_parametrizations_under_parametrize_cached_are_one_graph():
+    from torch.nn.utils import parametrize
+
+    class Symmetric(torch.nn.Module):
+        def forward(self, weight):
+            return weight.triu() + weight.triu(1).transpose(-1, -2)
+
+    layer = torch.nn.Linear(5, 5)
+    parametrize.register_parametrization(layer, "weight", Symmetric())
+
+    def twice(x):
+        with parametrize.cached():
+            return layer(x) + layer(x * 2)
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(twice, backend=counter, fullgraph=True)
+    x = torch.randn(3, 5)
+    assert same(compiled(x), twice(x))
+    assert counter.frame_count == 1
+    assert parametrize._cache_enabled == 0 and not parametrize._cache
