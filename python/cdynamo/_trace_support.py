@@ -296,6 +296,12 @@ _TORCH_UNSUPPORTED = {
     "use_deterministic_algorithms", "set_printoptions", "save", "load", "set_rng_state",
     "get_rng_state", "compile", "no_grad", "enable_grad", "inference_mode", "autocast",
     "set_anomaly_enabled", "set_flush_denormal", "from_numpy", "tolist",
+    # autocast's state, set by torch.autocast's __enter__/__exit__ (a with-block on one is what
+    # the trace supports).
+    "set_autocast_enabled", "set_autocast_dtype", "set_autocast_cache_enabled", "autocast_increment_nesting",
+    "autocast_decrement_nesting", "clear_autocast_cache", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
+    "set_autocast_gpu_dtype", "set_autocast_ipu_enabled", "set_autocast_ipu_dtype", "set_autocast_xla_enabled",
+    "set_autocast_xla_dtype",
 }
 
 _FOLDABLE_BUILTINS = {
@@ -749,6 +755,19 @@ def replace_contents(target, contents):
     else:
         target.clear()
         target.update(contents)
+
+
+def leaving_grad_mode(fn, enabled):
+    """fn, then grad mode set as the traced code left it (a graph that ends inside a no_grad
+    block, or after torch._C._set_grad_enabled): backends that compile the graph's grad-mode
+    nodes away (the inductor traces them) must not leave the mode as it was."""
+
+    def run(*args):
+        result = fn(*args)
+        torch._C._set_grad_enabled(enabled)
+        return result
+
+    return run
 
 
 def _grad_mode_restorer(enabled):

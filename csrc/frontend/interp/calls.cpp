@@ -403,6 +403,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
     return Value::constant(check(PyObject_CallNoArgs(fn.ptr())));  // an inert object until entered
+  static Ref& set_grad_enabled = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
+  if (fn.ptr() == set_grad_enabled.ptr() && args.size() == 1 && kwargs.empty() && args[0]->is_constant() &&
+      PyBool_Check(args[0]->obj.ptr())) {
+    set_grad_mode_in_graph(args[0]->obj.ptr() == Py_True);  // a node, kept: it returns None
+    return Value::constant(Ref::borrow(Py_None));
+  }
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (policy == "builtin") return call_builtin(fn, args, kwargs);

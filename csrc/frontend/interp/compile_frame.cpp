@@ -70,7 +70,13 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
   Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
+  // The trace ends with the grad mode its code left (the tracer sets it as the graph does); the
+  // backend compiles under the mode the graph starts in, as its calls will.
+  const bool final_grad_mode = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
+  call_helper("torch._C", "_set_grad_enabled", {tracer.initial_grad_mode() ? Py_True : Py_False});
   Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
+  if (final_grad_mode != tracer.initial_grad_mode())
+    compiled = call_helper("cdynamo._trace_support", "leaving_grad_mode", {compiled, final_grad_mode ? Py_True : Py_False});
   Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
   return check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
 }

@@ -122,6 +122,7 @@ class Tracer {
   bool can_break_nested() const;
   ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
+  bool initial_grad_mode() const { return initial_grad_mode_; }  // at the frame's entry
 
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
@@ -276,9 +277,9 @@ class Tracer {
   WalkPath wrap_path_;  // the containers wrap() is inside of, outermost first
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
-  bool has_pending_writes(const ValuePtr& base) const;
+  bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
-  void delete_attr(const ValuePtr& object, const std::string& name);  // an attribute of base written by the trace
+  void delete_attr(const ValuePtr& object, const std::string& name);
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   // `global name = value` in the current frame: an attribute write on the module whose
   // namespace the frame's globals are, replayed after the graph; later reads see the value.

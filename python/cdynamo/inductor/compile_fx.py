@@ -16,8 +16,15 @@ from . import layout, output_aliases, pad_matmuls, targets
 _ATEN_TRACE_LOCK = threading.RLock()
 
 
+def _enables_grad(gm):
+    return any(n.op == "call_function" and n.target is torch._C._set_grad_enabled and n.args[0] for n in gm.graph.nodes)
+
+
 def _needs_autograd(gm, example_inputs):
-    if not torch.is_grad_enabled():
+    """Whether autograd must see the graph: it runs with gradients (from its start, or from a
+    grad-mode node: the rest of a no_grad block cut by a graph break, then the code after it)
+    and a tensor it reads requires grad."""
+    if not torch.is_grad_enabled() and not _enables_grad(gm):
         return False
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
     tensors += list(gm.parameters()) + list(gm.buffers())
@@ -31,6 +38,8 @@ def _training_path(gm, example_inputs):
     eager reports only when backward runs)."""
     if not config.compiled_training:
         return _with_eager_autograd(gm, "config.compiled_training is False")
+    if not torch.is_grad_enabled():
+        return _with_eager_autograd(gm, "the graph starts under no_grad and enables gradients inside")
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
