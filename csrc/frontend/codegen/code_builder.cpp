@@ -158,6 +158,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->position ? 1 : 0)));
       return;
     }
+    case ValueKind::AutocastExit:
+      // The __exit__ of a torch.autocast block the break cuts: an AutocastRestore, made at trace time.
+      code.load_const(value->obj);
+      return;
     case ValueKind::Iterator: {
       // A loop's iterator at a graph break, as the tuple of the items it has not produced yet
       // (the trace knew them all when the loop began): the resume function's prologue makes it

@@ -228,6 +228,7 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed, interp::WalkPat
     case ValueKind::Tensor:
     case ValueKind::Constant:
     case ValueKind::GradModeExit:
+    case ValueKind::AutocastExit:
     case ValueKind::Set: return;
     case ValueKind::Tuple:
     case ValueKind::List:

@@ -145,4 +145,15 @@ class RootGuardManager {
   std::unique_ptr<Impl> impl_;
 };
 
+// While alive, tensor match guards record the dispatch keys a tensor has under the thread-local
+// dispatch state of this object's construction (a traced frame's entry), not under the state
+// the trace is in when it first reads the tensor (inside a no_grad or autocast block).
+class EntryDispatchState {
+ public:
+  EntryDispatchState();
+  ~EntryDispatchState();
+  EntryDispatchState(const EntryDispatchState&) = delete;
+  EntryDispatchState& operator=(const EntryDispatchState&) = delete;
+};
+
 }  // namespace cdynamo::guards

@@ -17,8 +17,18 @@ constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
 
 // As PyTorch's own guards do: the keys a dispatch on this tensor would see, so a change of the
 // thread-local include/exclude sets (inference mode, functorch transforms) is caught as well.
+// The dispatch states of the frames being traced on this thread, innermost last.
+thread_local std::vector<c10::impl::LocalDispatchKeySet> entry_dispatch_states;
+
 c10::DispatchKeySet effective_keys(const c10::TensorImpl& impl) {
   c10::impl::LocalDispatchKeySet local = c10::impl::tls_local_dispatch_key_set();
+  return (impl.key_set() | local.included_) - local.excluded_;
+}
+
+// What effective_keys will read at the frame's entry, for a guard built during its trace.
+c10::DispatchKeySet keys_at_entry(const c10::TensorImpl& impl) {
+  if (entry_dispatch_states.empty()) return effective_keys(impl);
+  const c10::impl::LocalDispatchKeySet& local = entry_dispatch_states.back();
   return (impl.key_set() | local.included_) - local.excluded_;
 }
 
@@ -49,7 +59,7 @@ class TensorMatch final : public LeafGuard {
     const at::Tensor& t = THPVariable_Unpack(tensor);
     if (!t.defined()) throw UserError("tensor match on an undefined tensor", PyExc_ValueError);
     const c10::TensorImpl& impl = *t.unsafeGetTensorImpl();
-    keys_ = effective_keys(impl);
+    keys_ = keys_at_entry(impl);
     dtype_ = impl.dtype();
     device_ = impl.device();
     requires_grad_ = impl.requires_grad();
@@ -199,5 +209,8 @@ std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor, Handle shape_from) {
                     PyExc_ValueError);
   }
 }
+
+EntryDispatchState::EntryDispatchState() { entry_dispatch_states.push_back(c10::impl::tls_local_dispatch_key_set()); }
+EntryDispatchState::~EntryDispatchState() { entry_dispatch_states.pop_back(); }
 
 }  // namespace cdynamo::guards

@@ -130,6 +130,11 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::GradModeExit:
       set_grad_mode_in_graph(callable->position != 0);
       return Value::constant(Ref::borrow(Py_None));
+    case ValueKind::AutocastExit: {
+      Ref state = check(PyObject_GetAttrString(callable->obj.ptr(), "state"));
+      set_autocast_state_in_graph(state);
+      return Value::constant(Ref::borrow(Py_None));
+    }
     case ValueKind::UserMethod: {
       if (callable->items.at(0)->kind == ValueKind::NNModule && is_module_call_function(callable->obj))
         return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false, direct);

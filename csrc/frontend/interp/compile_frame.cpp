@@ -70,13 +70,14 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
   Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
-  // The trace ends with the grad mode its code left (the tracer sets it as the graph does); the
-  // backend compiles under the mode the graph starts in, as its calls will.
-  const bool final_grad_mode = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
-  call_helper("torch._C", "_set_grad_enabled", {tracer.initial_grad_mode() ? Py_True : Py_False});
+  // The trace ends with the global state (grad mode, autocast) its code left: the tracer sets it
+  // as the graph does. The backend compiles under the state the graph starts in, as its calls will.
+  Ref final_state = call_helper("cdynamo._trace_support", "global_state", {});
+  call_helper("cdynamo._trace_support", "set_global_state", {tracer.initial_state()});
   Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
-  if (final_grad_mode != tracer.initial_grad_mode())
-    compiled = call_helper("cdynamo._trace_support", "leaving_grad_mode", {compiled, final_grad_mode ? Py_True : Py_False});
+  int unchanged = PyObject_RichCompareBool(final_state.ptr(), tracer.initial_state().ptr(), Py_EQ);
+  check_status(unchanged);
+  if (!unchanged) compiled = call_helper("cdynamo._trace_support", "leaving_global_state", {compiled, final_state});
   Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
   return check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
 }

@@ -1,5 +1,7 @@
 // Objects and attributes: instances of Python classes made by the trace (state held as Values,
 // methods inlined, rebuilt after the graph), and attribute writes on objects from the frame.
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -65,6 +67,24 @@ Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
+  static Ref& autocast_type = *new Ref(import_attr("torch.amp.autocast_mode", "autocast"));  // never freed: outlives the interpreter
+  if (PyType_IsSubtype(as_type(obj), as_type(autocast_type.ptr()))) {
+    // torch.autocast(...) (torch.cuda.amp.autocast too): made now, as its __init__ only reads its
+    // arguments; a with-block enters it in the graph (Tracer::enter_autocast).
+    bool constant_arguments = std::all_of(args.begin(), args.end(), [](const ValuePtr& a) { return a->is_fully_constant(); });
+    for (const auto& [name, value] : kwargs) constant_arguments = constant_arguments && value->is_fully_constant();
+    if (!constant_arguments) unsupported("torch.autocast() with arguments the trace computes");
+    return fold(cls->obj, args, kwargs);
+  }
+  static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter
+  if (obj == set_grad_enabled_type.ptr() && args.size() == 1 && kwargs.empty() && args[0]->is_constant() &&
+      PyBool_Check(args[0]->obj.ptr())) {
+    // torch.set_grad_enabled(mode) sets the mode when made (a with-block restores it after):
+    // made now, which sets the trace's mode, and a node sets the graph's.
+    ValuePtr made = fold(cls->obj, args, kwargs);
+    set_grad_mode_in_graph(args[0]->obj.ptr() == Py_True);
+    return made;
+  }
   static Ref& defaultdict_type = *new Ref(import_attr("collections", "defaultdict"));  // never freed: outlives the interpreter
   static Ref& ordered_dict_type = *new Ref(import_attr("collections", "OrderedDict"));  // never freed: outlives the interpreter
   if (obj == defaultdict_type.ptr() || obj == ordered_dict_type.ptr()) {

@@ -123,6 +123,7 @@ class Tracer {
   ~Tracer();  // restores the grad mode that with-blocks may have changed while tracing
   TraceResult run();
   bool initial_grad_mode() const { return initial_grad_mode_; }  // at the frame's entry
+  Handle initial_state() const { return initial_state_; }  // _trace_support.global_state() at entry
 
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
@@ -295,9 +296,13 @@ class Tracer {
   bool direct_call_ = false;
   ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
+  Ref initial_state_;
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
+  void set_autocast_state_in_graph(Handle state);  // likewise, autocast's (set_autocast_state's arguments)
+  void enter_autocast(const ValuePtr& manager);
   void before_with(ValuePtr manager);
 
+  guards::EntryDispatchState entry_dispatch_state_;  // before anything the trace changes
   graph::GraphBuilder graph_;
   std::unique_ptr<guards::RootGuardManager> guards_;
   std::unordered_map<PyObject*, ValuePtr> tensor_inputs_;  // input tensor object -> its value

@@ -55,6 +55,7 @@ struct Source {
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
   X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
   X(GradModeExit) /* __exit__ of a no_grad/enable_grad block; position = mode to restore */ \
+  X(AutocastExit) /* __exit__ of a torch.autocast block: obj = its AutocastRestore */     \
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \

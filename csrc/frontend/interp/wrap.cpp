@@ -132,6 +132,15 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       exit->position = enabled;
       return exit;
     }
+  static Ref& autocast_restore = *new Ref(import_attr("cdynamo._trace_support", "AutocastRestore"));  // never freed: outlives the interpreter
+  if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(autocast_restore.ptr())) {
+    // A torch.autocast block cut by a graph break continues here (codegen left its restorer).
+    manager.add_id_match(obj);
+    auto exit = std::make_shared<Value>();
+    exit->kind = ValueKind::AutocastExit;
+    exit->obj = Ref::borrow(obj);
+    return exit;
+  }
   if ((PyLong_CheckExact(o) || PyFloat_CheckExact(o)) && source->reads_frame_data()) {
     // A number that changes between calls may be a graph input instead of a constant.
     if (ValuePtr symbolic = graph_.scalar_input(obj, source)) {

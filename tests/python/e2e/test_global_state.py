@@ -61,3 +61,109 @@ def test_grad_mode_a_function_leaves_off_stays_off_after_it(backend):
         assert not torch.is_grad_enabled() and not got.requires_grad
     finally:
         torch._C._set_grad_enabled(True)
+
+
+class MixedPrecisionBlock(torch.nn.Module):
+    """A bfloat16 autocast block with a float32 island inside (transformers' rotary embeddings
+    turn autocast off so), then a float32 head."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(8, 8), torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.fc1(x)
+            with torch.autocast("cpu", enabled=False):
+                island = self.fc2(h.float())
+            inside = torch.is_autocast_enabled("cpu")
+        return self.fc2(h.float()), h, island, inside, torch.is_autocast_enabled("cpu")
+
+
+def assert_same_outputs(got, want):
+    for a, b in zip(got, want):
+        if isinstance(a, torch.Tensor):
+            assert a.dtype == b.dtype
+            torch.testing.assert_close(a, b, atol=1e-2, rtol=1e-2)
+        else:
+            assert a == b
+
+
+@pytest.mark.parametrize("backend", BACKENDS + ["aot_eager"])
+def test_an_autocast_block_is_one_graph_with_eagers_dtypes(backend):
+    model = MixedPrecisionBlock()
+    counter = CompileCounter()
+    compiled = cdynamo.compile(model, backend=counter if backend == "eager" else backend, fullgraph=True)
+    x = torch.randn(3, 8)
+    assert_same_outputs(compiled(x), model(x))
+    assert not torch.is_autocast_enabled("cpu")
+    if backend == "eager":
+        assert counter.frame_count == 1
+
+
+def autocast_cut_by_a_break(fc, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = fc(x)
+        print("inside")
+        k = fc(h)
+    return k.float() + 1, h, k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_autocast_block_cut_by_a_break_continues_under_autocast(backend):
+    fc = torch.nn.Linear(8, 8)
+    x = torch.randn(3, 8)
+    compiled = cdynamo.compile(autocast_cut_by_a_break, backend=backend)
+    for _ in range(2):
+        assert_same_outputs(compiled(fc, x), autocast_cut_by_a_break(fc, x))
+        assert not torch.is_autocast_enabled("cpu") and torch.is_autocast_cache_enabled()
+    assert sum(counters["graph_break"].values()) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_weights_updated_between_calls_are_cast_again(backend):
+    # Eager empties autocast's cache of cast weights when its block exits; a compiled block must
+    # never hand out a cast of the weight from before an optimizer step.
+    model = MixedPrecisionBlock()
+    compiled = cdynamo.compile(model, backend=backend)
+    x = torch.randn(3, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(3):
+        got, want = compiled(x), model(x)
+        assert_same_outputs(got, want)
+        optimizer.zero_grad()
+        got[0].sum().backward()
+        optimizer.step()
+
+
+def test_gradients_through_an_autocast_block_match_eager():
+    model = MixedPrecisionBlock()
+    reference = MixedPrecisionBlock()
+    reference.load_state_dict(model.state_dict())
+    compiled = cdynamo.compile(model, backend="inductor")
+    x = torch.randn(3, 8)
+    compiled(x)[0].sum().backward()
+    reference(x)[0].sum().backward()
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, atol=1e-2, rtol=1e-2, msg=name)
+
+
+def set_grad_enabled_block_and_call(x):
+    with torch.set_grad_enabled(False):
+        y = x * 2
+    z = x * 3
+    torch.set_grad_enabled(False)
+    w = x * 4
+    torch.set_grad_enabled(True)
+    return y, z, w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_set_grad_enabled_as_a_block_and_as_a_call(backend):
+    x = torch.randn(3, requires_grad=True)
+    counter = CompileCounter()
+    compiled = cdynamo.compile(set_grad_enabled_block_and_call, backend=counter if backend == "eager" else backend,
+                               fullgraph=True)
+    got, want = compiled(x), set_grad_enabled_block_and_call(x)
+    assert [t.requires_grad for t in got] == [t.requires_grad for t in want] == [False, True, False]
+    assert torch.is_grad_enabled()
