@@ -148,3 +148,14 @@ def test_item_kept_in_the_graph_runs_eagerly_between_inductor_segments():
             torch.testing.assert_close(compiled(x), scale_by_mean(x))
     assert counters["stats"]["frames_compiled"] == 1
     assert not counters["graph_break"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_inductor_segments_on_cuda():
+    compiled = cdynamo.compile(detection_loss_style, backend="inductor", fullgraph=True)
+    y, labels = graph_inputs()
+    y = y.cuda()
+    for mask in labels:
+        assert_same(compiled(y, mask.cuda()), detection_loss_style(y, mask.cuda()))
+    assert counters["inductor"]["graphs split at data-dependent sizes"] == 1
+    assert counters["inductor_targets"]["triton (cuda)"] >= 1

@@ -167,3 +167,22 @@ def test_torch_set_grad_enabled_as_a_block_and_as_a_call(backend):
     got, want = compiled(x), set_grad_enabled_block_and_call(x)
     assert [t.requires_grad for t in got] == [t.requires_grad for t in want] == [False, True, False]
     assert torch.is_grad_enabled()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cuda_autocast_block_cut_by_a_break(backend):
+    fc = torch.nn.Linear(8, 8).cuda()
+    x = torch.randn(3, 8, device="cuda")
+
+    def cuda_block(fc, x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = fc(x).relu()
+            print("inside")
+            k = fc(h) * 2
+        return k.float() + 1, h, k
+
+    compiled = cdynamo.compile(cuda_block, backend=backend)
+    for _ in range(2):
+        assert_same_outputs(compiled(fc, x), cuda_block(fc, x))
+        assert not torch.is_autocast_enabled("cuda")
