@@ -627,7 +627,7 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
     case LIST_EXTEND: {
       ValuePtr iterable = pop();
-      ValuePtr& list = top(arg);
+      ValuePtr list = top(arg);  // a copy: iterating a generator below runs other frames
       if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("extending a list from outside the function");
       if (iterable->is_sequence()) {
         list->items.insert(list->items.end(), iterable->items.begin(), iterable->items.end());
@@ -636,7 +636,8 @@ bool Tracer::step(const bytecode::Instruction& inst) {
         for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
           list->items.push_back(Value::constant(Ref::borrow(PySequence_Fast_GET_ITEM(items.ptr(), i))));
       } else {
-        unsupported("extending a list with a " + iterable->describe());
+        // [*generator], [*iterator], [*obj]: whatever iterating it gives (a generator runs now).
+        for (ValuePtr& item : iterate(iterable)) list->items.push_back(std::move(item));
       }
       return true;
     }

@@ -487,3 +487,20 @@ def test_parametrizations_under_parametrize_cached_are_one_graph():
     assert same(compiled(x), twice(x))
     assert counter.frame_count == 1
     assert parametrize._cache_enabled == 0 and not parametrize._cache
+
+
+def doubled(n):
+    for i in range(n):
+        yield i * 2
+
+
+def test_a_list_display_unpacks_generators_and_iterators():
+    def f(x):
+        items = [x, *doubled(3), *iter([x + 1])]
+        return x * len(items) + items[2], items[-1]
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(f, backend=counter, fullgraph=True)
+    x = torch.randn(2)
+    assert all(same(a, b) for a, b in zip(compiled(x), f(x)))
+    assert counter.frame_count == 1
