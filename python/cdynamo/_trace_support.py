@@ -183,6 +183,11 @@ def data_assignment_refusal(target, value):
     return None
 
 
+# Set by the frontend (compile_frame.cpp) while it compiles a frame again with operations of
+# data-dependent output sizes breaking the graph.
+data_dependent_ops_break = False
+
+
 def fake_run(mode, what, fn, args, kwargs):
     """Runs fn on fake tensors; an operation that needs real data becomes TraceUnsupported."""
     global _DATA_DEPENDENT
@@ -197,12 +202,13 @@ def fake_run(mode, what, fn, args, kwargs):
         with mode:
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:
-        if type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None:
+        if (type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None
+                and not data_dependent_ops_break):
             # An output whose size depends on the data (nonzero, a boolean mask, unique): the
             # trace runs again over a ShapeEnv, where that size is an unbacked symbol.
             from .shapes import RetraceDynamic
 
-            raise RetraceDynamic(what) from None
+            raise RetraceDynamic(what, data_dependent=True) from None
         raise TraceUnsupported(
             f"{what} depends on the values inside a tensor ({type(error).__name__}); "
             "keep the computation in tensors, or move it out of the compiled function"

@@ -90,7 +90,12 @@ _UNSEEN = object()
 
 
 class RetraceDynamic(Exception):
-    """Raised from a static trace that met an input whose dimensions must be symbolic."""
+    """Raised from a static trace that met an input whose dimensions must be symbolic, or an
+    operation whose output size the data gives (data_dependent)."""
+
+    def __init__(self, what, data_dependent=False):
+        super().__init__(what)
+        self.data_dependent = data_dependent
 
 
 def _source_class():

@@ -106,11 +106,16 @@ Ref specialize(Handle symbolic) {
       import_attr("torch.fx.experimental.symbolic_shapes", "GuardOnDataDependentSymNode").release();  // never freed
   if (PyErr_GivenExceptionMatches(type, data_dependent_type)) {
     std::string text = to_std_string(owned_value);
-    throw interp::Unsupported("a branch or Python number depends on a tensor's data (" + text.substr(0, text.find('\n')) +
+    interp::Unsupported error("a branch or Python number depends on a tensor's data (" + text.substr(0, text.find('\n')) +
                               "); keep the computation in tensors, or move it out of the compiled function");
+    error.data_dependent = true;
+    throw error;
   }
   static PyObject* const retrace_type = import_attr("cdynamo.shapes", "RetraceDynamic").release();  // never freed
-  if (PyErr_GivenExceptionMatches(type, retrace_type)) throw interp::RetraceDynamic{to_std_string(owned_value)};
+  if (PyErr_GivenExceptionMatches(type, retrace_type)) {
+    Ref data_dependent = check(PyObject_GetAttrString(owned_value.ptr(), "data_dependent"));
+    throw interp::RetraceDynamic{to_std_string(owned_value), PyObject_IsTrue(data_dependent.ptr()) == 1};
+  }
   PyErr_Restore(owned_type.release(), owned_value.release(), owned_traceback.release());
   throw PythonError();
 }

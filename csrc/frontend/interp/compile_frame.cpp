@@ -112,7 +112,53 @@ bool nested_breaks_enabled() {
   return truth;
 }
 
+namespace {
+
+// While alive, operations whose output size only the data gives break the graph
+// (_trace_support.data_dependent_ops_break) instead of being captured with unbacked sizes.
+struct DataDependentOpsBreak {
+  DataDependentOpsBreak() { set(true); }
+  ~DataDependentOpsBreak() {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    try {
+      set(false);
+    } catch (...) {
+      PyErr_Clear();
+    }
+    PyErr_Restore(type, value, traceback);
+  }
+  static void set(bool on) {
+    Ref module = import_attr("cdynamo", "_trace_support");
+    check_status(PyObject_SetAttrString(module.ptr(), "data_dependent_ops_break", on ? Py_True : Py_False));
+  }
+};
+
+// One attempt; *captured_data_dependent says whether a trace captured an operation with a
+// data-dependent output size (a retrace over a ShapeEnv for it).
+CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* captured_data_dependent);
+
+}  // namespace
+
+// Operations with data-dependent sizes are captured (unbacked sizes); where the code then needs
+// such a size as a Python value (a loop over nonzero's rows, a branch on it), or the frame
+// cannot be compiled otherwise, it is compiled again with those operations breaking the graph:
+// the code after them then traces with their real sizes.
 CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
+  bool captured_data_dependent = false;
+  try {
+    return compile_frame_attempt(frame, callback, &captured_data_dependent);
+  } catch (const Unsupported& error) {
+    if (!captured_data_dependent || error.silent || fullgraph_requested(callback)) throw;
+  }
+  DataDependentOpsBreak scope;
+  bool unused = false;
+  return compile_frame_attempt(frame, callback, &unused);
+}
+
+namespace {
+
+CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* captured_data_dependent) {
   PyCodeObject* code = cd_frame_code(frame);
   BreakPlan plan = BreakPlan::None;
   int break_at = -1;          // BreakPlan::Root
@@ -140,11 +186,12 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
     TraceResult result;
     try {
       result = tracer.run();
-    } catch (const RetraceDynamic&) {
+    } catch (const RetraceDynamic& retrace) {
       // Sizes that must be symbolic: the same trace again over a ShapeEnv (once: a dynamic
       // trace never asks for this).
       if (dynamic) throw InternalError("a dynamic trace asked to be retraced as dynamic");
       dynamic = true;
+      if (retrace.data_dependent) *captured_data_dependent = true;
       continue;
     } catch (const Unsupported& error) {
       // The first trace stopped at an unsupported construct: retrace up to it and end the graph
@@ -153,6 +200,9 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
       // full graph or the frame's state there cannot be carried over.
       if (fall_back_to_root()) continue;
       if (plan != BreakPlan::None || error.silent || fullgraph_requested(callback)) throw;
+      // The code needs, as a Python value, a size that an operation the trace captured gives
+      // (its loop over nonzero's rows): compile_frame breaks at that operation instead.
+      if (error.data_dependent && *captured_data_dependent) throw;
       first_error = error;
       break_at = tracer.failing_root_instruction();
       root_break_possible = tracer.can_break_at(break_at);
@@ -215,5 +265,7 @@ CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
     return compiled_frame;
   }
 }
+
+}  // namespace
 
 }  // namespace cdynamo::interp

@@ -18,12 +18,14 @@ struct Unsupported : std::runtime_error {
   int line = -1;
   std::string function;
   bool silent = false;  // nothing worth compiling: fall back without reporting a graph break
+  bool data_dependent = false;  // a Python number or branch needed a size only the data gives
 };
 
 // A static trace met an input whose sizes must be symbolic (they changed since the last compile,
 // or the tensor is marked dynamic): the frame is traced again with a ShapeEnv (shapes.py).
 struct RetraceDynamic {
   std::string source;
+  bool data_dependent = false;  // for an operation whose output size the data gives
 };
 
 struct CompiledFrame {

@@ -529,7 +529,10 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     case ValueKind::Tensor: {
       Ref shape = check(PyObject_GetAttrString(iterable->fake.ptr(), "shape"));
       if (PyTuple_GET_SIZE(shape.ptr()) == 0) unsupported("iterating over a 0-d tensor");
-      long rows = PyLong_AsLong(PyTuple_GET_ITEM(shape.ptr(), 0));
+      // A symbolic length is specialised (guarded); one only the data gives breaks the graph.
+      Ref length = graph::specialize(Handle(PyTuple_GET_ITEM(shape.ptr(), 0)));
+      long rows = PyLong_AsLong(length.ptr());
+      if (rows == -1 && PyErr_Occurred()) throw PythonError();
       static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
       std::vector<ValuePtr> values;
       for (long i = 0; i < rows; ++i)

@@ -159,3 +159,25 @@ def test_the_inductor_segments_on_cuda():
         assert_same(compiled(y, mask.cuda()), detection_loss_style(y, mask.cuda()))
     assert counters["inductor"]["graphs split at data-dependent sizes"] == 1
     assert counters["inductor_targets"]["triton (cuda)"] >= 1
+
+
+def test_a_loop_over_nonzero_rows_breaks_the_graph_at_nonzero_as_before():
+    # A mixture of experts visits the experts nonzero() found: the loop needs their number as
+    # a Python int, so the frame compiles with nonzero breaking the graph (never a wrong count).
+    def experts(x, routes):
+        out = torch.zeros_like(x, dtype=torch.float64)
+        with torch.no_grad():
+            hit = torch.greater(routes, 0).nonzero()
+        for index in hit:
+            out += x[index[0]]
+        return out * 2
+
+    compiled = cdynamo.compile(experts, backend="eager")
+    x = torch.randn(4, 3, dtype=torch.float64)
+    for routes in (torch.tensor([1, 0, 2, 3]), torch.tensor([0, 0, 5, 0])):
+        torch.testing.assert_close(compiled(x, routes), experts(x, routes))
+    assert not counters["stats"]["frames_fallback"]
+    assert any("nonzero" in reason for reason in counters["graph_break"])
+    with pytest.raises(cdynamo.exc.Unsupported, match="data"):
+        cdynamo.reset()
+        cdynamo.compile(experts, backend="eager", fullgraph=True)(x, torch.tensor([1, 0, 2, 3]))
