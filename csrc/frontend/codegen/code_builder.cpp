@@ -154,7 +154,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     }
     case ValueKind::GradModeExit: {
       // The __exit__ of a no_grad/enable_grad block the break cuts: restores the mode from before it.
-      static Ref& restorers = *new Ref(import_attr("cdynamo._trace_support", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
+      static Ref& restorers = *new Ref(import_attr("cdynamo._global_state", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
       code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->position ? 1 : 0)));
       return;
     }

@@ -72,12 +72,12 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
   Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
   // The trace ends with the global state (grad mode, autocast) its code left: the tracer sets it
   // as the graph does. The backend compiles under the state the graph starts in, as its calls will.
-  Ref final_state = call_helper("cdynamo._trace_support", "global_state", {});
-  call_helper("cdynamo._trace_support", "set_global_state", {tracer.initial_state()});
+  Ref final_state = call_helper("cdynamo._global_state", "global_state", {});
+  call_helper("cdynamo._global_state", "set_global_state", {tracer.initial_state()});
   Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
   int unchanged = PyObject_RichCompareBool(final_state.ptr(), tracer.initial_state().ptr(), Py_EQ);
   check_status(unchanged);
-  if (!unchanged) compiled = call_helper("cdynamo._trace_support", "leaving_global_state", {compiled, final_state});
+  if (!unchanged) compiled = call_helper("cdynamo._global_state", "leaving_global_state", {compiled, final_state});
   Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
   return check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
 }

@@ -32,7 +32,7 @@ Tracer::Tracer(CdFrame* real_frame, Handle shape_trace, int break_at, size_t bre
   root->local_initialised.resize(root->code->co_nlocalsplus, false);
   root_globals_ = root->globals;
   initial_grad_mode_ = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
-  initial_state_ = call_helper("cdynamo._trace_support", "global_state", {});
+  initial_state_ = call_helper("cdynamo._global_state", "global_state", {});
   frames_.push_back(std::move(root));
   // Graphs depend on grad mode (autograd records or not): always guarded.
   guards_->add_grad_mode_guard();
@@ -45,84 +45,11 @@ Tracer::~Tracer() {
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
   try {
-    call_helper("cdynamo._trace_support", "set_global_state", {initial_state_});
+    call_helper("cdynamo._global_state", "set_global_state", {initial_state_});
   } catch (...) {
     PyErr_Clear();
   }
   PyErr_Restore(type, value, traceback);
-}
-
-void Tracer::set_grad_mode_in_graph(bool enabled) {
-  static Ref& set_grad = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
-  graph_.call("call_function", set_grad, {Value::constant(Ref::borrow(enabled ? Py_True : Py_False))}, {},
-              "torch.set_grad_enabled", true);
-}
-
-void Tracer::set_autocast_state_in_graph(Handle state) {
-  static Ref& set_state = *new Ref(import_attr("cdynamo._trace_support", "set_autocast_state"));  // never freed: outlives the interpreter
-  std::vector<ValuePtr> args;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(state.ptr()); ++i) args.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(state.ptr(), i))));
-  graph_.call("call_function", set_state, args, {}, "torch.autocast", true);  // also sets it for the rest of the trace
-}
-
-// `with torch.autocast(...)`: the state it sets is a node of the graph (and set for the rest of
-// the trace, so that the fakes take autocast's dtypes); its __exit__ restores the state before.
-void Tracer::enter_autocast(const ValuePtr& manager) {
-  Ref entry = call_helper("cdynamo._trace_support", "autocast_entry", {manager->obj});
-  if (PyUnicode_Check(entry.ptr())) unsupported(to_std_string(entry));
-  set_autocast_state_in_graph(Handle(PyTuple_GET_ITEM(entry.ptr(), 0)));
-  auto exit = std::make_shared<Value>();
-  exit->kind = ValueKind::AutocastExit;
-  exit->obj = Ref::borrow(PyTuple_GET_ITEM(entry.ptr(), 1));
-  push(exit);
-  push(manager);  // autocast's __enter__ returns the object itself
-}
-
-void Tracer::before_with(ValuePtr manager) {
-  static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
-  static Ref& autocast_type = *new Ref(import_attr("torch.amp.autocast_mode", "autocast"));  // never freed: outlives the interpreter
-  static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
-  PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
-  Ref enter = python_special_method(manager, "__enter__");
-  Ref exit_method = python_special_method(manager, "__exit__");
-  if (enter && exit_method && (manager->kind == ValueKind::NewObject || manager->kind == ValueKind::Object)) {
-    // A context manager written in Python: its __enter__ runs now, its bound __exit__ waits on
-    // the stack (called at the block's end, or by WITH_EXCEPT_START when an exception leaves it).
-    auto exit = std::make_shared<Value>();
-    exit->kind = ValueKind::UserMethod;
-    exit->obj = exit_method;
-    exit->name = "__exit__";
-    exit->items = {manager};
-    ValuePtr entered = inline_call(enter, {manager}, {});
-    push(exit);
-    push(entered);
-    return;
-  }
-  if (manager->is_constant() && PyObject_IsInstance(manager->obj.ptr(), autocast_type.ptr()) == 1) {
-    enter_autocast(manager);
-    return;
-  }
-  static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter
-  if (manager->is_constant() && type == set_grad_enabled_type.ptr()) {
-    // The mode was set when the object was made; the block's end restores the one before.
-    Ref previous = check(PyObject_GetAttrString(manager->obj.ptr(), "prev"));
-    auto exit = std::make_shared<Value>();
-    exit->kind = ValueKind::GradModeExit;
-    exit->position = PyObject_IsTrue(previous.ptr()) == 1 ? 1 : 0;
-    push(exit);
-    push(Value::constant(Ref::borrow(Py_None)));
-    return;
-  }
-  if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
-    unsupported("a with-block on a " + manager->describe() +
-                " (torch.no_grad(), torch.enable_grad(), torch.autocast() and context managers written in Python are supported)");
-  bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
-  set_grad_mode_in_graph(type == enable_grad.ptr());
-  auto exit = std::make_shared<Value>();
-  exit->kind = ValueKind::GradModeExit;
-  exit->position = previous ? 1 : 0;
-  push(exit);
-  push(Value::constant(Ref::borrow(Py_None)));
 }
 
 std::string Tracer::local_name(int slot) const {

@@ -122,7 +122,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     manager.add_id_match(obj);
     return Value::constant(Ref::borrow(obj), source);
   }
-  static Ref& restorers = *new Ref(import_attr("cdynamo._trace_support", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
+  static Ref& restorers = *new Ref(import_attr("cdynamo._global_state", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
   for (int enabled = 0; enabled < 2; ++enabled)
     if (o == PyTuple_GET_ITEM(restorers.ptr(), enabled)) {
       // A no_grad/enable_grad block cut by a graph break continues here (codegen rebuilt its __exit__).
@@ -132,7 +132,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       exit->position = enabled;
       return exit;
     }
-  static Ref& autocast_restore = *new Ref(import_attr("cdynamo._trace_support", "AutocastRestore"));  // never freed: outlives the interpreter
+  static Ref& autocast_restore = *new Ref(import_attr("cdynamo._global_state", "AutocastRestore"));  // never freed: outlives the interpreter
   if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(autocast_restore.ptr())) {
     // A torch.autocast block cut by a graph break continues here (codegen left its restorer).
     manager.add_id_match(obj);

@@ -1,0 +1,83 @@
+"""Torch's global state that traced code changes (grad mode, autocast): snapshots of it, the
+graph nodes that set it, and the restorers a graph break leaves on the stack for a block's exit.
+Assumes the state is per thread, as torch keeps it."""
+import torch
+
+# Devices whose autocast state compiled code may set (a with-block on torch.autocast).
+AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def global_state():
+    """What traced code may change of torch's global state: grad mode, autocast's cache flag, and
+    per device of AUTOCAST_DEVICES whether autocast is on and its dtype."""
+    return (torch.is_grad_enabled(), torch.is_autocast_cache_enabled(),
+            tuple((torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in AUTOCAST_DEVICES))
+
+
+def set_global_state(state):
+    grad, cache, autocast = state
+    torch._C._set_grad_enabled(grad)
+    torch.set_autocast_cache_enabled(cache)
+    for device, (enabled, dtype) in zip(AUTOCAST_DEVICES, autocast):
+        torch.set_autocast_enabled(device, enabled)
+        torch.set_autocast_dtype(device, dtype)
+
+
+def leaving_global_state(fn, state):
+    """fn, then torch's global state set as the traced code left it (a graph that ends inside a
+    no_grad or autocast block, or after torch._C._set_grad_enabled): backends that compile the
+    graph's state nodes away (the inductor traces them) must not leave the state as it was."""
+
+    def run(*args):
+        result = fn(*args)
+        set_global_state(state)
+        return result
+
+    return run
+
+
+def set_autocast_state(device, enabled, dtype, cache_enabled):
+    """A graph node entering or leaving a torch.autocast block: absolute values, so that running
+    it twice (the graph, then leaving_global_state) is running it once."""
+    torch.set_autocast_enabled(device, enabled)
+    torch.set_autocast_dtype(device, dtype)
+    torch.set_autocast_cache_enabled(cache_enabled)
+
+
+class AutocastRestore:
+    """The __exit__ of a torch.autocast block the trace entered: restores the state from before
+    it. Also what a graph break inside the block leaves on the stack, recognised by the resume
+    function's trace."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state):
+        self.state = state
+
+    def __call__(self, *exc_info):
+        set_autocast_state(*self.state)  # returns None: an exception leaving the block goes on
+
+
+def autocast_entry(manager):
+    """(state the block sets, AutocastRestore of the state before it) for a with-block on the
+    torch.autocast `manager`, or the reason the trace cannot enter it. Autocast's cache of cast
+    weights is off inside: eager empties it when the outermost block exits (a nesting count the
+    graph does not keep), and a weight updated in place must never be read from it stale."""
+    device = manager.device
+    if device not in AUTOCAST_DEVICES:
+        return f"autocast on {device!r} (the trace enters autocast on {', '.join(AUTOCAST_DEVICES)})"
+    before = (device, torch.is_autocast_enabled(device), torch.get_autocast_dtype(device), torch.is_autocast_cache_enabled())
+    return (device, bool(manager._enabled), manager.fast_dtype, False), AutocastRestore(before)
+
+
+def _grad_mode_restorer(enabled):
+    def restore_grad_mode(*exc_info):
+        torch._C._set_grad_enabled(enabled)  # returns None: an exception leaving the block goes on
+
+    return restore_grad_mode
+
+
+# The __exit__ of a torch.no_grad()/enable_grad() block that a graph break cuts: restores the mode
+# from before the block ([0]: disabled, [1]: enabled). Fixed objects, so that the resume
+# function's trace recognises them (and its guards stay valid).
+RESTORE_GRAD_MODE = (_grad_mode_restorer(False), _grad_mode_restorer(True))
