@@ -550,6 +550,9 @@ def classify_callable(fn):
         return "unsupported:numpy.random draws from numpy's global random state"
     if fn is print:
         return "unsupported:print() writes to the console, a side effect a graph cannot hold"
+    if getattr(fn, "__name__", None) == "fromkeys" and isinstance(getattr(fn, "__self__", None), type) \
+            and issubclass(fn.__self__, dict):
+        return "fold"  # dict.fromkeys(names): a new dict of constants
     if fn in _FOLDABLE_BUILTINS or fn in _FOLDABLE_TORCH_CLASSES or any(fn is f for f in _installation_queries()):
         return "fold"
     if fn is copies_attribute_by_attribute:

@@ -246,7 +246,11 @@ class ShapeTrace:
             return
         from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
 
-        bindings = compute_unbacked_bindings(self.env, value)
+        try:
+            bindings = compute_unbacked_bindings(self.env, value)
+        except Exception:  # noqa: BLE001 - made inside an op whose result holds none of them
+            self.env.pending_fresh_unbacked_symbols.clear()
+            return
         if bindings:
             node.meta["unbacked_bindings"] = bindings
 

@@ -55,6 +55,8 @@ bool consumes_its_iterable(Handle fn) {
   static const std::unordered_set<std::string> names = {"sum", "min", "max", "sorted"};
   if (!PyCFunction_Check(fn.ptr())) return false;
   PyObject* self = PyCFunction_GET_SELF(fn.ptr());
+  if (self && PyType_Check(self) && std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "fromkeys")
+    return true;  // dict.fromkeys(keys): an ordered set of names
   if (!self || !PyModule_Check(self) || std::string(PyModule_GetName(self)) != "builtins") return false;
   return names.count(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) > 0;
 }
@@ -478,7 +480,20 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (consumes_its_iterable(fn) && !args.empty() &&
         (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))
       args[0] = Value::sequence(ValueKind::List, iterate(args[0]));  // taken whole, as the builtin does
-    if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
+    if (all_constant(args, kwargs)) {
+      ValuePtr folded = fold(fn, args, kwargs);
+      if (!PyDict_CheckExact(folded->obj.ptr())) return folded;
+      // dict.fromkeys: a new dict the traced code owns (iterated in its order, changed in place).
+      std::vector<Ref> keys;
+      std::vector<ValuePtr> items;
+      PyObject *key, *item;
+      Py_ssize_t pos = 0;
+      while (PyDict_Next(folded->obj.ptr(), &pos, &key, &item)) {
+        keys.push_back(Ref::borrow(key));
+        items.push_back(Value::constant(Ref::borrow(item)));
+      }
+      return Value::dict(std::move(keys), std::move(items));
+    }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
   if (policy == "graph") {

@@ -504,3 +504,17 @@ def test_a_list_display_unpacks_generators_and_iterators():
     x = torch.randn(2)
     assert all(same(a, b) for a, b in zip(compiled(x), f(x)))
     assert counter.frame_count == 1
+
+
+def test_dict_fromkeys_orders_names_without_repeats():
+    def f(x, names=("b", "a", "b", "c")):
+        unique = list(dict.fromkeys(names))
+        ordered = list(dict.fromkeys(n.upper() for n in names))
+        return x * len(unique), unique, ordered
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(f, backend=counter, fullgraph=True)
+    x = torch.randn(2)
+    got, want = compiled(x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    assert counter.frame_count == 1
