@@ -205,8 +205,13 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
   if (Py_TYPE(attr) == &PyMethodDescr_Type || Py_TYPE(attr) == &PyWrapperDescr_Type)
     return method(found, self);  // a builtin base's method: call_native_method runs it
   if (Py_TYPE(attr)->tp_descr_get) unsupported("the class attribute " + name + " (a " + Py_TYPE(attr)->tp_name + ")");
-  // Class-level data: read through the class's source when it has one, so it is guarded.
+  // Class-level data: read through the class's source, so it is guarded; a class reached
+  // otherwise (type(x) of an object the trace made) is held by the guard itself.
   if (cls_source) return wrap(found, Source::attr(cls_source, name));
+  if (PyType_Check(self->cls.ptr())) {
+    std::string class_name = as_type(self->cls)->tp_name;
+    return wrap(found, Source::attr(Source::fixed(self->cls, "<class " + class_name + ">"), name));
+  }
   return Value::constant(Ref::borrow(found));
 }
 

@@ -101,10 +101,11 @@ void Tracer::check_source_depth(const SourcePtr& source) const {
 }
 
 // Dict keys the trace can hold as constants: compared and hashed by value (str, int, bytes,
-// bool, None) or by identity (classes, which the guards fix: copy's table of copiers by type).
+// bool, None) or by identity (classes, which the guards fix: copy's table of copiers by type;
+// enum members and typing forms: a validator table keyed by typing.Union).
 bool is_plain_dict_key(PyObject* key) {
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
-         key == Py_None || PyType_Check(key);
+         key == Py_None || PyType_Check(key) || is_identity_constant(Handle(key));
 }
 
 bool is_identity_constant(Handle obj) {

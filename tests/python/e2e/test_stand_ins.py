@@ -4,6 +4,8 @@ contextlib.nullcontext, @torch.no_grad()/@torch.enable_grad() decorated function
 members as constants; generators taken whole by sum/min/max/sorted. One graph, no break, and
 eager's results and side effects."""
 import contextlib
+import copy
+import typing
 import enum
 import functools
 import itertools
@@ -518,3 +520,38 @@ def test_dict_fromkeys_orders_names_without_repeats():
     got, want = compiled(x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
     assert counter.frame_count == 1
+
+
+class Validated:
+    """A strict dataclass's shape (huggingface_hub): __setattr__ runs the class's validators."""
+
+    validators = {"scale": [lambda v: v > 0]}
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __setattr__(self, name, value):
+        for check in self.validators.get(name, []):
+            if not check(value):
+                raise ValueError(name)
+        object.__setattr__(self, name, value)
+
+
+TYPE_CHECKERS = {typing.Union: "union", list: "list", typing.Literal: "literal"}
+
+
+def test_a_copy_reads_its_class_level_tables_and_typing_keyed_dicts():
+    config = Validated(2.0)
+
+    def f(x):
+        clone = copy.copy(config)
+        clone.scale = 3.0
+        kind = TYPE_CHECKERS.get(typing.get_origin(typing.Optional[int]))
+        return x * clone.scale, kind
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(f, backend=counter, fullgraph=True)
+    x = torch.randn(2)
+    got, want = compiled(x), f(x)
+    assert same(got[0], want[0]) and got[1] == want[1] == "union"
+    assert config.scale == 2.0 and counter.frame_count == 1
