@@ -556,7 +556,7 @@ def graph_is_symbolic(gm):
     for node in gm.graph.nodes:
         if node.op != "placeholder":
             continue
-        val = _example(node)  # torch.compile's frontend sets example_value only
+        val = example_value(node)  # torch.compile's frontend sets example_value only
         if _is_symbolic(val):
             return True
         if isinstance(val, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride())):
@@ -591,7 +591,7 @@ def _symbolic_items(value):
 
 def has_data_dependent_sizes(gm):
     """Whether a value of the graph has a size or number only the data decides."""
-    return any(unbacked_symbols(_example(node)) for node in gm.graph.nodes if node.op.startswith("call_"))
+    return any(unbacked_symbols(example_value(node)) for node in gm.graph.nodes if node.op.startswith("call_"))
 
 
 def symbolic_example_inputs(gm):
@@ -599,7 +599,7 @@ def symbolic_example_inputs(gm):
     a backend tracing it passes to make_fx or AOTAutograd), or None for a static graph."""
     if not graph_is_symbolic(gm) and not has_data_dependent_sizes(gm):
         return None
-    return [_example(node) for node in gm.graph.nodes if node.op == "placeholder"]
+    return [example_value(node) for node in gm.graph.nodes if node.op == "placeholder"]
 
 
 def _call_key(args):
@@ -622,7 +622,7 @@ class NumberOutputs:
     def __init__(self, gm, keep_examples=False):
         outputs = list(_output_node(gm).args[0])
         self.count = len(outputs)
-        self.numbers = [k for k, item in enumerate(outputs) if isinstance(_example(item), _NUMBERS)]
+        self.numbers = [k for k, item in enumerate(outputs) if isinstance(example_value(item), _NUMBERS)]
         self.tensors = [k for k in range(len(outputs)) if k not in self.numbers]
         self.tensor_gm = _with_outputs(gm, [outputs[k] for k in self.tensors], only_needed=False,
                                        keep_examples=keep_examples)
@@ -728,18 +728,19 @@ def _propagate_static(gm, args):
 
     from torch._subclasses.fake_tensor import DynamicOutputShapeException
 
-    fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
-    try:
+    def propagate():
+        fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
         with mode, torch.set_grad_enabled(torch.is_grad_enabled()):  # the graph's own grad-mode nodes run too
             Propagate(gm).run(*fakes)
+
+    try:
+        propagate()
     except DynamicOutputShapeException:
         # nonzero and co.: their output sizes need a ShapeEnv (unbacked symbols)
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
         mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
-        fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
-        with mode, torch.set_grad_enabled(torch.is_grad_enabled()):
-            Propagate(gm).run(*fakes)
+        propagate()
 
 
 def _with_constant_inputs(gm, values):
@@ -762,7 +763,8 @@ def _output_node(gm):
     return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
 
 
-def _example(item):
+def example_value(item):
+    """A graph node's example value (torch.compile's frontend sets example_value, make_fx val)."""
     if isinstance(item, torch.fx.Node):
         return item.meta.get("example_value", item.meta.get("val"))
     return item

@@ -21,14 +21,6 @@ bool any_tensor(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) 
   return false;
 }
 
-bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  for (const auto& arg : args)
-    if (!arg->is_fully_constant()) return false;
-  for (const auto& [name, value] : kwargs)
-    if (!value->is_fully_constant()) return false;
-  return true;
-}
-
 // Tensor methods that only read metadata (static under the tensor guards): constants.
 const std::unordered_set<std::string>& metadata_methods() {
   static const std::unordered_set<std::string> names = {
@@ -69,6 +61,14 @@ bool is_identity_guarded_constant(Handle obj) {
 }
 
 }  // namespace
+
+bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  for (const auto& arg : args)
+    if (!arg->is_fully_constant()) return false;
+  for (const auto& [name, value] : kwargs)
+    if (!value->is_fully_constant()) return false;
+  return true;
+}
 
 void Tracer::call(int argc, Handle kw_names) {
   std::vector<ValuePtr> args = pop_n(argc);

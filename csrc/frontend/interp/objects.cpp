@@ -1,7 +1,5 @@
 // Objects and attributes: instances of Python classes made by the trace (state held as Values,
 // methods inlined, rebuilt after the graph), and attribute writes on objects from the frame.
-#include <algorithm>
-
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -71,9 +69,7 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   if (PyType_IsSubtype(as_type(obj), as_type(autocast_type.ptr()))) {
     // torch.autocast(...) (torch.cuda.amp.autocast too): made now, as its __init__ only reads its
     // arguments; a with-block enters it in the graph (Tracer::enter_autocast).
-    bool constant_arguments = std::all_of(args.begin(), args.end(), [](const ValuePtr& a) { return a->is_fully_constant(); });
-    for (const auto& [name, value] : kwargs) constant_arguments = constant_arguments && value->is_fully_constant();
-    if (!constant_arguments) unsupported("torch.autocast() with arguments the trace computes");
+    if (!all_constant(args, kwargs)) unsupported("torch.autocast() with arguments the trace computes");
     return fold(cls->obj, args, kwargs);
   }
   static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter

@@ -20,7 +20,9 @@ namespace cdynamo::interp {
 // Enum members and type expressions (_trace_support.IDENTITY_CONSTANT_TYPES): immutable objects
 // wrapped as constants under an identity guard.
 bool is_identity_constant(Handle obj);
-bool is_plain_dict_key(PyObject* key);  // a key a traced dict can hold (wrap.cpp)
+bool is_plain_dict_key(PyObject* key);
+// Every argument a constant (through tuples, lists and dicts): the call can run now (calls.cpp).
+bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);  // a key a traced dict can hold (wrap.cpp)
 // A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
 bool is_numpy_scalar(PyObject* obj);
 

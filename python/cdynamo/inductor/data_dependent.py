@@ -9,11 +9,7 @@ import operator
 import torch
 
 from .. import utils
-from ..shapes import unbacked_symbols
-
-
-def _example(node):
-    return node.meta.get("example_value", node.meta.get("val"))
+from ..shapes import example_value, unbacked_symbols
 
 
 def creating_nodes(gm):
@@ -22,11 +18,11 @@ def creating_nodes(gm):
     for node in gm.graph.nodes:
         if not node.op.startswith("call_"):
             continue
-        created = unbacked_symbols(_example(node))
+        created = unbacked_symbols(example_value(node))
         if not created:
             continue
         for argument in node.all_input_nodes:
-            created -= unbacked_symbols(_example(argument))
+            created -= unbacked_symbols(example_value(argument))
         if created:
             found.append(node)
     return found
@@ -104,7 +100,7 @@ class _FirstCall:
 
     def __call__(self, step, args):
         inputs = [n for n in self.segment.graph.nodes if n.op == "placeholder"]
-        if any(unbacked_symbols(_example(n)) for n in inputs):
+        if any(unbacked_symbols(example_value(n)) for n in inputs):
             step[0] = _SizeGeneric(self.segment, inputs, args, self.compile_segment)
         else:
             step[0] = self.compile_segment(self.segment, list(args))
@@ -143,7 +139,7 @@ def _fresh_fake(mode, node, value, k):
 
     from ..shapes import _trace_source_type
 
-    example = _example(node)
+    example = example_value(node)
     source = _trace_source_type()(f"t{k}")
     if isinstance(value, torch.Tensor):
         dims = [DimDynamic.DYNAMIC if not isinstance(size, int) else DimDynamic.STATIC for size in example.shape]

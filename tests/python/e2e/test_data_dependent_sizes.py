@@ -34,29 +34,31 @@ def assert_same(got, want):
         torch.testing.assert_close(a, b)
 
 
+def assert_equal_to_eager_for_every_mask(compiled, device="cpu"):
+    y, labels = graph_inputs()
+    y = y.to(device)
+    for mask in labels:
+        mask = mask.to(device)
+        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+
+
 def test_one_graph_for_every_mask_with_the_eager_backend():
     counter = CompileCounter()
     compiled = cdynamo.compile(detection_loss_style, backend=counter, fullgraph=True)
-    y, labels = graph_inputs()
-    for mask in labels:
-        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert_equal_to_eager_for_every_mask(compiled)
     assert counter.frame_count == 1  # the number of positives changes, the graph does not
     assert not counters["graph_break"]
 
 
 def test_aot_autograd_retraces_the_graph_with_its_unbacked_sizes():
     compiled = cdynamo.compile(detection_loss_style, backend="aot_eager", fullgraph=True)
-    y, labels = graph_inputs()
-    for mask in labels:
-        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert_equal_to_eager_for_every_mask(compiled)
     assert counters["stats"]["frames_compiled"] == 1
 
 
 def test_the_inductor_compiles_the_segments_around_the_data_dependent_ops():
     compiled = cdynamo.compile(detection_loss_style, backend="inductor", fullgraph=True)
-    y, labels = graph_inputs()
-    for mask in labels:
-        assert_same(compiled(y, mask), detection_loss_style(y, mask))
+    assert_equal_to_eager_for_every_mask(compiled)
     assert counters["stats"]["frames_compiled"] == 1
     assert counters["inductor"]["graphs split at data-dependent sizes"] == 1
     assert not counters["inductor"]["eager_fallback"]
@@ -153,10 +155,7 @@ def test_item_kept_in_the_graph_runs_eagerly_between_inductor_segments():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_the_inductor_segments_on_cuda():
     compiled = cdynamo.compile(detection_loss_style, backend="inductor", fullgraph=True)
-    y, labels = graph_inputs()
-    y = y.cuda()
-    for mask in labels:
-        assert_same(compiled(y, mask.cuda()), detection_loss_style(y, mask.cuda()))
+    assert_equal_to_eager_for_every_mask(compiled, device="cuda")
     assert counters["inductor"]["graphs split at data-dependent sizes"] == 1
     assert counters["inductor_targets"]["triton (cuda)"] >= 1
 
