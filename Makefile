@@ -10,14 +10,16 @@ JOBS ?= 2
 
 .PHONY: run test test-clang build venv bench bench-suite bench-zoo verify clean sanitize wheel
 
-$(VENV)/.installed:
+# The stamp's name changes when the list does, so an existing venv gets the new packages.
+VENV_STAMP := $(VENV)/.installed-2
+$(VENV_STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(TORCH_PIN) numpy pytest scikit-build-core cmake ninja
+	$(PY) -m pip install -q $(TORCH_PIN) numpy pytest pytest-xdist scikit-build-core cmake ninja
 	$(PY) -m pip install -q $(TRITON_PIN)
 	touch $@
 
-venv: $(VENV)/.installed
+venv: $(VENV_STAMP)
 
 # In-place development build: the extension lands in python/cdynamo/.
 build: venv
@@ -35,7 +37,8 @@ test: build
 
 # The op sweep and the code-generation tests with clang++ (Debian: apt-get install clang
 # libomp-dev), every kernel compiled with -Wall -Wextra -Werror: generated code must stay portable
-# C++ (make test covers g++). Kernels go to build/clang-cache, keyed by compiler and flags.
+# C++ (make test covers g++). Kernels go to build/clang-cache, keyed by compiler and flags; two
+# pytest workers keep both cores compiling.
 CLANG_CXX ?= clang++
 CLANG_TESTS ?= $(addprefix tests/python/backend/,test_inductor_sweep.py test_codegen.py test_codegen_accumulators.py \
   test_codegen_fused.py test_codegen_fuzz.py)
@@ -43,7 +46,7 @@ CLANG_CACHE := $(abspath build/clang-cache)
 test-clang: build
 	@command -v $(CLANG_CXX) >/dev/null || { echo "test-clang needs $(CLANG_CXX): apt-get install clang libomp-dev" >&2; exit 1; }
 	CDYNAMO_CXX=$(CLANG_CXX) CDYNAMO_CXXFLAGS="-Wall -Wextra -Werror" CDYNAMO_CACHE_DIR=$(CLANG_CACHE) \
-	  CDYNAMO_TEST_CACHE_DIR=$(CLANG_CACHE)/tests PYTHONPATH=python $(PY) -m pytest -q $(CLANG_TESTS)
+	  CDYNAMO_TEST_CACHE_DIR=$(CLANG_CACHE)/tests PYTHONPATH=python $(PY) -m pytest -q -n 2 $(CLANG_TESTS)
 
 bench: build
 	PYTHONPATH=python $(PY) bench/overhead.py

@@ -1,6 +1,6 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce and partial, itertools.chain/islice) and of library code it does not trace
-(contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
+functools.reduce and partial, itertools.chain/islice, torch.vmap, associative_scan) and of
+library code it does not trace (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
 import contextlib
@@ -10,6 +10,9 @@ import types
 import weakref
 
 import torch
+from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
+
+from . import _trace_support
 
 
 def map_(function, iterable, *iterables):
@@ -86,6 +89,23 @@ def partial_(func, /, *args, **keywords):
         return func(*args, *more, **{**keywords, **more_keywords})
 
     return call
+
+
+def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    # torch.vmap(func): calling the result is one graph node running vmap of func (vmap_node).
+    def call(*args, **kwargs):
+        return _trace_support.vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs)
+
+    return call
+
+
+def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):
+    # "pointwise" has torch.compile build one scan kernel from combine_fn; "generic" computes the
+    # same scan from torch operators and vmap (torch's own code, traced), which a graph holds.
+    if combine_mode == "pointwise" and not all(
+            leaf.device.type in ("cuda", "xpu") for leaf in torch.utils._pytree.tree_leaves(xs)):
+        raise ValueError("For combine_mode='pointwise', all input tensors need to be on CUDA or XPU")
+    return _ASSOCIATIVE_SCAN_AS_WRITTEN(combine_fn, xs, dim, reverse=reverse, combine_mode="generic")
 
 
 _partials = weakref.WeakKeyDictionary()  # a partial object from outside -> its stand-in
@@ -179,11 +199,15 @@ def count_elements_(mapping, iterable):
 def _as_written(original):
     # A function object of its own: calls of the original (its recursion included) come back to
     # the stand-in, this one runs the original's code as written.
-    return types.FunctionType(original.__code__, original.__globals__, original.__name__, original.__defaults__)
+    function = types.FunctionType(original.__code__, original.__globals__, original.__name__, original.__defaults__,
+                                  original.__closure__)
+    function.__kwdefaults__ = original.__kwdefaults__
+    return function
 
 
 _DEEPCOPY_AS_WRITTEN = _as_written(__import__("copy").deepcopy)
 _COPY_AS_WRITTEN = _as_written(__import__("copy").copy)
+_ASSOCIATIVE_SCAN_AS_WRITTEN = _as_written(_associative_scan)
 _MISSING = object()
 
 
@@ -231,6 +255,8 @@ _BY_OBJECT = {
     __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
     functools.partial: partial_,
+    torch.vmap: vmap_,
+    _associative_scan: associative_scan_,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,
     torch.nn.Module.named_children: _module_named_children,

@@ -319,7 +319,8 @@ _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
 IDENTITY_CONSTANT_TYPES = tuple(
     t for t in (__import__("enum").Enum, types.GenericAlias, getattr(types, "UnionType", None),
-                getattr(typing, "_BaseGenericAlias", None), getattr(typing, "_SpecialForm", None)) if t is not None
+                getattr(typing, "_BaseGenericAlias", None), getattr(typing, "_SpecialForm", None),
+                getattr(torch.utils._pytree, "TreeSpec", None)) if t is not None  # pytree's specs are immutable
 )
 # Questions about which object a value is: answered now where the guards fix that object.
 _IDENTITY_QUESTIONS = (id, typing.get_origin, typing.get_args)
@@ -424,21 +425,27 @@ _INERT_GLOBAL_TYPES = (types.ModuleType, type, types.FunctionType, types.Builtin
 
 def _forward_side_effect(cls):
     """Why running cls.forward on fake tensors at trace time (for its outputs' shapes) could
-    change what the program owns, or None. The fake run executes its Python: writing a global,
-    printing, or reaching a global mutable object (LOG.append) would happen once more than in
-    eager. A check of the bytecode (nested functions included), not of the functions it calls."""
+    change what the program owns, or None (see _code_side_effect)."""
+    codes = [getattr(getattr(cls, name, None), "__code__", None) for name in ("forward", "setup_context")]
+    return _code_side_effect([c for c in codes if c is not None], getattr(getattr(cls, "forward", None), "__globals__", {}))
+
+
+def _code_side_effect(codes, namespace):
+    """Why running these functions' code once more than eager does (on fake tensors, at trace
+    time) could change what the program owns, or None: writing a global or a variable of an
+    enclosing function, printing, or reaching a global mutable object (LOG.append). A check of
+    the bytecode (nested functions included), not of the functions it calls."""
     import dis
 
-    codes = [getattr(getattr(cls, name, None), "__code__", None) for name in ("forward", "setup_context")]
-    codes = [c for c in codes if c is not None]
-    forward = getattr(cls, "forward", None)
-    namespace = getattr(forward, "__globals__", {})
+    codes = list(codes)
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         for instruction in dis.get_instructions(code):
             if instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
                 return f"writes the global {instruction.argval}"
+            if instruction.opname in ("STORE_DEREF", "DELETE_DEREF") and instruction.argval in code.co_freevars:
+                return f"writes the variable {instruction.argval} of an enclosing function"
             if instruction.opname != "LOAD_GLOBAL":
                 continue
             name = instruction.argval
@@ -449,6 +456,32 @@ def _forward_side_effect(cls):
                     isinstance(value, tuple) and all(isinstance(v, _INERT_GLOBAL_TYPES) for v in value)):
                 return f"reads the global {name} (a {type(value).__name__}), which running it at trace time could change"
     return None
+
+
+def vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs):
+    """What a call of torch.vmap(func, ...) is traced as (_polyfills.vmap_): the interpreter makes
+    it one node of vmap_node's (policy 'graph_vmap'); called outside a trace, it is that call."""
+    return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
+
+
+def vmap_node(func, in_dims, out_dims, randomness, chunk_size):
+    """(the graph's target for torch.vmap(func, ...)(*args), None), or (None, why not). The node
+    calls vmap of func as eager does, and the fake run at trace time runs func once more than
+    eager: a function whose code could change the program's state that way is refused. AOTAutograd
+    and the inductor trace through the node into vmap's batched operators."""
+    function = func.__func__ if isinstance(func, types.MethodType) else func
+    if isinstance(function, types.FunctionType):
+        refusal = _code_side_effect([function.__code__], function.__globals__)
+        if refusal:
+            return None, f"torch.vmap of {function.__qualname__}: it {refusal}"
+    elif classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
+        return None, f"torch.vmap of a {type(func).__name__} (cdynamo vmaps Python functions and torch operators)"
+
+    def node(*args, **kwargs):
+        return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
+
+    node.__name__ = node.__qualname__ = f"vmap_{getattr(function, '__name__', 'function')}"
+    return node, None
 
 
 _AUTOGRAD_FUNCTION_NODES = weakref.WeakKeyDictionary()
@@ -520,7 +553,8 @@ def classify_callable(fn):
     'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
-    each argument is), or 'unsupported:<reason>'."""
+    each argument is), 'fold_constant' (computed now; its arguments must be constants), or
+    'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
     if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
@@ -533,6 +567,8 @@ def classify_callable(fn):
         if refusal:
             return f"unsupported:{fn.__self__.__name__}.apply: its forward {refusal}"
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
+    if fn is vmapped:
+        return "graph_vmap"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):
@@ -571,6 +607,9 @@ def classify_callable(fn):
             return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):
             return "unsupported:constructing a tensor subclass inside a compiled function"
+        params = getattr(fn, "__dataclass_params__", None)
+        if params is not None and params.frozen and type(fn) is type:
+            return "fold_constant"  # a frozen dataclass of constants is a constant (pytree's TreeSpec)
         return f"unsupported:constructing a {fn.__name__} object inside a compiled function"
     name = getattr(fn, "__name__", "")
     call = getattr(type(fn), "__call__", None)

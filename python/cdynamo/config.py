@@ -119,6 +119,17 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     os.path.join(_package_dir("torch") or "", "nn", "utils", "parametrize.py"),
 ]
 
+# Files traced when traced code calls into them whose frames are never compiled on their own:
+# torch's own code calls them everywhere (vmap's machinery flattens with pytree), and compiling
+# those calls would only add graphs inside torch. pytree's flatten/unflatten/map over containers
+# of tensors (its specs are constants), and associative_scan's generic algorithm (torch operators
+# and vmap), which uses it.
+inline_only_files = [
+    os.path.join(_package_dir("torch") or "", "utils", "_pytree.py"),
+    os.path.join(_package_dir("torch") or "", "_higher_order_ops", "associative_scan.py"),
+]
+trace_dirs += inline_only_files
+
 # The standard library is traced into when user code calls it (copy.deepcopy, typing, enum,
 # contextlib, functools, dataclasses, ...), except these modules (top-level names): they act on
 # the process (threads, imports, logging, files, subprocesses, profilers, warnings) or keep state
@@ -262,6 +273,7 @@ _KNOB_NAMES = frozenset(
         "debug",
         "skip_dirs",
         "trace_dirs",
+        "inline_only_files",
         "never_traced_stdlib",
         "cache_dir",
         "cxx",

@@ -134,8 +134,9 @@ def _longest_prefix(filename, prefixes):
 def is_skipped_file(filename):
     """Whether frames of `filename` are never traced: the longest matching prefix among
     config.skip_dirs and config.trace_dirs decides (so site-packages inside the standard library
-    directory is traced, while torch inside site-packages is skipped)."""
-    return any(_skipped_by_prefix(form) for form in _path_forms(filename))
+    directory is traced, while torch inside site-packages is skipped); config.inline_only_files
+    are traced only from traced code."""
+    return any(_skipped_by_prefix(form) or form in config.inline_only_files for form in _path_forms(filename))
 
 
 def _path_forms(filename):

@@ -48,7 +48,7 @@ def test_fixed_seed_range():
 
 # The Triton target through Triton's interpreter (children run with CDYNAMO_CPU_BACKEND=triton):
 # a shorter range, it interprets slowly, plus the seeds its own long runs found (all fixed).
-TRITON_SEEDS = int(os.environ.get("CDYNAMO_FUZZ_TRITON_SEEDS", "200"))
+TRITON_SEEDS = int(os.environ.get("CDYNAMO_FUZZ_TRITON_SEEDS", "120"))
 FOUND_ON_THE_TRITON_TARGET = (11, 111, 126, 202, 347, 750, 1087)
 
 

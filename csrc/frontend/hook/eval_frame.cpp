@@ -164,6 +164,19 @@ void raise_unsupported(const interp::Unsupported& error, PyCodeObject* code) {
   PyErr_SetString(type.ptr(), message.c_str());
 }
 
+// Inside torch.vmap or torch.func.grad (functorch's interpreter stack is not empty) a frame sees
+// batched or wrapped tensors, which graphs cannot hold: it runs as written, as the transform's
+// own Python does. Asked on cache misses only.
+bool inside_functorch_transform() {
+  static Ref& peek = *new Ref(import_attr("torch._C._functorch", "peek_interpreter_stack"));  // never freed: outlives the interpreter
+  Ref top = steal(PyObject_CallNoArgs(peek.ptr()));
+  if (!top) {
+    PyErr_Clear();
+    return false;
+  }
+  return top.ptr() != Py_None;
+}
+
 PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& state,
                           PyObject* callback, const guards::FrameView& view) {
   PyCodeObject* code = cd_frame_code(frame);
@@ -299,7 +312,7 @@ PyObject* eval_frame_hook(PyThreadState* tstate, CdFrame* frame, int throwflag) 
     if (CacheEntry* hit = lookup(*state, view, callback_backend(callback), expired))
       return run_entry(tstate, frame, *hit);
   }
-  if (callback == Py_False || state->strategy == Strategy::Fallback)
+  if (callback == Py_False || state->strategy == Strategy::Fallback || inside_functorch_transform())
     return cd_eval_frame_default(tstate, frame, throwflag);
   return compile_and_run(tstate, frame, *state, callback, view);
 }

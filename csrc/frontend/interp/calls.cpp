@@ -496,6 +496,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     }
     return graph_.call("call_function", fn, args, kwargs, name + "()");
   }
+  if (policy == "fold_constant") {
+    if (!all_constant(args, kwargs)) unsupported("constructing a " + name + " from values the trace computes");
+    return fold(fn, args, kwargs);
+  }
   if (policy == "graph") {
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
@@ -523,6 +527,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     keep_alive_.push_back(node);
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
+  if (policy == "graph_vmap") return call_vmapped(std::move(args), std::move(kwargs));
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {
       args.insert(args.begin(), Value::constant(Ref::borrow(PyMethod_GET_SELF(fn.ptr()))));

@@ -167,6 +167,30 @@ ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
   return suspended.return_value;
 }
 
+void Tracer::send_none(int target) {
+  ValuePtr sent = pop();
+  if (!sent->is_constant() || sent->obj.ptr() != Py_None) unsupported("send() of a value into a generator");
+  ValuePtr receiver = top();
+  if (receiver->kind == ValueKind::Generator) {
+    if (ValuePtr item = resume_generator(receiver)) {
+      push(std::move(item));
+      return;
+    }
+  } else if (receiver->kind != ValueKind::Iterator) {
+    throw InternalError("SEND without an iterator");
+  } else if (receiver->position < receiver->items.size()) {
+    push(receiver->items[receiver->position++]);
+    return;
+  }
+  ValuePtr returned = receiver->kind == ValueKind::Generator ? receiver->frame->return_value : nullptr;
+  if (!returned) returned = Value::constant(Ref::borrow(Py_None));
+#if !CD_PY312
+  pop();  // 3.11: the return value takes the sub-iterator's place
+#endif
+  push(std::move(returned));
+  frame().pc = target;
+}
+
 void Tracer::make_function(int flags) {
   ValuePtr code = pop();
   ValuePtr closure = (flags & 0x08) ? pop() : nullptr;

@@ -662,6 +662,16 @@ bool Tracer::step(const bytecode::Instruction& inst) {
     }
 
     case GET_ITER: get_iter(pop()); return true;
+    case GET_YIELD_FROM_ITER: get_iter(pop()); return true;
+    case SEND: send_none(inst.target); return true;
+#if CD_PY312
+    case END_SEND: {
+      ValuePtr value = pop();
+      pop();  // the exhausted sub-iterator
+      push(std::move(value));
+      return true;
+    }
+#endif
     case FOR_ITER: {
       ValuePtr& iterator = top();
       if (iterator->kind == ValueKind::Generator) {

@@ -239,6 +239,10 @@ class Tracer {
   bool guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
   static bool is_module_call_function(Handle fn);
+  // torch.vmap(func, in_dims, out_dims, randomness, chunk_size)(*args): one node running vmap of
+  // func (a function the program could call itself), args[0..4] those five (higher_order.cpp).
+  ValuePtr call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  Ref vmapped_function(const ValuePtr& func) const;  // the real function a vmap node calls
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.
@@ -247,6 +251,9 @@ class Tracer {
                        const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
   // The generator's next item, or null once it is exhausted.
   ValuePtr resume_generator(const ValuePtr& generator);
+  // SEND of `yield from` (None only): the sub-iterator's next item, or at its end its return
+  // value in its place (3.12: above it, for END_SEND) and a jump to `target`.
+  void send_none(int target);
   void make_function(int flags);  // MAKE_FUNCTION
   void make_cell(int slot);       // MAKE_CELL
   std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,

@@ -105,7 +105,8 @@ void Tracer::check_source_depth(const SourcePtr& source) const {
 // enum members and typing forms: a validator table keyed by typing.Union).
 bool is_plain_dict_key(PyObject* key) {
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
-         key == Py_None || PyType_Check(key) || is_identity_constant(Handle(key));
+         key == Py_None || PyType_Check(key) || PyFunction_Check(key) || PyCFunction_Check(key) ||
+         is_identity_constant(Handle(key));  // functions hash and compare by identity (pytree's SUPPORTED_NODES)
 }
 
 bool is_identity_constant(Handle obj) {

@@ -70,7 +70,8 @@ def test_odd_sizes_and_row_reductions_of_symbolic_length():
     def fn(x):
         return torch.softmax(x, -1), x.sum(0), F.layer_norm(x, x.shape[-1:]), x.amax(1, keepdim=True) - x.mean()
 
-    counter = run_sizes(fn, lambda n: (torch.randn(n + 2, 2 * n + 1),), [3, 1, 7, 30, 5, 0, 129], dynamic=True)
+    # The longest rows (259) cross the 128-wide blocks; few of them keep Triton's interpreter quick.
+    counter = run_sizes(fn, lambda n: (torch.randn(min(n + 2, 12), 2 * n + 1),), [3, 1, 7, 30, 5, 0, 129], dynamic=True)
     assert symbolic_programs() >= 1
     assert per_size_compiles() == 0
     assert counter.frame_count <= 3  # sizes 1 and 0 are specialised by the guards

@@ -717,7 +717,9 @@ def test_no_leaks_from_objects_closures_and_generators_over_many_calls():
     gc.collect()
     after = (sys.getrefcount(x), sys.getrefcount(holder_list), len(gc.get_objects()))
     assert ref() is None  # what the compiled code made is freed like eager's
-    assert after[:2] == before[:2] and abs(after[2] - before[2]) < 50
+    # A leak grows the heap by at least one object per call (2000); a shrink is other tests'
+    # garbage or a bounded cache settling, not this function's doing.
+    assert after[:2] == before[:2] and after[2] - before[2] < 50
 
 
 class PositionalEmbedding(torch.nn.Embedding):

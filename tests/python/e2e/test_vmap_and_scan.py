@@ -1,0 +1,151 @@
+"""torch.vmap of a Python function (one graph node that runs vmap, traced through by AOTAutograd
+and the inductor), torch's associative_scan (its generic algorithm traced, as transformers'
+Mamba layers call it when compiling), pytree's flatten/unflatten/map and `yield from`: one
+graph, eager's results and side effects."""
+import pytest
+import torch
+import torch.utils._pytree as pytree
+from torch._higher_order_ops.associative_scan import associative_scan
+
+import cdynamo
+from cdynamo.testing import CompileCounter
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+def per_row_statistics(x, y):
+    scale = 3
+
+    def combine(a, b):
+        return a * b + a.sum(), b - a.mean()
+
+    pair = torch.vmap(combine, in_dims=(0, 1))(x, y)
+    scaled = torch.vmap(lambda t: t * scale)(x)  # closes over a constant
+    return pair[0] + 1, pair[1], scaled
+
+
+def mamba_style_scan(decay, inputs):
+    def combine_fn(left, right):
+        decay_left, state_left = left
+        decay_right, state_right = right
+        return decay_left * decay_right, decay_right * state_left + state_right
+
+    _, states = associative_scan(combine_fn, (decay, inputs), dim=2, combine_mode="generic")
+    return states.sum(-1)
+
+
+def sequential_scan(decay, inputs):
+    state, states = torch.zeros_like(inputs[:, :, 0]), []
+    for step in range(inputs.shape[2]):
+        state = decay[:, :, step] * state + inputs[:, :, step]
+        states.append(state)
+    return torch.stack(states, 2).sum(-1)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_vmap_of_a_local_function_is_one_graph_on_every_backend(backend):
+    x, y = torch.randn(4, 3), torch.randn(3, 4)
+    counter = CompileCounter() if backend == "eager" else None
+    compiled = cdynamo.compile(per_row_statistics, backend=counter or backend, fullgraph=True)
+    for got, want in zip(compiled(x, y), per_row_statistics(x, y)):
+        torch.testing.assert_close(got, want)
+    if counter:
+        assert counter.frame_count == 1
+
+
+def test_vmap_gradients_equal_eager():
+    x = torch.randn(4, 3, requires_grad=True)
+    w = torch.randn(3, requires_grad=True)
+
+    def f(x, w):
+        return torch.vmap(torch.dot, in_dims=(0, None))(x, w).square().sum()
+
+    f(x, w).backward()
+    want = (x.grad.clone(), w.grad.clone())
+    x.grad = w.grad = None
+    cdynamo.compile(f, backend="aot_eager", fullgraph=True)(x, w).backward()
+    torch.testing.assert_close((x.grad, w.grad), want)
+
+
+LOG = []
+
+
+def test_a_vmapped_function_with_side_effects_breaks_the_graph_and_runs_as_in_eager():
+    def logged(t):
+        LOG.append(t.shape)  # runs once per call in eager: a fake run at trace time would add one
+        return t * 2
+
+    def f(x):
+        return torch.vmap(logged)(x) + 1
+
+    x = torch.randn(5, 2)
+    explained = cdynamo.explain(f)(x)
+    assert explained.graph_break_count == 1
+    assert "reads the global LOG" in str(explained.break_reasons[0])
+    LOG.clear()
+    torch.testing.assert_close(cdynamo.compile(f, backend="eager")(x), f(x))
+    assert len(LOG) == 2  # one for the compiled call, one for eager's
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_associative_scan_is_one_graph_equal_to_the_sequential_recurrence(backend):
+    torch.manual_seed(0)
+    decay, inputs = torch.rand(2, 3, 9, 4), torch.randn(2, 3, 9, 4)
+    counter = CompileCounter() if backend == "eager" else None
+    compiled = cdynamo.compile(mamba_style_scan, backend=counter or backend, fullgraph=True)
+    torch.testing.assert_close(compiled(decay, inputs), sequential_scan(decay, inputs))
+    torch.testing.assert_close(compiled(decay, inputs), mamba_style_scan(decay, inputs))
+    if counter:
+        assert counter.frame_count == 1
+
+
+def test_associative_scan_pointwise_mode_on_the_cpu_raises_eagers_error():
+    def f(x):
+        return associative_scan(lambda a, b: a + b, x, 0, combine_mode="pointwise")
+
+    with pytest.raises(ValueError, match="CUDA or XPU"):
+        f(torch.randn(4))
+    with pytest.raises(ValueError, match="CUDA or XPU"):
+        cdynamo.compile(f, backend="eager")(torch.randn(4))
+
+
+def test_pytree_flatten_unflatten_and_map_are_traced():
+    def f(x, y):
+        leaves, spec = pytree.tree_flatten({"a": (x, [y, x * 2]), "b": 5})
+        rebuilt = pytree.tree_unflatten([leaf + 1 for leaf in leaves], spec)
+        doubled = pytree.tree_map(lambda t: t * 2, rebuilt)
+        return doubled["a"][1][0] - doubled["a"][0], len(leaves), spec.num_leaves
+
+    x, y = torch.randn(3), torch.randn(3)
+    counter = CompileCounter()
+    got = cdynamo.compile(f, backend=counter, fullgraph=True)(x, y)
+    want = f(x, y)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:] and counter.frame_count == 1
+
+
+def test_yield_from_delegates_to_generators_and_sequences():
+    def inner(t):
+        yield t + 1
+        yield t * 2
+        return "done"
+
+    def outer(t):
+        result = yield from inner(t)
+        yield from [t - 1, t - 2]
+        yield result == "done"
+
+    def f(x):
+        items = list(outer(x))
+        return sum(items[:4]), items[4]
+
+    x = torch.randn(3)
+    counter = CompileCounter()
+    got = cdynamo.compile(f, backend=counter, fullgraph=True)(x)
+    torch.testing.assert_close(got[0], f(x)[0])
+    assert got[1] is True and counter.frame_count == 1
