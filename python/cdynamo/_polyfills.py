@@ -1,5 +1,5 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce and partial, itertools.chain/islice, torch.vmap, associative_scan) and of
+functools.reduce and partial, itertools.chain/islice, torch.vmap, associative_scan, Variable, torch.FloatTensor(...)) and of
 library code it does not trace (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
@@ -108,6 +108,39 @@ def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwis
     return _ASSOCIATIVE_SCAN_AS_WRITTEN(combine_fn, xs, dim, reverse=reverse, combine_mode="generic")
 
 
+def variable_(data, requires_grad=False, volatile=False):
+    # torch.autograd.Variable(t) (PyTorch 0.3 code): a new tensor sharing t's data, without its
+    # history; requires_grad=True makes it a leaf. volatile is ignored, as torch ignores it now.
+    if not isinstance(data, torch.Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    made = data.detach()
+    if requires_grad:
+        made.requires_grad_()
+    return made
+
+
+def _legacy_constructor(dtype):
+    # torch.FloatTensor(2, 3), torch.LongTensor([1, 2]), torch.Tensor(size) (pre-1.0 code): sizes
+    # give an uninitialised tensor, a list of numbers its values; other arguments are refused.
+    def make(*args):
+        if len(args) == 1 and isinstance(args[0], torch.Size):
+            args = tuple(args[0])
+        if all(type(a) is int for a in args):
+            return torch.empty(args, dtype=dtype)
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            return torch.tensor(args[0], dtype=dtype if dtype is not None else torch.get_default_dtype())
+        return _trace_support.refuse("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+
+    return make
+
+
+_LEGACY_CONSTRUCTORS = {
+    getattr(torch, name): _legacy_constructor(dtype) for name, dtype in (
+        ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
+        ("BFloat16Tensor", torch.bfloat16), ("LongTensor", torch.int64), ("IntTensor", torch.int32),
+        ("ShortTensor", torch.int16), ("CharTensor", torch.int8), ("ByteTensor", torch.uint8),
+        ("BoolTensor", torch.bool), ("Tensor", None))
+}
 _partials = weakref.WeakKeyDictionary()  # a partial object from outside -> its stand-in
 
 
@@ -256,6 +289,8 @@ _BY_OBJECT = {
     __import__("collections")._count_elements: count_elements_,
     functools.partial: partial_,
     torch.vmap: vmap_,
+    torch.autograd.Variable: variable_,
+    **_LEGACY_CONSTRUCTORS,
     _associative_scan: associative_scan_,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,

@@ -21,6 +21,20 @@ class TraceUnsupported(Exception):
     """Raised to the C++ interpreter: this operation cannot be captured; the message says why."""
 
 
+class TraceOpError(TraceUnsupported):
+    """An operation raised on fake tensors what eager raises on these shapes (a shape mismatch):
+    a try/except of the traced code may handle `error`, else the graph breaks before the call."""
+
+    def __init__(self, message, error):
+        super().__init__(message)
+        self.error = error
+
+
+# Exceptions an operation raising on fake tensors passes to the traced code's handlers: only these
+# exact classes (torch's checks raise them); fake-tensor and symbolic-shape failures are subclasses.
+_OP_ERRORS_RAISED_IN_TRACE = (RuntimeError, ValueError, TypeError, IndexError)
+
+
 # One FakeTensorMode per thread, shared by its traces: converting a real tensor to a fake one is
 # the costliest step of tracing (0.07 to 0.25 ms), and the same parameters and inputs are met
 # again and again (every layer's frames, the retrace after a graph break). The mode's own memo
@@ -216,7 +230,10 @@ def fake_run(mode, what, fn, args, kwargs):
     except TraceUnsupported:
         raise
     except Exception as error:  # noqa: BLE001 - the user's op failed: eager will raise it properly
-        raise TraceUnsupported(f"{what} raised {type(error).__name__} while tracing: {error}") from None
+        message = f"{what} raised {type(error).__name__} while tracing: {error}"
+        if type(error) in _OP_ERRORS_RAISED_IN_TRACE:
+            raise TraceOpError(message, error) from None
+        raise TraceUnsupported(message) from None
 
 
 _CONCRETE_ONLY = "expected to contain only concrete integers"
@@ -458,6 +475,12 @@ def _code_side_effect(codes, namespace):
     return None
 
 
+def refuse(reason):
+    """Called by a stand-in (_polyfills) for arguments it does not handle: in a trace, a graph
+    break with `reason` (policy 'refuse'); the original then runs eagerly."""
+    raise TraceUnsupported(reason)
+
+
 def vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs):
     """What a call of torch.vmap(func, ...) is traced as (_polyfills.vmap_): the interpreter makes
     it one node of vmap_node's (policy 'graph_vmap'); called outside a trace, it is that call."""
@@ -553,8 +576,9 @@ def classify_callable(fn):
     'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
-    each argument is), 'fold_constant' (computed now; its arguments must be constants), or
-    'unsupported:<reason>'."""
+    each argument is), 'fold_constant' (computed now; its arguments must be constants),
+    'graph_vmap' (vmapped: a node of vmap_node's), 'refuse' (refuse: a graph break with the reason
+    a stand-in gives), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
     if DISALLOWED_IN_GRAPH.get(id(fn)) is fn:
@@ -569,6 +593,8 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is vmapped:
         return "graph_vmap"
+    if fn is refuse:
+        return "refuse"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):

@@ -98,8 +98,12 @@ Ref specialize(Handle symbolic) {
   } catch (const PythonError&) {
     PyErr_Clear();
   }
-  if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr()))
-    throw interp::Unsupported(to_std_string(owned_value));
+  if (unsupported_type && PyErr_GivenExceptionMatches(type, unsupported_type.ptr())) {
+    interp::Unsupported error(to_std_string(owned_value));
+    // TraceOpError: what eager raises there, for the traced code's try/except.
+    if (PyObject_HasAttrString(owned_value.ptr(), "error")) error.raised = check(PyObject_GetAttrString(owned_value.ptr(), "error"));
+    throw error;
+  }
   // A decision on a size or number only the data gives (`if mask.sum() > 0` over an unbacked
   // size): a graph break, as any branch on a tensor's value.
   static PyObject* const data_dependent_type =

@@ -528,6 +528,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "graph_vmap") return call_vmapped(std::move(args), std::move(kwargs));
+  if (policy == "refuse") unsupported(args.size() == 1 && args[0]->is_constant() ? to_std_string(args[0]->obj) : "refused by a stand-in");
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {
       args.insert(args.begin(), Value::constant(Ref::borrow(PyMethod_GET_SELF(fn.ptr()))));
@@ -761,12 +762,26 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     Ref method_name = check(PyUnicode_FromString("item"));
     return graph_.call("call_method", method_name, {self}, {}, "Tensor.item()");
   }
+  if (name == "requires_grad_" && !self->source) {
+    // A tensor the graph makes becomes a leaf that requires grad (transformers' placeholder
+    // outputs): a node, and backends run such graphs as captured so autograd sees the leaf.
+    Ref method_name = check(PyUnicode_FromString(name.c_str()));
+    std::vector<ValuePtr> all_args{self};
+    all_args.insert(all_args.end(), args.begin(), args.end());
+    return graph_.call("call_method", method_name, all_args, kwargs, "Tensor.requires_grad_()");
+  }
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");
   Ref method_name = check(PyUnicode_FromString(name.c_str()));
   // x.type() names the type (metadata); x.type(dtype) converts, as x.to(dtype) does.
   const bool converts = name == "type" && !(args.empty() && kwargs.empty());
+  if (converts && args.size() == 1 && args[0]->is_constant() && PyType_Check(args[0]->obj.ptr())) {
+    // x.type(torch.FloatTensor): the same conversion by the type's name, which a graph can print.
+    Ref module = check(PyObject_GetAttrString(args[0]->obj.ptr(), "__module__"));
+    Ref type_name = check(PyObject_GetAttrString(args[0]->obj.ptr(), "__name__"));
+    args[0] = Value::constant(check(PyUnicode_FromString((to_std_string(module) + "." + to_std_string(type_name)).c_str())));
+  }
   if (metadata_methods().count(name) && !converts) {
     Ref bound = check(PyObject_GetAttr(self->fake.ptr(), method_name.ptr()));
     return Value::constant(graph_.fake_call(bound, args, kwargs, "Tensor." + name + "()"));

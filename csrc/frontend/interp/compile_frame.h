@@ -19,6 +19,7 @@ struct Unsupported : std::runtime_error {
   std::string function;
   bool silent = false;  // nothing worth compiling: fall back without reporting a graph break
   bool data_dependent = false;  // a Python number or branch needed a size only the data gives
+  Ref raised;  // an operation raised this on fake tensors (a shape error): a handler may take it
 };
 
 // A static trace met an input whose sizes must be symbolic (they changed since the last compile,

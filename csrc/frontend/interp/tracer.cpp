@@ -138,8 +138,23 @@ ValuePtr Tracer::run_frame() {
       if (!step(inst)) return current.return_value;
     } catch (const TracedException& raised) {
       if (!enter_handler(inst, raised)) throw;
+    } catch (const Unsupported& error) {
+      // An operation that raised on fake tensors raises in the trace where a try block awaits
+      // it (the graph keeps no node of it); elsewhere it stays a graph break before the call.
+      if (!error.raised || !inside_try_block()) throw;
+      TracedException raised{error.raised, to_std_string(current.code->co_filename) + ":" + std::to_string(current.line)};
+      if (!enter_handler(inst, raised)) throw raised;
     }
   }
+}
+
+bool Tracer::inside_try_block() const {
+  for (size_t i = 0; i < frames_.size(); ++i) {
+    const InterpFrame& running = *frames_[i];
+    if (running.pc == 0) continue;
+    if (running.instructions[running.pc - 1].handler) return true;  // the instruction it runs now
+  }
+  return false;
 }
 
 TraceResult Tracer::run() {

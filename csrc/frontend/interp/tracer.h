@@ -147,6 +147,7 @@ class Tracer {
   void store_local(int slot, ValuePtr value);
   std::string local_name(int slot) const;
   [[noreturn]] void unsupported(const std::string& reason) const;
+  bool inside_try_block() const;  // whether a running frame's current instruction has a handler
 
   // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
   [[noreturn]] void raise(Ref exception) const;

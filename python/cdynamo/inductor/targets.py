@@ -72,6 +72,9 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
     for value in example_inputs:
         if not isinstance(value, (torch.Tensor, int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
             return f"graph inputs of type {type(value).__qualname__}"
+    reason = autograd_state_reason(gm)
+    if reason is not None:
+        return reason
     devices = set()
     for t in _graph_tensors(gm, example_inputs):
         reason = unsupported_tensor_reason(t)
@@ -85,6 +88,14 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
             from .triton_selfcheck import failure_reason
 
             return failure_reason(device.index if device.index is not None else torch.cuda.current_device())
+    return None
+
+
+def autograd_state_reason(gm):
+    """Why gm must run as captured because it changes autograd state a traced aten graph drops,
+    or None: Tensor.requires_grad_() on a tensor it makes (a new leaf)."""
+    if any(node.op == "call_method" and node.target == "requires_grad_" for node in gm.graph.nodes):
+        return "a tensor made to require grad inside the graph (Tensor.requires_grad_())"
     return None
 
 

@@ -1159,3 +1159,32 @@ def test_stateless_modules_made_inside_forward_and_quiet_logging():
     assert same(compiled(x), fn(x)) and counter.frame_count > 1
     with pytest.raises(cdynamo.exc.Unsupported, match="parameters or buffers"):
         cdynamo.compile(lambda x: torch.nn.Linear(4, 4)(x), backend="eager", fullgraph=True)(x)
+
+
+def test_an_operation_that_raises_on_these_shapes_goes_to_the_traced_except_block():
+    def f(x, extra):
+        try:
+            y = x @ extra  # (2, 6) @ (5, 6): eager raises RuntimeError
+        except (RuntimeError, TypeError) as error:
+            y = x * len(str(type(error).__name__))
+        try:
+            return y[10]  # an index past the end: IndexError on these shapes too
+        except IndexError:
+            return y.sum(0)
+
+    x, extra = torch.randn(2, 6), torch.randn(5, 6)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x, extra)
+    assert torch.equal(got, f(x, extra)) and counter.frame_count == 1
+
+
+def test_an_operation_that_raises_outside_a_try_block_breaks_before_it_and_eager_raises():
+    def f(x, extra):
+        y = x.relu()
+        return y @ extra
+
+    x, extra = torch.randn(2, 6), torch.randn(5, 6)
+    cdynamo.reset()
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        cdynamo.optimize("eager")(f)(x, extra)
+    assert any("raised RuntimeError while tracing" in reason for reason in counters["graph_break"])

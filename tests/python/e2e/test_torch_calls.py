@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import cdynamo
-from cdynamo.testing import CompileCounter, same
+from cdynamo.testing import CompileCounter, CompileCounterWithBackend, same
 from cdynamo.utils import counters
 
 LOG = []
@@ -137,3 +137,59 @@ def test_tensor_data_is_captured_and_writes_through_it_skip_the_version_counter(
         assert same(compiled(x, w), write_through_data(x, w_eager)) and same(w, w_eager)
     if backend == "eager":
         assert counter.frame_count >= 1 and not counters["graph_break"]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_requires_grad_on_a_tensor_the_graph_makes_is_a_new_leaf_as_in_eager(backend, grad):
+    def placeholder_attention(q, w):
+        placeholder = torch.zeros_like(q).requires_grad_()  # transformers' MRA without its kernel
+        return placeholder + q @ w, placeholder
+
+    q, w = torch.randn(3, 3), torch.randn(3, 3, requires_grad=True)
+    counter = CompileCounterWithBackend(backend)
+    with torch.set_grad_enabled(grad):
+        out, leaf = cdynamo.compile(placeholder_attention, backend=counter, fullgraph=True)(q, w)
+        want, want_leaf = placeholder_attention(q, w)
+    assert counter.frame_count == 1
+    torch.testing.assert_close(out, want)
+    assert (leaf.requires_grad, leaf.is_leaf, out.requires_grad) == (want_leaf.requires_grad, want_leaf.is_leaf,
+                                                                     want.requires_grad)
+    if grad:
+        (out * 2).sum().backward()
+        got_grads = (w.grad.clone(), leaf.grad.clone())
+        w.grad = None
+        (want * 2).sum().backward()
+        torch.testing.assert_close(got_grads, (w.grad, want_leaf.grad))
+
+
+def test_requires_grad_on_an_input_breaks_the_graph_and_changes_it_as_eager_does():
+    def f(x):
+        x.requires_grad_()
+        return x * 2
+
+    x = torch.randn(3)
+    explained = cdynamo.explain(f)(x)
+    assert explained.graph_break_count == 1 and "requires_grad_" in str(explained.break_reasons[0])
+    assert x.requires_grad
+
+
+def test_pytorch_0_3_style_code_is_one_graph():
+    from torch.autograd import Variable
+
+    def old_style(x, weight):
+        hidden = Variable(weight.data.new(2, 3).zero_())
+        mask = torch.FloatTensor(x.size()[0], 3).fill_(1.0)
+        mask[0, :2] = 0
+        ids = torch.LongTensor([0, 2])
+        leaf = Variable(x[:, :3].clone(), requires_grad=True)
+        y = torch.sigmoid(x[:, :3] * Variable(mask) + hidden.sum()).type(torch.DoubleTensor)
+        return y, y.type(), ids * 2, leaf.requires_grad
+
+    x, weight = torch.randn(4, 5), torch.randn(2, 2)
+    counter = CompileCounter()
+    got = cdynamo.compile(old_style, backend=counter, fullgraph=True)(x, weight)
+    want = old_style(x, weight)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1] == want[1] == "torch.DoubleTensor" and torch.equal(got[2], want[2]) and got[3] is want[3] is True
+    assert counter.frame_count == 1
