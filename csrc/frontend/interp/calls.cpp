@@ -762,9 +762,14 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     Ref method_name = check(PyUnicode_FromString("item"));
     return graph_.call("call_method", method_name, {self}, {}, "Tensor.item()");
   }
+  static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
+  if (name == "requires_grad_" && !self->source && Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True)
+    unsupported("Tensor.requires_grad_() with gradients on starts a new autograd leaf: the graph ends before it and "
+                "the next one takes the leaf as an input");
   if (name == "requires_grad_" && !self->source) {
-    // A tensor the graph makes becomes a leaf that requires grad (transformers' placeholder
-    // outputs): a node, and backends run such graphs as captured so autograd sees the leaf.
+    // Without grad mode, a tensor the graph makes becomes a leaf that requires grad (transformers'
+    // placeholder outputs): a node (backends set it on the outputs). With it, the graph breaks
+    // there: the next graph takes the leaf as an input autograd sees (a gradient penalty).
     Ref method_name = check(PyUnicode_FromString(name.c_str()));
     std::vector<ValuePtr> all_args{self};
     all_args.insert(all_args.end(), args.begin(), args.end());

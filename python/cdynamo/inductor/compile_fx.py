@@ -183,6 +183,40 @@ def _state_back_to_constants(aten_gm, state):
 
 
 def compile_fx(gm, example_inputs):
+    if not torch.is_grad_enabled() and not _enables_grad(gm) and targets.autograd_state_reason(gm):
+        return _with_new_leaves_outside(gm, example_inputs)
+    return _compile_fx(gm, example_inputs)
+
+
+def _with_new_leaves_outside(gm, example_inputs):
+    """A graph without gradients that makes tensors require grad (transformers' placeholder
+    outputs): compiled without those requires_grad_() calls, made on its outputs after each
+    call. Without grad mode nothing else observes them (later results never require grad)."""
+    graph = gm.graph
+    output = graph.output_node()
+    results = output.args[0]
+    flat = list(results) if isinstance(results, (tuple, list)) else [results]
+    new_leaves = [i for i, node in enumerate(flat) if isinstance(node, torch.fx.Node)
+                  and node.op == "call_method" and node.target == "requires_grad_"]
+    for node in [n for n in graph.nodes if n.op == "call_method" and n.target == "requires_grad_"]:
+        if len(node.args) > 1 and node.args[1] is False or node.kwargs.get("requires_grad", True) is False:
+            return targets.run_as_captured(gm, targets.autograd_state_reason(gm))
+        node.replace_all_uses_with(node.args[0])
+        graph.erase_node(node)
+    gm.recompile()
+    compiled = _compile_fx(gm, example_inputs)
+    single = not isinstance(results, (tuple, list))
+
+    def run(*args):
+        outputs = compiled(*args)
+        for i in new_leaves:
+            (outputs if single else outputs[i]).requires_grad_()
+        return outputs
+
+    return run
+
+
+def _compile_fx(gm, example_inputs):
     reason = targets.unsupported_reason(gm, example_inputs, selfcheck=False)
     if reason is not None:
         return targets.run_as_captured(gm, reason)

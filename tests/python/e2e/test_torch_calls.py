@@ -139,28 +139,34 @@ def test_tensor_data_is_captured_and_writes_through_it_skip_the_version_counter(
         assert counter.frame_count >= 1 and not counters["graph_break"]
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
-@pytest.mark.parametrize("grad", [False, True])
-def test_requires_grad_on_a_tensor_the_graph_makes_is_a_new_leaf_as_in_eager(backend, grad):
-    def placeholder_attention(q, w):
-        placeholder = torch.zeros_like(q).requires_grad_()  # transformers' MRA without its kernel
-        return placeholder + q @ w, placeholder
+def placeholder_attention(q, w):
+    placeholder = torch.zeros_like(q).requires_grad_()  # transformers' MRA without its kernel
+    return placeholder + q @ w, placeholder
 
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_requires_grad_on_a_tensor_the_graph_makes_is_a_new_leaf_as_in_eager(backend):
     q, w = torch.randn(3, 3), torch.randn(3, 3, requires_grad=True)
     counter = CompileCounterWithBackend(backend)
-    with torch.set_grad_enabled(grad):
+    with torch.no_grad():
         out, leaf = cdynamo.compile(placeholder_attention, backend=counter, fullgraph=True)(q, w)
         want, want_leaf = placeholder_attention(q, w)
     assert counter.frame_count == 1
     torch.testing.assert_close(out, want)
-    assert (leaf.requires_grad, leaf.is_leaf, out.requires_grad) == (want_leaf.requires_grad, want_leaf.is_leaf,
-                                                                     want.requires_grad)
-    if grad:
-        (out * 2).sum().backward()
-        got_grads = (w.grad.clone(), leaf.grad.clone())
-        w.grad = None
-        (want * 2).sum().backward()
-        torch.testing.assert_close(got_grads, (w.grad, want_leaf.grad))
+    assert (leaf.requires_grad, leaf.is_leaf, out.requires_grad) == (True, True, False)
+
+
+def test_with_gradients_on_a_new_leaf_ends_the_graph_and_gradients_equal_eager():
+    q, w = torch.randn(3, 3), torch.randn(3, 3, requires_grad=True)
+    explained = cdynamo.explain(placeholder_attention)(q, w)
+    assert explained.graph_break_count == 1 and "new autograd leaf" in str(explained.break_reasons[0])
+    out, leaf = cdynamo.compile(placeholder_attention, backend="inductor")(q, w)
+    want, want_leaf = placeholder_attention(q, w)
+    (out * 2).sum().backward()
+    got_grads = (w.grad.clone(), leaf.grad.clone())
+    w.grad = None
+    (want * 2).sum().backward()
+    torch.testing.assert_close(got_grads, (w.grad, want_leaf.grad))
 
 
 def test_requires_grad_on_an_input_breaks_the_graph_and_changes_it_as_eager_does():
@@ -188,8 +194,9 @@ def test_pytorch_0_3_style_code_is_one_graph():
 
     x, weight = torch.randn(4, 5), torch.randn(2, 2)
     counter = CompileCounter()
-    got = cdynamo.compile(old_style, backend=counter, fullgraph=True)(x, weight)
-    want = old_style(x, weight)
+    with torch.no_grad():  # with gradients on, Variable(..., requires_grad=True) ends a graph
+        got = cdynamo.compile(old_style, backend=counter, fullgraph=True)(x, weight)
+        want = old_style(x, weight)
     torch.testing.assert_close(got[0], want[0])
     assert got[1] == want[1] == "torch.DoubleTensor" and torch.equal(got[2], want[2]) and got[3] is want[3] is True
     assert counter.frame_count == 1
