@@ -475,6 +475,12 @@ def _code_side_effect(codes, namespace):
     return None
 
 
+def traced_array_to_ndarray(t):
+    """What a NumPy array made from a traced tensor becomes when it leaves the trace (called by
+    the code after the graph; here, in a file whose frames are never compiled)."""
+    return t.numpy()
+
+
 def refuse(reason):
     """Called by a stand-in (_polyfills) for arguments it does not handle: in a trace, a graph
     break with `reason` (policy 'refuse'); the original then runs eagerly."""

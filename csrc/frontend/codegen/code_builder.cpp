@@ -172,6 +172,16 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     }
     case ValueKind::NewObject:
+      if (interp::is_traced_array(value)) {
+        // A NumPy array made from a traced tensor: the real one, tensor.numpy() (memory shared
+        // with the tensor as eager's is; two references to it become two ndarray objects).
+        static Ref& to_ndarray = *new Ref(import_attr("cdynamo._trace_support", "traced_array_to_ndarray"));  // never freed: outlives the interpreter
+        code.emit(PUSH_NULL);
+        code.load_const(to_ndarray);
+        rebuild(code, interp::traced_array_tensor(value), outputs, depth + 2);
+        code.call(1);
+        return;
+      }
       if (load_from_table(code, value, depth)) return;
       throw InternalError("an object made by the trace is missing from the object table");
     case ValueKind::TensorMethod:
@@ -251,6 +261,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
     pending.pop_back();
     if (!v) continue;
     bool container = (v->kind == ValueKind::List || v->kind == ValueKind::Dict || v->kind == ValueKind::Set) && !v->source;
+    if (interp::is_traced_array(v)) continue;  // rebuilt in place, from its tensor (a graph output)
     if (container || v->kind == ValueKind::NewObject) {
       auto seen = std::find_if(references.begin(), references.end(), [&](const auto& r) { return r.first == v.get(); });
       if (seen != references.end()) {

@@ -418,6 +418,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
+  if (!all_constant(args, kwargs))
+    if (ValuePtr result = call_with_arrays(fn, policy, args, kwargs)) return result;
   if (policy == "builtin") return call_builtin(fn, args, kwargs);
   if (policy == "true") return Value::constant(Ref::borrow(Py_True));
   if (policy == "inspect") {
@@ -775,6 +777,7 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     all_args.insert(all_args.end(), args.begin(), args.end());
     return graph_.call("call_method", method_name, all_args, kwargs, "Tensor.requires_grad_()");
   }
+  if (name == "numpy") return tensor_numpy(self, std::move(args), std::move(kwargs));
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");

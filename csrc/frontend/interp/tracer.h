@@ -243,6 +243,10 @@ class Tracer {
   // torch.vmap(func, in_dims, out_dims, randomness, chunk_size)(*args): one node running vmap of
   // func (a function the program could call itself), args[0..4] those five (higher_order.cpp).
   ValuePtr call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
+  // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
+  ValuePtr call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  ValuePtr tensor_numpy(const ValuePtr& tensor, std::vector<ValuePtr> args, graph::KwArgs kwargs);  // t.numpy()
   Ref vmapped_function(const ValuePtr& func) const;  // the real function a vmap node calls
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).

@@ -121,4 +121,9 @@ struct Value {
   Ref as_python_constant(WalkPath& path) const;
 };
 
+// A NumPy array made from a traced tensor (cdynamo/_numpy_arrays.py's TracedArray, a NewObject),
+// and its tensor; leaving the trace it becomes a real ndarray (numpy_arrays.cpp).
+bool is_traced_array(const ValuePtr& value);
+ValuePtr traced_array_tensor(const ValuePtr& array);
+
 }  // namespace cdynamo::interp

@@ -1,0 +1,295 @@
+"""NumPy arrays made from traced tensors (t.numpy(), np.asarray(t)): a TracedArray holding the tensor,
+whose operations and the numpy functions called on it are torch operations in the graph with
+NumPy's semantics (axis/keepdims, ddof=0, true division and means of integers in float64), until
+torch.from_numpy / torch.as_tensor / torch.tensor takes the tensor back. Traced, not skipped."""
+import builtins
+import operator
+
+import numpy as np
+import torch
+
+from . import _trace_support
+
+_TORCH_DTYPE = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "int64": torch.int64,
+    "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+    "complex64": torch.complex64, "complex128": torch.complex128,
+}
+_NUMPY_DTYPE = {str(t): np.dtype(name) for name, t in _TORCH_DTYPE.items()}
+
+
+_PYTHON_TYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
+
+
+def _torch_dtype(dtype):
+    # np.float32 (a scalar type), np.dtype("float32"), "float32" or float, as NumPy reads them.
+    if isinstance(dtype, str):
+        name = dtype
+    elif isinstance(dtype, type):
+        name = _PYTHON_TYPES.get(dtype) or dtype.__name__
+    else:
+        name = dtype.name
+    return _TORCH_DTYPE[name]
+
+
+class TracedArray:
+    """An ndarray whose values are a traced tensor (never seen by real NumPy)."""
+
+    __array_priority__ = 1000  # numbers and arrays defer to it in mixed arithmetic
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    shape = property(lambda self: tuple(self.tensor.shape))
+    ndim = property(lambda self: self.tensor.dim())
+    size = property(lambda self: self.tensor.numel())
+    dtype = property(lambda self: _NUMPY_DTYPE[str(self.tensor.dtype)])
+    T = property(lambda self: TracedArray(self.tensor.permute(list(range(self.tensor.dim() - 1, -1, -1)))))
+
+    def __len__(self):
+        return self.tensor.shape[0]
+
+    def __getitem__(self, index):
+        return TracedArray(self.tensor[_tensors(index)])
+
+    def astype(self, dtype, copy=True):
+        return TracedArray(self.tensor.to(_torch_dtype(dtype), copy=copy))
+
+    def copy(self):
+        return TracedArray(self.tensor.clone())
+
+    def reshape(self, *shape):
+        return TracedArray(self.tensor.reshape(*shape))
+
+    def transpose(self, *axes):
+        return TracedArray(self.tensor.permute(*axes) if axes else self.T.tensor)
+
+    def mean(self, axis=None, keepdims=False):
+        return mean(self, axis, keepdims=keepdims)
+
+    def sum(self, axis=None, keepdims=False):
+        return sum_(self, axis, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return std(self, axis, ddof=ddof, keepdims=keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return var(self, axis, ddof=ddof, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return amax(self, axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return amin(self, axis, keepdims=keepdims)
+
+    def argmax(self, axis=None):
+        return argmax(self, axis)
+
+    def argmin(self, axis=None):
+        return argmin(self, axis)
+
+    def __neg__(self):
+        return TracedArray(-self.tensor)
+
+    def __abs__(self):
+        return TracedArray(self.tensor.abs())
+
+
+def _tensors(value):
+    """value with every TracedArray in it replaced by its tensor (indices, operands)."""
+    if isinstance(value, TracedArray):
+        return value.tensor
+    if isinstance(value, tuple):
+        return tuple(_tensors(v) for v in value)
+    if isinstance(value, list):
+        return [_tensors(v) for v in value]
+    return value
+
+
+def _as_tensor(value):
+    if isinstance(value, TracedArray):
+        return value.tensor
+    if isinstance(value, torch.Tensor):
+        return tensor_numpy(value).tensor  # np.exp(t): NumPy reads the tensor through __array__
+    return torch.as_tensor(value)
+
+
+def _true_division_operand(t):
+    return t.to(torch.float64) if not (t.is_floating_point() or t.is_complex()) else t
+
+
+def _binary(op, reflected=False):
+    def method(self, other):
+        if not isinstance(other, (TracedArray, torch.Tensor, int, float, bool)):
+            return NotImplemented  # a real ndarray or NumPy scalar: not a value a graph holds
+        a, b = self.tensor, (other if isinstance(other, (int, float, bool)) else _as_tensor(other))
+        if isinstance(other, float):  # an integer array and a Python float make float64 in NumPy
+            a = _true_division_operand(a)
+        if op is operator.truediv:  # integers divide into float64 in NumPy, float32 in torch
+            a, b = _true_division_operand(a), (_true_division_operand(b) if isinstance(b, torch.Tensor) else b)
+        return TracedArray(op(b, a) if reflected else op(a, b))
+
+    return method
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
+                   ("pow", operator.pow), ("matmul", operator.matmul)):
+    setattr(TracedArray, f"__{_name}__", _binary(_op))
+    setattr(TracedArray, f"__r{_name}__", _binary(_op, reflected=True))
+for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne), ("and", operator.and_), ("or", operator.or_)):
+    setattr(TracedArray, f"__{_name}__", _binary(_op))
+
+
+def _reduce(fn, a, axis, keepdims, **kwargs):
+    t = _as_tensor(a)
+    if axis is None:
+        result = fn(t, **kwargs)
+        return TracedArray(result.reshape((1,) * t.dim()) if keepdims else result)
+    return TracedArray(fn(t, dim=axis, keepdim=keepdims, **kwargs))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    _no_out(out)
+    t = _as_tensor(a)
+    t = t.to(_torch_dtype(dtype)) if dtype is not None else _true_division_operand(t)
+    return _reduce(torch.mean, TracedArray(t), axis, keepdims)
+
+
+def sum_(a, axis=None, dtype=None, out=None, keepdims=False):
+    _no_out(out)
+    t = _as_tensor(a)
+    return _reduce(torch.sum, TracedArray(t), axis, keepdims, **({"dtype": _torch_dtype(dtype)} if dtype else {}))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    _no_out(out)
+    return _reduce(torch.std, TracedArray(_true_division_operand(_as_tensor(a))), axis, keepdims, correction=ddof)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    _no_out(out)
+    return _reduce(torch.var, TracedArray(_true_division_operand(_as_tensor(a))), axis, keepdims, correction=ddof)
+
+
+def amax(a, axis=None, out=None, keepdims=False):
+    _no_out(out)
+    return _reduce(torch.amax, a, axis, keepdims) if axis is not None else _reduce(torch.max, a, None, keepdims)
+
+
+def amin(a, axis=None, out=None, keepdims=False):
+    _no_out(out)
+    return _reduce(torch.amin, a, axis, keepdims) if axis is not None else _reduce(torch.min, a, None, keepdims)
+
+
+def argmax(a, axis=None, out=None):
+    _no_out(out)
+    t = _as_tensor(a)
+    return TracedArray(torch.argmax(t) if axis is None else torch.argmax(t, dim=axis))
+
+
+def argmin(a, axis=None, out=None):
+    _no_out(out)
+    t = _as_tensor(a)
+    return TracedArray(torch.argmin(t) if axis is None else torch.argmin(t, dim=axis))
+
+
+def argsort(a, axis=-1, kind=None, order=None):
+    if order is not None:
+        return _trace_support.refuse("numpy.argsort with order= on an array made from a tensor")
+    t = _as_tensor(a)
+    return TracedArray(torch.argsort(t.flatten() if axis is None else t, dim=-1 if axis is None else axis, stable=True))
+
+
+def sort(a, axis=-1, kind=None, order=None):
+    if order is not None:
+        return _trace_support.refuse("numpy.sort with order= on an array made from a tensor")
+    t = _as_tensor(a)
+    return TracedArray(torch.sort(t.flatten() if axis is None else t, dim=-1 if axis is None else axis, stable=True)[0])
+
+
+def concatenate(arrays, axis=0):
+    tensors = [_as_tensor(a) for a in arrays]
+    return TracedArray(torch.cat([t.flatten() for t in tensors]) if axis is None else torch.cat(tensors, dim=axis))
+
+
+def stack(arrays, axis=0):
+    return TracedArray(torch.stack([_as_tensor(a) for a in arrays], dim=axis))
+
+
+def where(condition, x, y):
+    return TracedArray(torch.where(_as_tensor(condition), _as_tensor(x), _as_tensor(y)))
+
+
+def clip(a, a_min, a_max):
+    return TracedArray(torch.clamp(_as_tensor(a), _tensors(a_min), _tensors(a_max)))
+
+
+def asarray(a, dtype=None):
+    t = _as_tensor(a)
+    return TracedArray(t.detach() if dtype is None else t.detach().to(_torch_dtype(dtype)))
+
+
+def _no_out(out):
+    if out is not None:
+        _trace_support.refuse("numpy's out= on an array made from a tensor")
+
+
+def _unary(fn, floating=True):
+    def ufunc(x, /):
+        t = _as_tensor(x)
+        return TracedArray(fn(_true_division_operand(t) if floating else t))
+
+    return ufunc
+
+
+def _elementwise(fn):
+    def ufunc(x, y, /):
+        return TracedArray(fn(_as_tensor(x), _as_tensor(y)))
+
+    return ufunc
+
+
+FUNCTIONS = {
+    np.mean: mean, np.sum: sum_, np.std: std, np.var: var, np.max: amax, np.amax: amax, np.min: amin,
+    np.amin: amin, np.argmax: argmax, np.argmin: argmin, np.argsort: argsort, np.sort: sort,
+    np.concatenate: concatenate, np.stack: stack, np.where: where, np.clip: clip, np.asarray: asarray,
+    np.array: asarray, np.exp: _unary(torch.exp), np.log: _unary(torch.log), np.sqrt: _unary(torch.sqrt),
+    np.sin: _unary(torch.sin), np.cos: _unary(torch.cos), np.tanh: _unary(torch.tanh),
+    np.abs: _unary(torch.abs, floating=False), np.absolute: _unary(torch.abs, floating=False),
+    np.square: _unary(torch.square, floating=False), np.floor: _unary(torch.floor, floating=False),
+    np.ceil: _unary(torch.ceil, floating=False), np.maximum: _elementwise(torch.maximum),
+    np.minimum: _elementwise(torch.minimum), np.matmul: _elementwise(torch.matmul), np.dot: _elementwise(torch.matmul),
+}
+
+
+def replacement(fn):
+    """The function traced in place of numpy's fn called on arrays made from tensors, or None."""
+    return FUNCTIONS.get(fn)
+
+
+def tensor_numpy(t, *, force=False):
+    """t.numpy(): eager refuses tensors that require grad (unless force) and those off the CPU."""
+    if t.requires_grad and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    if t.device.type != "cpu" and not force:
+        raise TypeError(f"can't convert {t.device.type} device type tensor to numpy. "
+                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+    return TracedArray(t.detach().cpu() if force else t.detach())
+
+
+def to_tensor(fn, array, *args, **kwargs):
+    """torch.from_numpy / as_tensor / asarray (the array's own memory: its tensor) and torch.tensor
+    (a copy) of a TracedArray; dtype= and device= as those functions take them."""
+    t = array.tensor
+    if fn is torch.tensor:
+        t = t.clone()
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    if args or builtins.any(k not in ("dtype", "device", "requires_grad") for k in kwargs):
+        return _trace_support.refuse(f"{fn.__name__}() of an array made from a tensor with these arguments")
+    if dtype is not None or device is not None:
+        t = t.to(device=device, dtype=dtype)
+    if kwargs.get("requires_grad"):
+        t = t.requires_grad_()
+    return t

@@ -1,0 +1,81 @@
+"""NumPy on tensors inside compiled functions: t.numpy(), numpy functions and array arithmetic
+are torch operations in the graph with NumPy's dtypes, torch.from_numpy / as_tensor / tensor
+take the values back, and an array that leaves the function is a real ndarray."""
+import numpy as np
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import CompileCounter
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+def side_statistics(h):
+    arr = h.detach().cpu().numpy()
+    mean = np.mean(arr, axis=0, keepdims=True)
+    std = np.std(arr, axis=0, keepdims=True) + 1e-5
+    norm = torch.from_numpy(((arr - mean) / std).astype(np.float32))
+    order = np.argsort(arr[:, 0])
+    return h + norm, h[torch.as_tensor(order)], torch.tensor(arr.max(axis=1)), arr.shape
+
+
+def numpy_dtypes(t):
+    a = t.numpy()
+    return (torch.from_numpy(a // 2), torch.as_tensor(a / 2), torch.tensor(a.mean(axis=0)),
+            torch.from_numpy(np.exp(a).astype(np.float32)), torch.from_numpy(a.T.copy() * 2.5),
+            torch.from_numpy(np.maximum(a, 3) - np.sqrt(a)))
+
+
+def assert_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if isinstance(w, torch.Tensor):
+            assert g.dtype == w.dtype and g.shape == w.shape, (g, w)
+            torch.testing.assert_close(g, w)
+        else:
+            assert g == w
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_statistics_computed_in_numpy_are_one_graph(backend):
+    counter = CompileCounter() if backend == "eager" else None
+    compiled = cdynamo.compile(side_statistics, backend=counter or backend, fullgraph=True)
+    h = torch.randn(6, 8)
+    assert_same(compiled(h), side_statistics(h))
+    if counter:
+        assert counter.frame_count == 1
+
+
+def test_results_have_numpys_dtypes():
+    counter = CompileCounter()
+    t = torch.arange(6).reshape(2, 3)
+    assert_same(cdynamo.compile(numpy_dtypes, backend=counter, fullgraph=True)(t), numpy_dtypes(t))
+    assert counter.frame_count == 1
+
+
+def test_an_array_returned_is_a_real_ndarray_sharing_the_tensors_memory():
+    def f(t):
+        doubled = t * 2
+        return doubled.numpy(), doubled
+
+    array, tensor = cdynamo.compile(f, backend="eager", fullgraph=True)(torch.ones(3))
+    assert type(array) is np.ndarray and array.tolist() == [2.0, 2.0, 2.0]
+    tensor.add_(1)
+    assert array.tolist() == [3.0, 3.0, 3.0]  # .numpy() shares memory, as in eager
+
+
+def test_numpy_of_a_tensor_that_requires_grad_raises_eagers_error():
+    def f(t):
+        return torch.from_numpy(t.numpy() * 2)
+
+    t = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        f(t)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        cdynamo.compile(f, backend="eager")(t)
