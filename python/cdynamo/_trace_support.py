@@ -475,6 +475,25 @@ def _code_side_effect(codes, namespace):
     return None
 
 
+def lazy_module_initializer(module):
+    """For a lazy module (nn.LazyLinear) met with uninitialised parameters: a function of the
+    call's fake arguments that makes the parameters now, from real tensors of those shapes, as
+    the module's forward pre-hook does on eager's first call (the class becomes cls_to_become)."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    def real(value):
+        if isinstance(value, torch.Tensor):
+            return torch.zeros([int(size) for size in value.shape], dtype=value.dtype, device=value.device)
+        return value
+
+    def initialize(*args, **kwargs):
+        with unset_fake_temporarily():
+            real_args, real_kwargs = torch.utils._pytree.tree_map(real, (args, kwargs))
+            module._infer_parameters(module, real_args, real_kwargs)
+
+    return initialize
+
+
 def traced_array_to_ndarray(t):
     """What a NumPy array made from a traced tensor becomes when it leaves the trace (called by
     the code after the graph; here, in a file whose frames are never compiled)."""

@@ -118,6 +118,10 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     os.path.join(_package_dir("torch") or "", "nn", "utils", "spectral_norm.py"),
     # parametrize.cached(): a @contextmanager generator whose global counter the trace replays.
     os.path.join(_package_dir("torch") or "", "nn", "utils", "parametrize.py"),
+    # Eager-mode quantization's markers before conversion: QuantStub/DeQuantStub pass their input
+    # through, FloatFunctional's add/mul/cat are torch operations.
+    os.path.join(_package_dir("torch") or "", "ao", "quantization", "stubs.py"),
+    os.path.join(_package_dir("torch") or "", "ao", "nn", "quantized", "modules", "functional_modules.py"),
 ]
 
 # Files traced when traced code calls into them whose frames are never compiled on their own:

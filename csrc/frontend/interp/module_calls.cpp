@@ -141,6 +141,16 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
       PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
     return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs), true,
                           direct);  // compile(m) inside compiled code
+  static Ref& lazy_mixin = *new Ref(import_attr("torch.nn.modules.lazy", "LazyModuleMixin"));  // never freed: outlives the interpreter
+  int lazy = PyObject_IsInstance(obj, lazy_mixin.ptr());
+  check_status(lazy);
+  if (lazy && PyObject_IsTrue(Ref(check(PyObject_CallMethod(obj, "has_uninitialized_params", nullptr))).ptr())) {
+    // nn.LazyLinear's first call: its parameters are made now, from the arguments' shapes; then it
+    // is the layer it becomes (its pre-hook removed), traced as such.
+    Ref initialize = call_helper("cdynamo._trace_support", "lazy_module_initializer", {obj});
+    graph_.fake_call(initialize, args, kwargs, type_name + " (initialising its lazy parameters)");
+    type_name = Py_TYPE(obj)->tp_name;
+  }
   const bool hooked = guard_module_hooks(module);
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   static Ref& default_call = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__call__")));  // never freed: outlives the interpreter

@@ -9,7 +9,7 @@ import torch
 
 import cdynamo
 from cdynamo.inductor import compile_fx
-from cdynamo.testing import same
+from cdynamo.testing import CompileCounter, same
 
 
 @pytest.fixture(autouse=True)
@@ -289,3 +289,54 @@ def test_assigning_tensor_data_of_another_shape_breaks_the_graph_with_the_reason
     with pytest.raises(cdynamo.exc.Unsupported, match="another shape"):
         cdynamo.reset()
         cdynamo.compile(Grows(), backend="eager", fullgraph=True)(x)
+
+
+class LazyLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.LazyConv2d(4, 3)
+        self.fc = torch.nn.LazyLinear(5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+
+def test_lazy_modules_initialise_on_the_first_call_as_in_eager_and_stay_one_graph():
+    torch.manual_seed(0)
+    eager = LazyLayers()
+    torch.manual_seed(0)
+    compiled_model = LazyLayers()
+    x = torch.randn(2, 3, 6, 6)
+    counter = CompileCounter()
+    compiled = cdynamo.compile(compiled_model, backend=counter, fullgraph=True)
+    torch.manual_seed(1)
+    want = eager(x)
+    torch.manual_seed(1)
+    got = compiled(x)
+    torch.testing.assert_close(got, want)  # the same parameters, drawn in the same order
+    assert type(compiled_model.fc) is torch.nn.Linear and type(compiled_model.conv) is torch.nn.Conv2d
+    torch.testing.assert_close(compiled(x), eager(x))
+    assert counter.frame_count == 1
+
+
+class QuantReady(torch.nn.Module):
+    """Eager-mode quantization's markers in a float model before prepare/convert."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.dequant = torch.ao.quantization.DeQuantStub()
+        self.skip = torch.ao.nn.quantized.FloatFunctional()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.quant(x)
+        y = self.skip.add(self.fc(x), x)
+        return self.dequant(self.skip.mul_scalar(y, 0.5))
+
+
+def test_quantization_stubs_and_float_functional_are_traced():
+    model, x = QuantReady().eval(), torch.randn(3, 4)
+    counter = CompileCounter()
+    torch.testing.assert_close(cdynamo.compile(model, backend=counter, fullgraph=True)(x), model(x))
+    assert counter.frame_count == 1
