@@ -9,6 +9,7 @@ import threading
 import sys
 import types
 import typing
+import warnings
 import weakref
 
 import torch
@@ -494,6 +495,22 @@ def lazy_module_initializer(module):
     return initialize
 
 
+def call_deferred(call):
+    """A print/warnings.warn/logging call the trace met, made after the graph: (fn, args, kwargs)."""
+    from . import _C
+
+    fn, args, kwargs = call
+    if fn is warnings.warn:  # attributed to the compiled function's frame, as eager's is to the caller
+        kwargs = dict(zip(("message", "category", "stacklevel", "source"), args), **kwargs)
+        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
+        args = ()
+    previous = _C._enter(None)  # the handlers and formatters it reaches run as written, uncompiled
+    try:
+        fn(*args, **kwargs)
+    finally:
+        _C._leave(previous)
+
+
 def traced_array_to_ndarray(t):
     """What a NumPy array made from a traced tensor becomes when it leaves the trace (called by
     the code after the graph; here, in a file whose frames are never compiled)."""
@@ -602,7 +619,8 @@ def classify_callable(fn):
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
-    'graph_vmap' (vmapped: a node of vmap_node's), 'refuse' (refuse: a graph break with the reason
+    'graph_vmap' (vmapped: a node of vmap_node's), 'deferred_call' (print, warnings.warn: made after
+    the graph with the arguments the trace knows), 'refuse' (refuse: a graph break with the reason
     a stand-in gives), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
@@ -635,8 +653,8 @@ def classify_callable(fn):
         return "fold_numpy"
     if (getattr(fn, "__module__", None) or "").startswith("numpy.random"):
         return "unsupported:numpy.random draws from numpy's global random state"
-    if fn is print:
-        return "unsupported:print() writes to the console, a side effect a graph cannot hold"
+    if fn is print or fn is warnings.warn:
+        return "deferred_call"  # made after the graph, with the arguments the trace knows
     if getattr(fn, "__name__", None) == "fromkeys" and isinstance(getattr(fn, "__self__", None), type) \
             and issubclass(fn.__self__, dict):
         return "fold"  # dict.fromkeys(names): a new dict of constants

@@ -341,13 +341,24 @@ void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect
   // be read as the trace read it, before a write changes what that path leads to.
   for (size_t i = 0; i < effects.size(); ++i) {
     const auto& effect = effects[i];
-    if (effect.name.empty()) rebuild_value(code, effect.value, outputs, depth + static_cast<int>(i), false);
+    if (effect.name.empty() || effect.name == interp::kDeferredCall) rebuild_value(code, effect.value, outputs, depth + static_cast<int>(i), false);
     else rebuild(code, effect.value, outputs, depth + static_cast<int>(i));
   }
   code.emit(BUILD_TUPLE, static_cast<int>(effects.size()));
+  static Ref& call_deferred = *new Ref(import_attr("cdynamo._trace_support", "call_deferred"));  // never freed: outlives the interpreter
   for (size_t i = 0; i < effects.size(); ++i) {
     const auto& effect = effects[i];
     Ref index = check(PyLong_FromSize_t(i));
+    if (effect.name == interp::kDeferredCall) {  // print(...): call_deferred((fn, args, kwargs))
+      code.emit(PUSH_NULL);
+      code.load_const(call_deferred);
+      code.emit(COPY, 3);
+      code.load_const(index);
+      code.emit(BINARY_SUBSCR);
+      code.call(1);
+      code.emit(POP_TOP);
+      continue;
+    }
     if (effect.name.empty()) {  // a list or dict from the frame gets its new contents
       code.emit(PUSH_NULL);
       code.load_const(replace);

@@ -143,6 +143,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
+      if (is_logging_call(callable)) return defer_call(callable, std::move(args), std::move(kwargs), "logging." + callable->name + "()");
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs), nullptr, direct);
     }
@@ -312,6 +313,16 @@ void Tracer::check_context_vars_reset() const {
 // now: a call that does nothing, skipped, with a guard that the logger still does not emit at
 // that level (a change of level recompiles). Null when the call would log: logging is not
 // traced (config.never_traced_stdlib), so it breaks the graph.
+bool Tracer::is_logging_call(const ValuePtr& method) const {
+  static const std::unordered_set<std::string> names = {"debug", "info", "warning", "warn", "error", "critical", "log"};
+  const ValuePtr& logger = method->items.at(0);
+  if (logger->kind != ValueKind::Object || !logger->source || !names.count(method->name)) return false;
+  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
+  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
+  check_status(is_logger);
+  return is_logger;
+}
+
 ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
   const ValuePtr& logger = method->items.at(0);
   if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
@@ -530,6 +541,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "graph_vmap") return call_vmapped(std::move(args), std::move(kwargs));
+  if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
   if (policy == "refuse") unsupported(args.size() == 1 && args[0]->is_constant() ? to_std_string(args[0]->obj) : "refused by a stand-in");
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {

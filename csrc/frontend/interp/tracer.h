@@ -58,10 +58,12 @@ struct BreakState {
 // from the frame that the trace changed in place (object == value); its new contents replace
 // the old ones, before any attribute write (which could redirect the path to it).
 struct SideEffect {
-  ValuePtr object;  // has a source
-  std::string name;
-  ValuePtr value;
+  ValuePtr object;  // has a source; for a deferred call, the callable
+  std::string name;  // the attribute written, "" for a container's contents, or kDeferredCall
+  ValuePtr value;    // for a deferred call: a Tuple (callable, args Tuple, kwargs Dict)
 };
+// The name of a SideEffect that is a call made after the graph (print, warnings.warn, logging).
+inline constexpr const char* kDeferredCall = "()";
 
 // The outcome of tracing one frame: to its RETURN, or to a graph break.
 struct TraceResult {
@@ -243,6 +245,8 @@ class Tracer {
   // torch.vmap(func, in_dims, out_dims, randomness, chunk_size)(*args): one node running vmap of
   // func (a function the program could call itself), args[0..4] those five (higher_order.cpp).
   ValuePtr call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
+  ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
   ValuePtr call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
@@ -278,6 +282,7 @@ class Tracer {
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);
   ValuePtr identity_of(const ValuePtr& value);  // id(value)
+  bool is_logging_call(const ValuePtr& method) const;  // an enabled level's call: deferred (deferred_calls.cpp)
   ValuePtr silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args);
   ValuePtr mapping_as_dict(const ValuePtr& mapping);  // the items {**mapping} merges, as a Dict
   // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.

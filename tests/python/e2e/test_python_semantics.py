@@ -1188,3 +1188,48 @@ def test_an_operation_that_raises_outside_a_try_block_breaks_before_it_and_eager
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         cdynamo.optimize("eager")(f)(x, extra)
     assert any("raised RuntimeError while tracing" in reason for reason in counters["graph_break"])
+
+
+def test_print_logging_and_warnings_of_known_values_are_made_after_the_graph(capsys, caplog):
+    import logging
+    import warnings
+
+    logger = logging.getLogger("cdynamo.test.deferred")
+
+    def f(x):
+        print(f"input shape: {x.shape}", x.dtype)
+        logger.warning("forward with %d samples", x.size(0))
+        y = x.softmax(-1)
+        if y.shape[1] != 4:
+            warnings.warn("output dim is not 4", UserWarning)
+        print("output", y.shape, sep=" | ")
+        return y
+
+    x = torch.randn(2, 3)
+    with pytest.warns(UserWarning, match="output dim is not 4"):
+        want = f(x)
+    eager_out = capsys.readouterr().out
+    caplog.clear()
+    counter = CompileCounter()
+    with pytest.warns(UserWarning, match="output dim is not 4") as caught:
+        got = cdynamo.optimize(counter, nopython=True)(f)(x)
+    assert torch.equal(got, want) and counter.frame_count == 1
+    assert capsys.readouterr().out == eager_out
+    assert [r.getMessage() for r in caplog.records] == ["forward with 2 samples"]
+    assert caught[0].filename == __file__  # the warning points at the compiled function's file
+
+
+def test_print_of_a_tensor_breaks_the_graph_and_prints_eagers_values(capsys):
+    def f(x):
+        y = x + 1
+        print(y)
+        return y * 2
+
+    x = torch.ones(2)
+    f(x)
+    eager_out = capsys.readouterr().out
+    explained = cdynamo.explain(f)(x)
+    assert explained.graph_break_count >= 1 and "print() of a value the graph computes" in str(explained.break_reasons[0])
+    capsys.readouterr()
+    cdynamo.optimize("eager")(f)(x)
+    assert capsys.readouterr().out == eager_out
