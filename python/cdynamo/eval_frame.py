@@ -134,7 +134,7 @@ def disallow_in_graph(fn):
 
 
 def graph_break():
-    """Ends the graph here when traced (for now: runs the whole frame eagerly); no-op otherwise."""
+    """Ends the graph here when traced (the code after it runs in a resume function); no-op otherwise."""
 
 
 class OptimizedModule(torch.nn.Module):

@@ -30,6 +30,17 @@ Py_ssize_t extra_index() {
   return g_extra_index;
 }
 
+// collections.namedtuple's __new__, made by eval() ("<string>", a lambda calling _tuple_new):
+// library code wherever its class comes from (torch's printing makes them); traced code that
+// constructs a namedtuple does so without it.
+bool is_namedtuple_new(PyCodeObject* code) {
+  if (PyUnicode_CompareWithASCIIString(code->co_filename, "<string>") != 0 ||
+      PyUnicode_CompareWithASCIIString(code->co_name, "<lambda>") != 0)
+    return false;
+  Ref tuple_new = check(PyUnicode_InternFromString("_tuple_new"));
+  return PySequence_Contains(code->co_names, tuple_new.ptr()) == 1;
+}
+
 bool is_skipped_file(PyCodeObject* code) {
   const char* filename = PyUnicode_AsUTF8(code->co_filename);
   if (!filename) {
@@ -41,7 +52,7 @@ bool is_skipped_file(PyCodeObject* code) {
   // strings, the REPL, IPython cells, doctests, fx GraphModules' forward()s (a backend's own
   // graphs run with the hook off, so only the user's reach here).
   if (name.empty()) return true;
-  if (name.front() == '<') return name.starts_with("<frozen ");
+  if (name.front() == '<') return name.starts_with("<frozen ") || is_namedtuple_new(code);
   // The policy (config.skip_dirs / trace_dirs, longest prefix wins) lives in Python; it runs
   // once per code object, with the hook off so its own frames are not intercepted.
   BusyScope busy;

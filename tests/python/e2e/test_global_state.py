@@ -13,7 +13,7 @@ BACKENDS = ["eager", "inductor"]
 def no_grad_block_cut_by_a_break(x):
     with torch.no_grad():
         y = x * 2
-        print("inside")
+        cdynamo.graph_break()
         z = y * x
     return z + x
 
@@ -104,7 +104,7 @@ def test_an_autocast_block_is_one_graph_with_eagers_dtypes(backend):
 def autocast_cut_by_a_break(fc, x):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         h = fc(x)
-        print("inside")
+        cdynamo.graph_break()
         k = fc(h)
     return k.float() + 1, h, k
 
@@ -178,7 +178,7 @@ def test_a_cuda_autocast_block_cut_by_a_break(backend):
     def cuda_block(fc, x):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             h = fc(x).relu()
-            print("inside")
+            cdynamo.graph_break()
             k = fc(h) * 2
         return k.float() + 1, h, k
 

@@ -644,8 +644,7 @@ def test_graph_break_inside_a_try_block_keeps_its_handlers(fail):
 
 def unsupported_call_raises_inside_try(x, items):
     try:
-        print(len(items))  # a graph break inside the try block
-        bad = torch.cat([x, x.view(1, -1)])  # raises (shape mismatch): caught below
+        bad = x * (x.item() * len(items))  # a graph break (.item()) that raises: x has 2 elements
     except RuntimeError:
         bad = x * 3
     return bad
