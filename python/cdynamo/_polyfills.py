@@ -10,7 +10,10 @@ import types
 import weakref
 
 import torch
-from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
+try:
+    from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
+except ImportError:  # a torch without it: nothing to stand in for
+    _associative_scan = None
 
 from . import _trace_support
 
@@ -240,7 +243,7 @@ def _as_written(original):
 
 _DEEPCOPY_AS_WRITTEN = _as_written(__import__("copy").deepcopy)
 _COPY_AS_WRITTEN = _as_written(__import__("copy").copy)
-_ASSOCIATIVE_SCAN_AS_WRITTEN = _as_written(_associative_scan)
+_ASSOCIATIVE_SCAN_AS_WRITTEN = _as_written(_associative_scan) if _associative_scan is not None else None
 _MISSING = object()
 
 
@@ -291,7 +294,6 @@ _BY_OBJECT = {
     torch.vmap: vmap_,
     torch.autograd.Variable: variable_,
     **_LEGACY_CONSTRUCTORS,
-    _associative_scan: associative_scan_,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,
     torch.nn.Module.named_children: _module_named_children,
@@ -332,6 +334,8 @@ def _decorated_replacement(fn):
     return found
 
 
+if _associative_scan is not None:
+    _BY_OBJECT[_associative_scan] = associative_scan_
 _BY_ID = {id(original): stand_in for original, stand_in in _BY_OBJECT.items()}  # _BY_OBJECT keeps them alive
 
 

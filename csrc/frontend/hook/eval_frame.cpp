@@ -168,8 +168,17 @@ void raise_unsupported(const interp::Unsupported& error, PyCodeObject* code) {
 // batched or wrapped tensors, which graphs cannot hold: it runs as written, as the transform's
 // own Python does. Asked on cache misses only.
 bool inside_functorch_transform() {
-  static Ref& peek = *new Ref(import_attr("torch._C._functorch", "peek_interpreter_stack"));  // never freed: outlives the interpreter
-  Ref top = steal(PyObject_CallNoArgs(peek.ptr()));
+  static Ref* peek = nullptr;  // never freed: outlives the interpreter
+  if (!peek) {
+    try {
+      peek = new Ref(import_attr("torch._C._functorch", "peek_interpreter_stack"));
+    } catch (const PythonError&) {
+      PyErr_Clear();
+      peek = new Ref();
+    }
+  }
+  if (!*peek) return false;
+  Ref top = steal(PyObject_CallNoArgs(peek->ptr()));
   if (!top) {
     PyErr_Clear();
     return false;
