@@ -8,7 +8,7 @@ import operator
 import numpy as np
 import torch
 
-from . import _trace_support
+from . import _special_calls
 
 _TORCH_DTYPE = {
     "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "int64": torch.int64,
@@ -197,14 +197,14 @@ def argmin(a, axis=None, out=None):
 
 def argsort(a, axis=-1, kind=None, order=None):
     if order is not None:
-        return _trace_support.refuse("numpy.argsort with order= on an array made from a tensor")
+        return _special_calls.refuse("numpy.argsort with order= on an array made from a tensor")
     t = _as_tensor(a)
     return TracedArray(torch.argsort(t.flatten() if axis is None else t, dim=-1 if axis is None else axis, stable=True))
 
 
 def sort(a, axis=-1, kind=None, order=None):
     if order is not None:
-        return _trace_support.refuse("numpy.sort with order= on an array made from a tensor")
+        return _special_calls.refuse("numpy.sort with order= on an array made from a tensor")
     t = _as_tensor(a)
     return TracedArray(torch.sort(t.flatten() if axis is None else t, dim=-1 if axis is None else axis, stable=True)[0])
 
@@ -233,7 +233,7 @@ def asarray(a, dtype=None):
 
 def _no_out(out):
     if out is not None:
-        _trace_support.refuse("numpy's out= on an array made from a tensor")
+        _special_calls.refuse("numpy's out= on an array made from a tensor")
 
 
 def _unary(fn, floating=True):
@@ -287,7 +287,7 @@ def to_tensor(fn, array, *args, **kwargs):
         t = t.clone()
     dtype, device = kwargs.get("dtype"), kwargs.get("device")
     if args or builtins.any(k not in ("dtype", "device", "requires_grad") for k in kwargs):
-        return _trace_support.refuse(f"{fn.__name__}() of an array made from a tensor with these arguments")
+        return _special_calls.refuse(f"{fn.__name__}() of an array made from a tensor with these arguments")
     if dtype is not None or device is not None:
         t = t.to(device=device, dtype=dtype)
     if kwargs.get("requires_grad"):

@@ -15,7 +15,7 @@ try:
 except ImportError:  # a torch without it: nothing to stand in for
     _associative_scan = None
 
-from . import _trace_support
+from . import _special_calls
 
 
 def map_(function, iterable, *iterables):
@@ -97,7 +97,7 @@ def partial_(func, /, *args, **keywords):
 def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     # torch.vmap(func): calling the result is one graph node running vmap of func (vmap_node).
     def call(*args, **kwargs):
-        return _trace_support.vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs)
+        return _special_calls.vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs)
 
     return call
 
@@ -132,7 +132,7 @@ def _legacy_constructor(dtype):
             return torch.empty(args, dtype=dtype)
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             return torch.tensor(args[0], dtype=dtype if dtype is not None else torch.get_default_dtype())
-        return _trace_support.refuse("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        return _special_calls.refuse("a legacy tensor constructor with arguments other than sizes or a list of numbers")
 
     return make
 

@@ -1,6 +1,5 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
-import builtins
 import functools
 import logging
 import math
@@ -10,12 +9,12 @@ import sys
 import types
 import typing
 import warnings
-import weakref
 
 import torch
 import torch.fx
 
 from . import utils
+from ._special_calls import _forward_side_effect, refuse, vmapped
 
 
 class TraceUnsupported(Exception):
@@ -435,138 +434,6 @@ def _is_autograd_function_apply(fn):
     owner = getattr(fn, "__self__", None)
     return (isinstance(owner, type) and issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
             and getattr(fn, "__func__", None) is torch.autograd.Function.apply.__func__)
-
-
-_INERT_GLOBAL_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, int, float, complex, str,
-                       bytes, bool, type(None), torch.dtype, torch.device)
-
-
-def _forward_side_effect(cls):
-    """Why running cls.forward on fake tensors at trace time (for its outputs' shapes) could
-    change what the program owns, or None (see _code_side_effect)."""
-    codes = [getattr(getattr(cls, name, None), "__code__", None) for name in ("forward", "setup_context")]
-    return _code_side_effect([c for c in codes if c is not None], getattr(getattr(cls, "forward", None), "__globals__", {}))
-
-
-def _code_side_effect(codes, namespace):
-    """Why running these functions' code once more than eager does (on fake tensors, at trace
-    time) could change what the program owns, or None: writing a global or a variable of an
-    enclosing function, printing, or reaching a global mutable object (LOG.append). A check of
-    the bytecode (nested functions included), not of the functions it calls."""
-    import dis
-
-    codes = list(codes)
-    while codes:
-        code = codes.pop()
-        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        for instruction in dis.get_instructions(code):
-            if instruction.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-                return f"writes the global {instruction.argval}"
-            if instruction.opname in ("STORE_DEREF", "DELETE_DEREF") and instruction.argval in code.co_freevars:
-                return f"writes the variable {instruction.argval} of an enclosing function"
-            if instruction.opname != "LOAD_GLOBAL":
-                continue
-            name = instruction.argval
-            value = namespace.get(name, getattr(builtins, name, None))
-            if value is print:
-                return "prints"
-            if not isinstance(value, _INERT_GLOBAL_TYPES) and not (
-                    isinstance(value, tuple) and all(isinstance(v, _INERT_GLOBAL_TYPES) for v in value)):
-                return f"reads the global {name} (a {type(value).__name__}), which running it at trace time could change"
-    return None
-
-
-def lazy_module_initializer(module):
-    """For a lazy module (nn.LazyLinear) met with uninitialised parameters: a function of the
-    call's fake arguments that makes the parameters now, from real tensors of those shapes, as
-    the module's forward pre-hook does on eager's first call (the class becomes cls_to_become)."""
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
-    def real(value):
-        if isinstance(value, torch.Tensor):
-            return torch.zeros([int(size) for size in value.shape], dtype=value.dtype, device=value.device)
-        return value
-
-    def initialize(*args, **kwargs):
-        with unset_fake_temporarily():
-            real_args, real_kwargs = torch.utils._pytree.tree_map(real, (args, kwargs))
-            module._infer_parameters(module, real_args, real_kwargs)
-
-    return initialize
-
-
-def call_deferred(call):
-    """A print/warnings.warn/logging call the trace met, made after the graph: (fn, args, kwargs)."""
-    from . import _C
-
-    fn, args, kwargs = call
-    if fn is warnings.warn:  # attributed to the compiled function's frame, as eager's is to the caller
-        kwargs = dict(zip(("message", "category", "stacklevel", "source"), args), **kwargs)
-        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        args = ()
-    previous = _C._enter(None)  # the handlers and formatters it reaches run as written, uncompiled
-    try:
-        fn(*args, **kwargs)
-    finally:
-        _C._leave(previous)
-
-
-def traced_array_to_ndarray(t):
-    """What a NumPy array made from a traced tensor becomes when it leaves the trace (called by
-    the code after the graph; here, in a file whose frames are never compiled)."""
-    return t.numpy()
-
-
-def refuse(reason):
-    """Called by a stand-in (_polyfills) for arguments it does not handle: in a trace, a graph
-    break with `reason` (policy 'refuse'); the original then runs eagerly."""
-    raise TraceUnsupported(reason)
-
-
-def vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs):
-    """What a call of torch.vmap(func, ...) is traced as (_polyfills.vmap_): the interpreter makes
-    it one node of vmap_node's (policy 'graph_vmap'); called outside a trace, it is that call."""
-    return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
-
-
-def vmap_node(func, in_dims, out_dims, randomness, chunk_size):
-    """(the graph's target for torch.vmap(func, ...)(*args), None), or (None, why not). The node
-    calls vmap of func as eager does, and the fake run at trace time runs func once more than
-    eager: a function whose code could change the program's state that way is refused. AOTAutograd
-    and the inductor trace through the node into vmap's batched operators."""
-    function = func.__func__ if isinstance(func, types.MethodType) else func
-    if isinstance(function, types.FunctionType):
-        refusal = _code_side_effect([function.__code__], function.__globals__)
-        if refusal:
-            return None, f"torch.vmap of {function.__qualname__}: it {refusal}"
-    elif classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
-        return None, f"torch.vmap of a {type(func).__name__} (cdynamo vmaps Python functions and torch operators)"
-
-    def node(*args, **kwargs):
-        return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
-
-    node.__name__ = node.__qualname__ = f"vmap_{getattr(function, '__name__', 'function')}"
-    return node, None
-
-
-_AUTOGRAD_FUNCTION_NODES = weakref.WeakKeyDictionary()
-
-
-def autograd_function_node(apply):
-    """The graph's target for Cls.apply: a function of cdynamo's (torch.fx would write a bound
-    method of a torch class as the unimportable path torch.autograd.function.apply), one per
-    class, holding the class weakly."""
-    cls = apply.__self__
-    node = _AUTOGRAD_FUNCTION_NODES.get(cls)
-    if node is None:
-        owner = weakref.ref(cls)
-
-        def node(*args, **kwargs):
-            return owner().apply(*args, **kwargs)
-
-        node.__name__, node.__qualname__ = f"{cls.__name__}_apply", f"{cls.__qualname__}.apply"
-        _AUTOGRAD_FUNCTION_NODES[cls] = node
-    return node
 
 
 class TracedContextToken:

@@ -175,7 +175,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       if (interp::is_traced_array(value)) {
         // A NumPy array made from a traced tensor: the real one, tensor.numpy() (memory shared
         // with the tensor as eager's is; two references to it become two ndarray objects).
-        static Ref& to_ndarray = *new Ref(import_attr("cdynamo._trace_support", "traced_array_to_ndarray"));  // never freed: outlives the interpreter
+        static Ref& to_ndarray = *new Ref(import_attr("cdynamo._special_calls", "traced_array_to_ndarray"));  // never freed: outlives the interpreter
         code.emit(PUSH_NULL);
         code.load_const(to_ndarray);
         rebuild(code, interp::traced_array_tensor(value), outputs, depth + 2);
@@ -345,7 +345,7 @@ void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect
     else rebuild(code, effect.value, outputs, depth + static_cast<int>(i));
   }
   code.emit(BUILD_TUPLE, static_cast<int>(effects.size()));
-  static Ref& call_deferred = *new Ref(import_attr("cdynamo._trace_support", "call_deferred"));  // never freed: outlives the interpreter
+  static Ref& call_deferred = *new Ref(import_attr("cdynamo._special_calls", "call_deferred"));  // never freed: outlives the interpreter
   for (size_t i = 0; i < effects.size(); ++i) {
     const auto& effect = effects[i];
     Ref index = check(PyLong_FromSize_t(i));

@@ -309,42 +309,6 @@ void Tracer::check_context_vars_reset() const {
   }
 }
 
-// logger.debug(...) (any logging.Logger method that logs) at a level the logger does not emit
-// now: a call that does nothing, skipped, with a guard that the logger still does not emit at
-// that level (a change of level recompiles). Null when the call would log: logging is not
-// traced (config.never_traced_stdlib), so it breaks the graph.
-bool Tracer::is_logging_call(const ValuePtr& method) const {
-  static const std::unordered_set<std::string> names = {"debug", "info", "warning", "warn", "error", "critical", "log"};
-  const ValuePtr& logger = method->items.at(0);
-  if (logger->kind != ValueKind::Object || !logger->source || !names.count(method->name)) return false;
-  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
-  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
-  check_status(is_logger);
-  return is_logger;
-}
-
-ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
-  const ValuePtr& logger = method->items.at(0);
-  if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
-  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
-  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
-  check_status(is_logger);
-  if (!is_logger) return nullptr;  // every method call of an object passes here: no Python call for them
-  Ref first = !args.empty() && args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None);
-  Ref level = call_helper("cdynamo._trace_support", "silent_log_level",
-                          {logger->obj, check(PyUnicode_FromString(method->name.c_str())), first});
-  if (level.ptr() == Py_None) return nullptr;
-  Ref target = logger->obj;
-  guards_->add_same_object_guard(
-      [target, level](const guards::FrameView&) -> PyObject* {
-        return PyObject_CallMethod(target.ptr(), "isEnabledFor", "O", level.ptr());
-      },
-      "the logger's isEnabledFor(" + to_std_string(Ref(check(PyObject_Str(level.ptr())))) + ")",
-      [](const guards::FrameView&) -> PyObject* { return Py_NewRef(Py_False); }, "False (it logged nothing when traced)");
-  keep_alive_.push_back(target);
-  return Value::constant(Ref::borrow(Py_None));
-}
-
 // id(value). An object the call was given: its id, with a guard that later calls get the same
 // object (as torch._dynamo's ID_MATCH). An object the trace made (a dict, a list, a tensor
 // computed here): a number unique among this trace's values (the value's own address, kept
@@ -536,7 +500,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return made;
   }
   if (policy == "graph_autograd_function") {
-    Ref node = call_helper("cdynamo._trace_support", "autograd_function_node", {fn});
+    Ref node = call_helper("cdynamo._special_calls", "autograd_function_node", {fn});
     keep_alive_.push_back(node);
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }

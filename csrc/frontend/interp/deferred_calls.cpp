@@ -1,6 +1,7 @@
 // print(), warnings.warn() and calls of enabled loggers whose arguments the trace knows (strings,
 // numbers, shapes): made after the graph, in order with the frame's other side effects, so the
 // console shows what eager prints. Arguments the graph computes (a tensor's values) break it.
+#include <unordered_set>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -22,6 +23,43 @@ ValuePtr Tracer::defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph
                                                      Value::dict(std::move(names), std::move(values))});
   side_effects_.push_back({callable, kDeferredCall, std::move(call)});
   return Value::constant(Ref::borrow(Py_None));
+}
+
+// logger.debug(...) (any logging.Logger method that logs) at a level the logger does not emit
+// now: a call that does nothing, skipped, with a guard that the logger still does not emit at
+// that level (a change of level recompiles). Null when the call would log (is_logging_call).
+ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
+  const ValuePtr& logger = method->items.at(0);
+  if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
+  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
+  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
+  check_status(is_logger);
+  if (!is_logger) return nullptr;  // every method call of an object passes here: no Python call for them
+  Ref first = !args.empty() && args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None);
+  Ref level = call_helper("cdynamo._trace_support", "silent_log_level",
+                          {logger->obj, check(PyUnicode_FromString(method->name.c_str())), first});
+  if (level.ptr() == Py_None) return nullptr;
+  Ref target = logger->obj;
+  guards_->add_same_object_guard(
+      [target, level](const guards::FrameView&) -> PyObject* {
+        return PyObject_CallMethod(target.ptr(), "isEnabledFor", "O", level.ptr());
+      },
+      "the logger's isEnabledFor(" + to_std_string(Ref(check(PyObject_Str(level.ptr())))) + ")",
+      [](const guards::FrameView&) -> PyObject* { return Py_NewRef(Py_False); }, "False (it logged nothing when traced)");
+  keep_alive_.push_back(target);
+  return Value::constant(Ref::borrow(Py_None));
+}
+
+// A call of a logging.Logger method that logs, on a logger read from the frame's globals (rebuilt
+// after the graph from there): deferred, as print is.
+bool Tracer::is_logging_call(const ValuePtr& method) const {
+  static const std::unordered_set<std::string> names = {"debug", "info", "warning", "warn", "error", "critical", "log"};
+  const ValuePtr& logger = method->items.at(0);
+  if (logger->kind != ValueKind::Object || !logger->source || !names.count(method->name)) return false;
+  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
+  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
+  check_status(is_logger);
+  return is_logger;
 }
 
 }  // namespace cdynamo::interp

@@ -34,7 +34,7 @@ ValuePtr Tracer::call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs) 
   for (size_t i = 1; i < 5; ++i)
     if (!args[i]->is_fully_constant()) unsupported("torch.vmap with a traced " + args[i]->describe() + " among in_dims, out_dims, randomness and chunk_size");
   Ref func = vmapped_function(args[0]);
-  Ref answer = call_helper("cdynamo._trace_support", "vmap_node",
+  Ref answer = call_helper("cdynamo._special_calls", "vmap_node",
                            {func, args[1]->as_python_constant(), args[2]->as_python_constant(),
                             args[3]->as_python_constant(), args[4]->as_python_constant()});
   Handle node = PyTuple_GET_ITEM(answer.ptr(), 0);

@@ -147,7 +147,7 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   if (lazy && PyObject_IsTrue(Ref(check(PyObject_CallMethod(obj, "has_uninitialized_params", nullptr))).ptr())) {
     // nn.LazyLinear's first call: its parameters are made now, from the arguments' shapes; then it
     // is the layer it becomes (its pre-hook removed), traced as such.
-    Ref initialize = call_helper("cdynamo._trace_support", "lazy_module_initializer", {obj});
+    Ref initialize = call_helper("cdynamo._special_calls", "lazy_module_initializer", {obj});
     graph_.fake_call(initialize, args, kwargs, type_name + " (initialising its lazy parameters)");
     type_name = Py_TYPE(obj)->tp_name;
   }
