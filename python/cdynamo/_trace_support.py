@@ -1,5 +1,6 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
+import builtins
 import functools
 import logging
 import math
