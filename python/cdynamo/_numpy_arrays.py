@@ -18,6 +18,7 @@ _TORCH_DTYPE = {
 _NUMPY_DTYPE = {str(t): np.dtype(name) for name, t in _TORCH_DTYPE.items()}
 
 
+ndarray = np.ndarray  # what isinstance() and type() see a TracedArray as (calls.cpp)
 _PYTHON_TYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
 
 

@@ -603,13 +603,18 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
       return Value::constant(check(PyLong_FromSsize_t(n)));
     }
   }
+  // An array made from a traced tensor is an np.ndarray to the program (and a TracedArray to
+  // the stand-ins that implement it).
+  static Ref& ndarray = *new Ref(import_attr("cdynamo._numpy_arrays", "ndarray"));  // never freed: outlives the interpreter
   if (name == "isinstance" && args.size() == 2 && args[1]->is_fully_constant()) {
     Ref type = type_of(args[0]);
-    int result = PyObject_IsSubclass(type.ptr(), args[1]->as_python_constant().ptr());
+    Ref classes = args[1]->as_python_constant();
+    int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
+    if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray.ptr(), classes.ptr());
     check_status(result);
     return constant(result ? Py_True : Py_False);
   }
-  if (name == "type" && args.size() == 1) return Value::constant(type_of(args[0]));
+  if (name == "type" && args.size() == 1) return Value::constant(is_traced_array(args[0]) ? ndarray : type_of(args[0]));
   if ((name == "set" || name == "frozenset") && args.size() <= 1) {
     Ref set = check(name == "set" ? PySet_New(nullptr) : PySet_New(nullptr));
     if (!args.empty())

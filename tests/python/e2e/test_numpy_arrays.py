@@ -79,3 +79,17 @@ def test_numpy_of_a_tensor_that_requires_grad_raises_eagers_error():
         f(t)
     with pytest.raises(RuntimeError, match="requires grad"):
         cdynamo.compile(f, backend="eager")(t)
+
+
+def test_an_array_made_from_a_tensor_is_an_ndarray_to_the_program():
+    def f(t):
+        a = t.numpy()
+        kind = "array" if isinstance(a, np.ndarray) and type(a) is np.ndarray else "other"
+        return torch.from_numpy(a * 2), kind, isinstance(a, torch.Tensor)
+
+    counter = CompileCounter()
+    t = torch.randn(3)
+    got = cdynamo.compile(f, backend=counter, fullgraph=True)(t)
+    want = f(t)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:] == ("array", False) and counter.frame_count == 1
