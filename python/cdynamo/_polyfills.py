@@ -95,11 +95,23 @@ def partial_(func, /, *args, **keywords):
 
 
 def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    # torch.vmap(func): calling the result is one graph node running vmap of func (vmap_node).
+    # torch.vmap(func): calling the result is one graph node running vmap of func (transform_node).
     def call(*args, **kwargs):
-        return _special_calls.vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs)
+        options = {"in_dims": in_dims, "out_dims": out_dims, "randomness": randomness, "chunk_size": chunk_size}
+        return _special_calls.transformed(torch.vmap, func, options, *args, **kwargs)
 
     return call
+
+
+def _function_transform(transform):
+    # torch.func.grad(func, argnums=0, has_aux=False) and the like: the same, by keyword.
+    def stand_in(func, **options):
+        def call(*args, **kwargs):
+            return _special_calls.transformed(transform, func, options, *args, **kwargs)
+
+        return call
+
+    return stand_in
 
 
 def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):
@@ -292,6 +304,8 @@ _BY_OBJECT = {
     __import__("collections")._count_elements: count_elements_,
     functools.partial: partial_,
     torch.vmap: vmap_,
+    **{transform: _function_transform(transform) for transform in (
+        torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,
     **_LEGACY_CONSTRUCTORS,
     torch.nn.Module.named_modules: _module_named_modules,

@@ -97,10 +97,11 @@ def refuse(reason):
     raise TraceUnsupported(reason)
 
 
-def vmapped(func, in_dims, out_dims, randomness, chunk_size, *args, **kwargs):
-    """What a call of torch.vmap(func, ...) is traced as (_polyfills.vmap_): the interpreter makes
-    it one node of vmap_node's (policy 'graph_vmap'); called outside a trace, it is that call."""
-    return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
+def transformed(transform, func, options, *args, **kwargs):
+    """What a call of torch.vmap(func, ...)(...) or torch.func.grad(func, ...)(...) is traced as
+    (_polyfills' stand-ins): the interpreter makes it one node of transform_node's (policy
+    'graph_transform'); called outside a trace, it is that call."""
+    return transform(func, **options)(*args, **kwargs)
 
 
 def _classify_callable(fn):
@@ -109,23 +110,25 @@ def _classify_callable(fn):
     return classify_callable(fn)
 
 
-def vmap_node(func, in_dims, out_dims, randomness, chunk_size):
-    """(the graph's target for torch.vmap(func, ...)(*args), None), or (None, why not). The node
-    calls vmap of func as eager does, and the fake run at trace time runs func once more than
-    eager: a function whose code could change the program's state that way is refused. AOTAutograd
-    and the inductor trace through the node into vmap's batched operators."""
+def transform_node(transform, func, options):
+    """(the graph's target for transform(func, **options)(*args), None), or (None, why not). The
+    node applies the functorch transform (vmap, grad, jacrev, ...) to func as eager does, and the
+    fake run at trace time runs func once more than eager: a function whose code could change the
+    program's state that way is refused. AOTAutograd and the inductor trace through the node into
+    the transform's operators."""
+    name = getattr(transform, "__name__", "transform")
     function = func.__func__ if isinstance(func, types.MethodType) else func
     if isinstance(function, types.FunctionType):
         refusal = _code_side_effect([function.__code__], function.__globals__)
         if refusal:
-            return None, f"torch.vmap of {function.__qualname__}: it {refusal}"
+            return None, f"torch.{name} of {function.__qualname__}: it {refusal}"
     elif _classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
-        return None, f"torch.vmap of a {type(func).__name__} (cdynamo vmaps Python functions and torch operators)"
+        return None, f"torch.{name} of a {type(func).__name__} (cdynamo transforms Python functions and torch operators)"
 
     def node(*args, **kwargs):
-        return torch.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)(*args, **kwargs)
+        return transform(func, **options)(*args, **kwargs)
 
-    node.__name__ = node.__qualname__ = f"vmap_{getattr(function, '__name__', 'function')}"
+    node.__name__ = node.__qualname__ = f"{name}_{getattr(function, '__name__', 'function')}"
     return node, None
 
 

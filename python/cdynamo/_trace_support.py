@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from . import utils
-from ._special_calls import _forward_side_effect, refuse, vmapped
+from ._special_calls import _forward_side_effect, refuse, transformed
 
 
 class TraceUnsupported(Exception):
@@ -487,7 +487,7 @@ def classify_callable(fn):
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
-    'graph_vmap' (vmapped: a node of vmap_node's), 'deferred_call' (print, warnings.warn: made after
+    'graph_transform' (transformed: a node of transform_node's), 'deferred_call' (print, warnings.warn: made after
     the graph with the arguments the trace knows), 'refuse' (refuse: a graph break with the reason
     a stand-in gives), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
@@ -502,8 +502,8 @@ def classify_callable(fn):
         if refusal:
             return f"unsupported:{fn.__self__.__name__}.apply: its forward {refusal}"
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
-    if fn is vmapped:
-        return "graph_vmap"
+    if fn is transformed:
+        return "graph_transform"
     if fn is refuse:
         return "refuse"
     if any(fn is f for f in _is_compiling_functions()):

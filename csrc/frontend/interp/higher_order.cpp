@@ -1,5 +1,6 @@
-// Functions of torch that take a Python function and run it in their own way (torch.vmap): one
-// graph node calling them, the function a real one the node holds. Assumes _trace_support.vmap_node.
+// Functions of torch that take a Python function and run it in their own way (torch.vmap,
+// torch.func.grad/jacrev/...): one graph node calling them, the function a real one the node
+// holds. Assumes _special_calls.transform_node.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -8,17 +9,17 @@ namespace cdynamo::interp {
 
 // The real function for a function value: a constant callable, or a def/lambda made by the trace
 // whose closure holds only constants (the node calls it at run time, outside any trace).
-Ref Tracer::vmapped_function(const ValuePtr& func) const {
+Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) const {
   if (func->kind == ValueKind::Constant) return func->obj;
-  if (func->kind != ValueKind::Function) unsupported("torch.vmap of a " + func->describe() + " (vmap a function)");
+  if (func->kind != ValueKind::Function) unsupported(what + " of a " + func->describe() + " (transform a function)");
   if (func->items.empty()) return func->obj;
   Ref cells = check(PyTuple_New(static_cast<Py_ssize_t>(func->items.size())));
   for (size_t i = 0; i < func->items.size(); ++i) {
     const ValuePtr& cell = func->items[i];
     ValuePtr contents = cell && cell->kind == ValueKind::Cell && !cell->items.empty() ? cell->items[0] : nullptr;
     if (!contents || !contents->is_fully_constant())
-      unsupported("torch.vmap of a function that closes over a " + (contents ? contents->describe() : std::string("cell")) +
-                  " (pass it as an argument of the vmapped function)");
+      unsupported(what + " of a function that closes over a " + (contents ? contents->describe() : std::string("cell")) +
+                  " (pass it as an argument of the transformed function)");
     PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(contents->as_python_constant().ptr())).release());
   }
   PyObject* made = func->obj.ptr();
@@ -29,19 +30,17 @@ Ref Tracer::vmapped_function(const ValuePtr& func) const {
   return function;
 }
 
-ValuePtr Tracer::call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs) {
-  if (args.size() < 5) throw InternalError("call_vmapped without vmap's five arguments");
-  for (size_t i = 1; i < 5; ++i)
-    if (!args[i]->is_fully_constant()) unsupported("torch.vmap with a traced " + args[i]->describe() + " among in_dims, out_dims, randomness and chunk_size");
-  Ref func = vmapped_function(args[0]);
-  Ref answer = call_helper("cdynamo._special_calls", "vmap_node",
-                           {func, args[1]->as_python_constant(), args[2]->as_python_constant(),
-                            args[3]->as_python_constant(), args[4]->as_python_constant()});
+ValuePtr Tracer::call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+  if (args.size() < 3) throw InternalError("call_transformed without its transform, function and options");
+  const std::string name = callable_name(args[0]->obj) + "()";
+  if (!args[2]->is_fully_constant()) unsupported(name + " with options the trace computes");
+  Ref func = transformed_function(args[1], name);
+  Ref answer = call_helper("cdynamo._special_calls", "transform_node", {args[0]->obj, func, args[2]->as_python_constant()});
   Handle node = PyTuple_GET_ITEM(answer.ptr(), 0);
   if (node.ptr() == Py_None) unsupported(to_std_string(Handle(PyTuple_GET_ITEM(answer.ptr(), 1))));
   keep_alive_.push_back(Ref::borrow(node.ptr()));
-  std::vector<ValuePtr> operands(args.begin() + 5, args.end());
-  return graph_.call("call_function", Ref::borrow(node.ptr()), operands, kwargs, "torch.vmap()");
+  std::vector<ValuePtr> operands(args.begin() + 3, args.end());
+  return graph_.call("call_function", Ref::borrow(node.ptr()), operands, kwargs, name);
 }
 
 }  // namespace cdynamo::interp

@@ -22,7 +22,8 @@ namespace cdynamo::interp {
 bool is_identity_constant(Handle obj);
 bool is_plain_dict_key(PyObject* key);
 // Every argument a constant (through tuples, lists and dicts): the call can run now (calls.cpp).
-bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);  // a key a traced dict can hold (wrap.cpp)
+bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+std::string callable_name(Handle fn);  // a callable's qualified name, for messages (calls.cpp)  // a key a traced dict can hold (wrap.cpp)
 // A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
 bool is_numpy_scalar(PyObject* obj);
 
@@ -242,16 +243,16 @@ class Tracer {
   bool guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
   static bool is_module_call_function(Handle fn);
-  // torch.vmap(func, in_dims, out_dims, randomness, chunk_size)(*args): one node running vmap of
-  // func (a function the program could call itself), args[0..4] those five (higher_order.cpp).
-  ValuePtr call_vmapped(std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // transform(func, **options)(*operands) for torch.vmap and torch.func's transforms: one node
+  // running it on a real function; args: transform, func, options, operands (higher_order.cpp).
+  ValuePtr call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  Ref transformed_function(const ValuePtr& func, const std::string& what) const;  // the real function a node calls
   // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
   ValuePtr call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr tensor_numpy(const ValuePtr& tensor, std::vector<ValuePtr> args, graph::KwArgs kwargs);  // t.numpy()
-  Ref vmapped_function(const ValuePtr& func) const;  // the real function a vmap node calls
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.

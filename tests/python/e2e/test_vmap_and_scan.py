@@ -1,7 +1,7 @@
-"""torch.vmap of a Python function (one graph node that runs vmap, traced through by AOTAutograd
-and the inductor), torch's associative_scan (its generic algorithm traced, as transformers'
-Mamba layers call it when compiling), pytree's flatten/unflatten/map and `yield from`: one
-graph, eager's results and side effects."""
+"""torch.vmap and torch.func.grad/jacrev of a Python function (one graph node that runs the
+transform, traced through by AOTAutograd and the inductor), torch's associative_scan (its generic
+algorithm traced, as transformers' Mamba layers call it when compiling), pytree's
+flatten/unflatten/map and `yield from`: one graph, eager's results and side effects."""
 import pytest
 import torch
 import torch.utils._pytree as pytree
@@ -149,3 +149,23 @@ def test_yield_from_delegates_to_generators_and_sequences():
     got = cdynamo.compile(f, backend=counter, fullgraph=True)(x)
     torch.testing.assert_close(got[0], f(x)[0])
     assert got[1] is True and counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_torch_func_grad_and_jacobians_are_graph_nodes(backend):
+    def per_example(x, w):
+        def loss(w, x):
+            return ((x @ w).tanh() ** 2).sum()
+
+        grads = torch.func.grad(loss)(w, x)
+        grads_x, value = torch.func.grad_and_value(loss, argnums=1)(w, x)
+        jacobian = torch.func.jacrev(lambda t: t.sin() * 2)(x[0])
+        return grads, grads_x, value, jacobian
+
+    x, w = torch.randn(4, 3), torch.randn(3, 2)
+    counter = CompileCounter() if backend == "eager" else None
+    compiled = cdynamo.compile(per_example, backend=counter or backend, fullgraph=True)
+    for got, want in zip(compiled(x, w), per_example(x, w)):
+        torch.testing.assert_close(got, want)
+    if counter:
+        assert counter.frame_count == 1
