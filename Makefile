@@ -78,7 +78,7 @@ wheel: venv
 # ASan + UBSan build of the extension (build/asan, -O0 -g1: the build, not the tests, dominates
 # its time on 2 cores; -g1 keeps line numbers in reports) running the frontend and end-to-end suites. Any report fails the run:
 # ASan aborts on its first error, UBSan is built with -fno-sanitize-recover (CMakeLists.txt).
-# The thread stress test runs 20,000 calls here instead of 100,000.
+# The thread stress test runs 20,000 calls here instead of 100,000. Two pytest workers.
 SANITIZE_RUNTIME = $$($(CXX) -print-file-name=libasan.so):$$($(CXX) -print-file-name=libubsan.so)
 sanitize: venv
 	$(VENV)/bin/cmake -S . -B build/asan -G Ninja -DPython_EXECUTABLE=$(abspath $(PY)) -DCMAKE_BUILD_TYPE=Debug \
@@ -87,7 +87,7 @@ sanitize: venv
 	rm -rf build/asan/pkg && mkdir -p build/asan/pkg && cp -r python/cdynamo build/asan/pkg/ && rm -f build/asan/pkg/cdynamo/_C*.so && cp build/asan/_C*.so build/asan/pkg/cdynamo/
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  LD_PRELOAD=$(SANITIZE_RUNTIME) CDYNAMO_STRESS_CALLS=20000 \
-	  PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -x tests/python/frontend tests/python/e2e
+	  PYTHONPATH=build/asan/pkg $(PY) -m pytest -q -x -n 2 tests/python/frontend tests/python/e2e
 
 clean:
 	rm -rf build python/cdynamo/_C*.so

@@ -214,7 +214,7 @@ def fake_run(mode, what, fn, args, kwargs):
                 return fn(*args, **kwargs)
         if getattr(mode, "shape_env", None) is not None:
             return _symbolic_fake_run(mode, fn, args, kwargs)
-        with mode:
+        with mode, _fake_tensor_log_held_back():  # an error here is reported as the trace's own
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:
         if (type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None
@@ -255,27 +255,49 @@ def _symbolic_fake_run(mode, fn, args, kwargs):
     from torch._decomp import meta_table
     from torch._dispatch.python import enable_python_dispatcher
 
-    logger = _FAKE_TENSOR_LOG
-    was_disabled = logger.disabled
-    logger.disabled = True
     hidden = {op: meta_table.pop(op) for op in _decomposed_when_symbolic() if op in meta_table}
     try:
         try:
             # The Python dispatcher runs composite operators' symbolic-size-aware Python
             # kernels (matmul's, on torch 2.11, otherwise reads sizes as ints: specialising them).
-            with mode, enable_python_dispatcher():
+            with mode, enable_python_dispatcher(), _fake_tensor_log_held_back():
                 return fn(*args, **kwargs)
         except RuntimeError as error:
             if _CONCRETE_ONLY not in str(error):
                 raise
-        with mode, _decompose_where_rejected()():
+        with mode, _decompose_where_rejected()(), _fake_tensor_log_held_back():
             return fn(*args, **kwargs)
     finally:
         meta_table.update(hidden)
-        logger.disabled = was_disabled
 
 
 _FAKE_TENSOR_LOG = logging.getLogger("torch._subclasses.fake_tensor")
+
+
+class _FakeTensorLogFilter(logging.Filter):
+    """Drops fake_tensor's records while this thread holds them back (per thread: traces of
+    other threads keep their logging)."""
+
+    held_back = threading.local()
+
+    def filter(self, record):
+        return not getattr(self.held_back, "depth", 0)
+
+
+_FAKE_TENSOR_LOG.addFilter(_FakeTensorLogFilter())
+
+
+class _fake_tensor_log_held_back:
+    """FakeTensorMode logs an operator's failure as an error before raising it; the trace turns
+    the failure into a graph break or the traced code's exception, and says so itself."""
+
+    def __enter__(self):
+        state = _FakeTensorLogFilter.held_back
+        state.depth = getattr(state, "depth", 0) + 1
+
+    def __exit__(self, *exc_info):
+        _FakeTensorLogFilter.held_back.depth -= 1
+        return False
 
 
 @functools.cache
