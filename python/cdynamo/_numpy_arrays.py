@@ -18,7 +18,6 @@ _TORCH_DTYPE = {
 _NUMPY_DTYPE = {str(t): np.dtype(name) for name, t in _TORCH_DTYPE.items()}
 
 
-ndarray = np.ndarray  # what isinstance() and type() see a TracedArray as (calls.cpp)
 _PYTHON_TYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
 
 
@@ -138,6 +137,22 @@ for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operato
                    ("pow", operator.pow), ("matmul", operator.matmul)):
     setattr(TracedArray, f"__{_name}__", _binary(_op))
     setattr(TracedArray, f"__r{_name}__", _binary(_op, reflected=True))
+def _inplace(tensor_method):
+    # arr += 1 changes the array, and so the tensor it was made from, as NumPy's does (a dtype
+    # it cannot hold raises in torch as in NumPy).
+    def method(self, other):
+        if not isinstance(other, (TracedArray, torch.Tensor, int, float, bool)):
+            return NotImplemented
+        getattr(self.tensor, tensor_method)(other if isinstance(other, (int, float, bool)) else _as_tensor(other))
+        return self
+
+    return method
+
+
+for _name, _method in (("add", "add_"), ("sub", "sub_"), ("mul", "mul_"), ("truediv", "div_"),
+                       ("floordiv", "floor_divide_"), ("mod", "remainder_"), ("pow", "pow_"),
+                       ("and", "bitwise_and_"), ("or", "bitwise_or_")):
+    setattr(TracedArray, f"__i{_name}__", _inplace(_method))
 for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
                    ("eq", operator.eq), ("ne", operator.ne), ("and", operator.and_), ("or", operator.or_)):
     setattr(TracedArray, f"__{_name}__", _binary(_op))
@@ -153,9 +168,7 @@ def _reduce(fn, a, axis, keepdims, **kwargs):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     _no_out(out)
-    t = _as_tensor(a)
-    t = t.to(_torch_dtype(dtype)) if dtype is not None else _true_division_operand(t)
-    return _reduce(torch.mean, TracedArray(t), axis, keepdims)
+    return _reduce(torch.mean, _floating(a, dtype), axis, keepdims)
 
 
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False):
@@ -164,14 +177,19 @@ def sum_(a, axis=None, dtype=None, out=None, keepdims=False):
     return _reduce(torch.sum, TracedArray(t), axis, keepdims, **({"dtype": _torch_dtype(dtype)} if dtype else {}))
 
 
+def _floating(a, dtype):
+    t = _as_tensor(a)
+    return TracedArray(t.to(_torch_dtype(dtype)) if dtype is not None else _true_division_operand(t))
+
+
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     _no_out(out)
-    return _reduce(torch.std, TracedArray(_true_division_operand(_as_tensor(a))), axis, keepdims, correction=ddof)
+    return _reduce(torch.std, _floating(a, dtype), axis, keepdims, correction=ddof)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     _no_out(out)
-    return _reduce(torch.var, TracedArray(_true_division_operand(_as_tensor(a))), axis, keepdims, correction=ddof)
+    return _reduce(torch.var, _floating(a, dtype), axis, keepdims, correction=ddof)
 
 
 def amax(a, axis=None, out=None, keepdims=False):

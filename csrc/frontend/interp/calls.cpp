@@ -605,16 +605,16 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
   }
   // An array made from a traced tensor is an np.ndarray to the program (and a TracedArray to
   // the stand-ins that implement it).
-  static Ref& ndarray = *new Ref(import_attr("cdynamo._numpy_arrays", "ndarray"));  // never freed: outlives the interpreter
+  auto ndarray = [] { return import_attr("numpy", "ndarray"); };
   if (name == "isinstance" && args.size() == 2 && args[1]->is_fully_constant()) {
     Ref type = type_of(args[0]);
     Ref classes = args[1]->as_python_constant();
     int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
-    if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray.ptr(), classes.ptr());
+    if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray().ptr(), classes.ptr());
     check_status(result);
     return constant(result ? Py_True : Py_False);
   }
-  if (name == "type" && args.size() == 1) return Value::constant(is_traced_array(args[0]) ? ndarray : type_of(args[0]));
+  if (name == "type" && args.size() == 1) return Value::constant(is_traced_array(args[0]) ? ndarray() : type_of(args[0]));
   if ((name == "set" || name == "frozenset") && args.size() <= 1) {
     Ref set = check(name == "set" ? PySet_New(nullptr) : PySet_New(nullptr));
     if (!args.empty())
@@ -745,14 +745,14 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     Ref method_name = check(PyUnicode_FromString("item"));
     return graph_.call("call_method", method_name, {self}, {}, "Tensor.item()");
   }
-  static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
-  if (name == "requires_grad_" && !self->source && Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True)
-    unsupported("Tensor.requires_grad_() with gradients on starts a new autograd leaf: the graph ends before it and "
-                "the next one takes the leaf as an input");
   if (name == "requires_grad_" && !self->source) {
     // Without grad mode, a tensor the graph makes becomes a leaf that requires grad (transformers'
     // placeholder outputs): a node (backends set it on the outputs). With it, the graph breaks
     // there: the next graph takes the leaf as an input autograd sees (a gradient penalty).
+    static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
+    if (Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True)
+      unsupported("Tensor.requires_grad_() with gradients on starts a new autograd leaf: the graph ends before it and "
+                  "the next one takes the leaf as an input");
     Ref method_name = check(PyUnicode_FromString(name.c_str()));
     std::vector<ValuePtr> all_args{self};
     all_args.insert(all_args.end(), args.begin(), args.end());

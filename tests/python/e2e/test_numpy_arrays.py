@@ -93,3 +93,17 @@ def test_an_array_made_from_a_tensor_is_an_ndarray_to_the_program():
     want = f(t)
     torch.testing.assert_close(got[0], want[0])
     assert got[1:] == want[1:] == ("array", False) and counter.frame_count == 1
+
+
+def test_in_place_array_arithmetic_changes_the_tensor_as_numpy_does():
+    def f(t):
+        a = t.numpy()
+        a += 1
+        a *= 2
+        return t * 1
+
+    t1, t2 = torch.zeros(3), torch.zeros(3)
+    want = f(t1)
+    got = cdynamo.compile(f, backend="eager", fullgraph=True)(t2)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(t2, t1)  # the tensor behind the array changed in both
