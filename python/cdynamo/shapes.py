@@ -61,8 +61,9 @@ def mark_static(t, index=None):
 
 
 def mark_unbacked(t, index):
-    """Compile dimension(s) `index` of `t` as symbolic. (As mark_dynamic for now: sizes 0 and 1
-    are still specialised, a call with one compiles for it.)"""
+    """Compile dimension(s) `index` of `t` as a symbol the trace knows nothing about (no example
+    size): never specialised, 0 and 1 included. Code that branches on it breaks the graph there;
+    the inductor runs calls its compiled kernels' guards do not admit (sizes 0 and 1) as captured."""
     _mark(t, index, "unbacked", api="mark_unbacked")
 
 
@@ -192,8 +193,10 @@ class ShapeTrace:
                                StrictMinMaxConstraint(vr=ValueRanges(low if low is not None else 0,
                                                                      high if high is not None else int(2**63 - 1)),
                                                       warn_only=False))
+        unbacked = {d for d, kind in _marks_of(tensor).items() if kind == "unbacked"} & dims
         context = StatelessSymbolicContext(
-            dynamic_sizes=[DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(tensor.dim())],
+            dynamic_sizes=[DimDynamic.UNBACKED if d in unbacked else DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC
+                           for d in range(tensor.dim())],
             constraint_sizes=constraints)
         try:
             fake = self.mode.from_tensor(tensor, source=_trace_source_type()(source), symbolic_context=context)

@@ -373,3 +373,34 @@ def test_a_float_default_left_as_it_is_stays_a_constant():
     assert same(compiled(x, eps=0.5), normalize(x, eps=0.5))
     assert same(compiled(x, eps=0.25), normalize(x, eps=0.25))
     assert len(graphs.graphs) == 2  # changed once: an input from then on
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_mark_unbacked_compiles_once_for_sizes_zero_one_and_more(backend):
+    def fn(x):
+        return (x * 2).sum(0), x.shape[0] * 3
+
+    counter = CompileCounterWithBackend(backend)
+    compiled = cdynamo.optimize(counter)(fn)
+    for rows in [5, 0, 1, 7, 1]:
+        x = torch.randn(rows, 3)
+        cdynamo.mark_unbacked(x, 0)
+        got, want = compiled(x), fn(x)
+        assert torch.allclose(got[0], want[0]) and got[1] == want[1]
+    assert counter.frame_count == 1  # 0 and 1 are not specialised
+    assert not counters["recompiles"]
+
+
+def test_a_branch_on_an_unbacked_size_breaks_the_graph_and_stays_correct():
+    def fn(x):
+        y = x * 2
+        if x.shape[0] > 2:
+            return y + 1
+        return y - 1
+
+    compiled = cdynamo.optimize(CompileCounter())(fn)
+    for rows in [5, 0, 1, 7]:
+        x = torch.randn(rows, 3)
+        cdynamo.mark_unbacked(x, 0)
+        assert torch.equal(compiled(x), fn(x))
+    assert any("u0 > 2" in reason for reason in counters["graph_break"])
