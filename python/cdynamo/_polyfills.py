@@ -1,11 +1,14 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce and partial, itertools.chain/islice, torch.vmap, associative_scan, Variable, torch.FloatTensor(...)) and of
-library code it does not trace (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
+functools.reduce and partial, itertools' chain/islice/product/accumulate/combinations/
+permutations, operator.attrgetter/itemgetter objects, torch.vmap and torch.func's transforms,
+associative_scan, Variable, torch.FloatTensor(...)) and of library code it does not trace
+(contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
 import contextlib
 import functools
 import itertools
+import operator
 import types
 import weakref
 
@@ -80,6 +83,73 @@ class NullContext:
 
     def __exit__(self, *exc_info):
         return False
+
+
+def product_(*iterables, repeat=1):
+    pools = [tuple(pool) for pool in iterables] * repeat
+    combos = [()]
+    for pool in pools:
+        combos = [combo + (item,) for combo in combos for item in pool]
+    yield from combos
+
+
+def accumulate_(iterable, func=None, *, initial=None):
+    iterator = iter(iterable)
+    total = initial
+    if initial is None:
+        for first in iterator:
+            total = first
+            break
+        else:
+            return
+    yield total
+    for item in iterator:
+        total = total + item if func is None else func(total, item)
+        yield total
+
+
+def combinations_(iterable, r):
+    pool = tuple(iterable)
+    if r > len(pool):
+        return
+    indices = list(range(r))
+    yield tuple(pool[i] for i in indices)
+    while True:
+        for i in reversed(range(r)):
+            if indices[i] != i + len(pool) - r:
+                break
+        else:
+            return
+        indices[i] += 1
+        for j in range(i + 1, r):
+            indices[j] = indices[j - 1] + 1
+        yield tuple(pool[i] for i in indices)
+
+
+def permutations_(iterable, r=None):
+    pool = tuple(iterable)
+    r = len(pool) if r is None else r
+    for indices in product_(range(len(pool)), repeat=r):
+        if len(set(indices)) == r:
+            yield tuple(pool[i] for i in indices)
+
+
+def _getter_call(getter):
+    # operator.attrgetter("a.b", "c") / itemgetter(1, 2) objects: what they were made with is in
+    # their __reduce__; the lookups are traced.
+    _, names = getter.__reduce__()
+    if type(getter) is operator.itemgetter:
+        def get(obj):
+            return obj[names[0]] if len(names) == 1 else tuple(obj[name] for name in names)
+    else:
+        def attribute(obj, dotted):
+            for part in dotted.split("."):
+                obj = getattr(obj, part)
+            return obj
+
+        def get(obj):
+            return attribute(obj, names[0]) if len(names) == 1 else tuple(attribute(obj, name) for name in names)
+    return get
 
 
 def nullcontext_(enter_result=None):
@@ -298,6 +368,10 @@ _BY_OBJECT = {
     functools.reduce: reduce_,
     itertools.chain: chain_,
     itertools.islice: islice_,
+    itertools.product: product_,
+    itertools.accumulate: accumulate_,
+    itertools.combinations: combinations_,
+    itertools.permutations: permutations_,
     contextlib.nullcontext: nullcontext_,
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,
@@ -369,6 +443,8 @@ def replacement_for(fn):
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)
     if type(fn) is functools.partial:
         return _partial_call(fn)
+    if type(fn) in (operator.attrgetter, operator.itemgetter):
+        return _getter_call(fn)
     if type(fn).__name__ == "OptimizedCallable" and type(fn).__module__ == "cdynamo._C" and isinstance(fn._callback, tuple):
         # A compiled function called from compiled code: its function is traced in place (the
         # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so

@@ -566,6 +566,8 @@ def classify_callable(fn):
             return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):
             return "unsupported:constructing a tensor subclass inside a compiled function"
+        if issubclass(fn, __import__("enum").Enum):
+            return "fold_constant"  # Color(1): the member of that value, or eager's ValueError
         params = getattr(fn, "__dataclass_params__", None)
         if params is not None and params.frozen and type(fn) is type:
             return "fold_constant"  # a frozen dataclass of constants is a constant (pytree's TreeSpec)

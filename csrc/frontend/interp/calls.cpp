@@ -243,20 +243,28 @@ ValuePtr Tracer::context_var_get(Ref var, Ref default_value) {
 // fn is not sorted or no key function is given (sorted folds then, as other builtins do).
 ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
   static Ref& sorted_builtin = *new Ref(import_attr("builtins", "sorted"));  // never freed: outlives the interpreter
-  if (fn.ptr() != sorted_builtin.ptr() || args.size() != 1) return nullptr;
-  ValuePtr key;
-  Ref reverse = Ref::borrow(Py_False);
+  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
+  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
+  const bool sorting = fn.ptr() == sorted_builtin.ptr();
+  const bool extreme = fn.ptr() == min_builtin.ptr() || fn.ptr() == max_builtin.ptr();
+  if (!(sorting && args.size() == 1) && !(extreme && !args.empty())) return nullptr;
+  ValuePtr key, fallback;
+  Ref reverse = Ref::borrow(fn.ptr() == max_builtin.ptr() ? Py_True : Py_False);
   for (const auto& [name, value] : kwargs) {
     if (name == "key") key = value;
-    else if (name == "reverse" && value->is_constant()) reverse = value->obj;
+    else if (name == "reverse" && sorting && value->is_constant()) reverse = value->obj;
+    else if (name == "default" && extreme && args.size() == 1) fallback = value;
     else return nullptr;
   }
   if (!key || (key->is_constant() && key->obj.ptr() == Py_None)) return nullptr;
-  std::vector<ValuePtr> items = iterate(args[0]);
+  // The keys are computed now (they must be constants); Python's stable sort orders the items,
+  // and min/max take the first of equal keys as the builtins do.
+  std::vector<ValuePtr> items = args.size() == 1 ? iterate(args[0]) : args;
+  const std::string name = callable_name(fn) + "()";
   Ref keyed = check(PyList_New(0));
   for (size_t i = 0; i < items.size(); ++i) {
     ValuePtr computed = call_value(key, {items[i]}, {});
-    if (!computed->is_fully_constant()) unsupported("sorted() with a key that returns a " + computed->describe());
+    if (!computed->is_fully_constant()) unsupported(name + " with a key that returns a " + computed->describe());
     Ref pair = check(PyTuple_Pack(2, computed->as_python_constant().ptr(), Ref(check(PyLong_FromSize_t(i))).ptr()));
     check_status(PyList_Append(keyed.ptr(), pair.ptr()));
   }
@@ -267,7 +275,10 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
   std::vector<ValuePtr> result;
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order.ptr()); ++i)
     result.push_back(items[PyLong_AsSize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(order.ptr(), i), 1))]);
-  return Value::sequence(ValueKind::List, std::move(result));
+  if (sorting) return Value::sequence(ValueKind::List, std::move(result));
+  if (!result.empty()) return result.front();
+  if (fallback) return fallback;
+  raise(PyExc_ValueError, name.substr(0, name.size() - 2) + "() iterable argument is empty");
 }
 
 ValuePtr Tracer::context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args) {
@@ -361,6 +372,9 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());
+    if (self && PyUnicode_Check(self) && args.size() == 1 &&
+        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))
+      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));  // ",".join(str(i) for i in ...): taken whole
     if (self && !PyModule_Check(self) && all_constant(args, kwargs) &&
         (PyUnicode_Check(self) || PyTuple_Check(self) || PyLong_Check(self) || PyFloat_Check(self) ||
          PyBytes_Check(self)))

@@ -1,5 +1,6 @@
 // Methods of the containers a trace holds: dicts, lists, tuples and sets. They change in place
 // (one Value per object); lists and dicts from the frame get their new contents after the graph.
+#include <algorithm>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -100,8 +101,53 @@ ValuePtr Tracer::new_set(Ref set) {
   return value;
 }
 
+// The container methods that take keywords: dict.update(mapping, **items), list.sort(key=,
+// reverse=), a namedtuple's _replace(**fields); and its _asdict(). Null for other calls.
+ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const std::string& name,
+                                                     std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  if (self->kind == ValueKind::Dict && name == "update" && args.size() <= 1 && !kwargs.empty()) {
+    if (!args.empty()) call_container_method(self, "update", {args[0]}, {});
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> items;
+    for (auto& [key, value] : kwargs) {
+      keys.push_back(check(PyUnicode_FromString(key.c_str())));
+      items.push_back(value);
+    }
+    return call_container_method(self, "update", {Value::dict(std::move(keys), std::move(items))}, {});
+  }
+  if (self->kind == ValueKind::List && name == "sort" && args.empty()) {
+    if (!trace_owned(self)) unsupported("list.sort() on a list passed into the function (a side effect)");
+    static Ref& sorted_builtin = *new Ref(import_attr("builtins", "sorted"));  // never freed: outlives the interpreter
+    ValuePtr sorted = sorted_with_key(sorted_builtin, {self}, kwargs);
+    if (!sorted) {
+      if (!self->is_fully_constant()) unsupported("list.sort() of a list holding a " + self->describe() + " (give a key)");
+      sorted = Value::sequence(ValueKind::List, iterate(fold(sorted_builtin, {self}, kwargs)));
+    }
+    self->items = sorted->items;  // in place: every reference to the list sees the order
+    return none();
+  }
+  if (self->kind == ValueKind::Tuple && self->obj && (name == "_replace" || name == "_asdict") && args.empty()) {
+    Ref fields = check(PyObject_GetAttrString(self->obj.ptr(), "_fields"));
+    std::vector<Ref> names;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields.ptr()); ++i) names.push_back(Ref::borrow(PyTuple_GET_ITEM(fields.ptr(), i)));
+    if (names.size() != self->items.size()) return nullptr;
+    if (name == "_asdict" && kwargs.empty()) return Value::dict(std::move(names), self->items);
+    std::vector<ValuePtr> items = self->items;
+    for (auto& [key, value] : kwargs) {
+      auto at = std::find_if(names.begin(), names.end(), [&](const Ref& n) { return to_std_string(n) == key; });
+      if (at == names.end()) raise(PyExc_ValueError, "Got unexpected field names: ['" + key + "']");
+      items[at - names.begin()] = value;
+    }
+    ValuePtr replaced = Value::sequence(ValueKind::Tuple, std::move(items));
+    replaced->obj = self->obj;
+    return replaced;
+  }
+  return nullptr;
+}
+
 ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
                                        graph::KwArgs kwargs) {
+  if (ValuePtr result = call_container_method_with_keywords(self, name, args, kwargs)) return result;
   if (!kwargs.empty()) unsupported(std::string(value_kind_name(self->kind)) + "." + name + "() with keyword arguments");
   const size_t argc = args.size();
   if (self->kind == ValueKind::Dict) {
@@ -218,6 +264,19 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
     if (name == "reverse" && argc == 0) {
       std::reverse(self->items.begin(), self->items.end());
       return none();
+    }
+    if (name == "remove" && argc == 1 && args[0]->is_fully_constant()) {
+      Ref wanted = args[0]->as_python_constant();
+      for (size_t i = 0; i < self->items.size(); ++i) {
+        if (!self->items[i]->is_fully_constant()) unsupported("list.remove() past a " + self->items[i]->describe());
+        int equal = PyObject_RichCompareBool(self->items[i]->as_python_constant().ptr(), wanted.ptr(), Py_EQ);
+        check_status(equal);
+        if (equal) {
+          self->items.erase(self->items.begin() + static_cast<std::ptrdiff_t>(i));
+          return none();
+        }
+      }
+      raise(PyExc_ValueError, "list.remove(x): x not in list");
     }
   }
   if (self->kind == ValueKind::List && name == "copy" && argc == 0) return Value::sequence(ValueKind::List, self->items);

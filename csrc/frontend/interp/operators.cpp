@@ -422,6 +422,38 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");
 }
 
+void Tracer::delete_subscript(ValuePtr container, ValuePtr key) {
+  if (container->kind == ValueKind::NewObject) {
+    if (Ref method = python_special_method(container, "__delitem__")) {
+      inline_call(method, {container, key}, {});
+      return;
+    }
+  }
+  if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() && PyLong_Check(key->obj.ptr())) {
+    Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());
+    Py_ssize_t index = PyLong_AsSsize_t(key->obj.ptr());
+    if (index < 0) index += size;
+    if (index < 0 || index >= size) raise(PyExc_IndexError, "list assignment index out of range");
+    container->items.erase(container->items.begin() + index);
+    return;
+  }
+  if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() && PySlice_Check(key->obj.ptr())) {
+    Ref step = check(PyObject_GetAttrString(key->obj.ptr(), "step"));
+    if (step.ptr() == Py_None || (PyLong_Check(step.ptr()) && PyLong_AsLong(step.ptr()) == 1)) {
+      store_list_slice(container, key->obj, {});  // del a[i:j] is a[i:j] = []
+      return;
+    }
+  }
+  if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
+    int at = container->dict_index(key->obj);
+    if (at < 0) raise(PyExc_KeyError, key->obj);
+    container->keys.erase(container->keys.begin() + at);
+    container->items.erase(container->items.begin() + at);
+    return;
+  }
+  unsupported("deleting an item of a " + container->describe() + " (a side effect on an object)");
+}
+
 void Tracer::enter_value_recursion(const std::string& what) const {
   if (value_recursion_ > kMaxNestingDepth)
     unsupported(what + " nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");

@@ -529,6 +529,11 @@ bool Tracer::step(const bytecode::Instruction& inst) {
       store_subscript(container, key, value);
       return true;
     }
+    case DELETE_SUBSCR: {
+      ValuePtr key = pop();
+      delete_subscript(pop(), std::move(key));
+      return true;
+    }
     case BUILD_SLICE: {
       std::vector<ValuePtr> parts = pop_n(arg);
       for (const auto& part : parts)

@@ -181,6 +181,7 @@ class Tracer {
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);
+  void delete_subscript(ValuePtr container, ValuePtr key);  // DELETE_SUBSCR on trace-owned lists and dicts
   void store_subscript(ValuePtr container, ValuePtr key, ValuePtr value);
   void get_iter(ValuePtr iterable);
   void unpack_sequence(ValuePtr sequence, int count);
@@ -208,6 +209,8 @@ class Tracer {
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
+  ValuePtr call_container_method_with_keywords(const ValuePtr& self, const std::string& name, std::vector<ValuePtr>& args,
+                                               graph::KwArgs& kwargs);
   ValuePtr call_container_method(ValuePtr self, const std::string& name, std::vector<ValuePtr> args,
                                  graph::KwArgs kwargs);
   // True when the trace may change the container in place: made by the trace, or the root
@@ -272,6 +275,7 @@ class Tracer {
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
   ValuePtr context_var_get(Ref var, Ref default_value);
+  // sorted(key=), min(key=), max(key=) on keys the trace computes to constants; null otherwise.
   ValuePtr sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // ContextVar.get/set/reset on the var bound to a builtin method; null for other methods.
   ValuePtr context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args);

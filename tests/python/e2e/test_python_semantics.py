@@ -1232,3 +1232,66 @@ def test_print_of_a_tensor_breaks_the_graph_and_prints_eagers_values(capsys):
     capsys.readouterr()
     cdynamo.optimize("eager")(f)(x)
     assert capsys.readouterr().out == eager_out
+
+
+Span = collections.namedtuple("Span", "p q")
+
+
+class Shade(__import__("enum").Enum):
+    LIGHT = 1
+    DARK = 2
+
+
+def key_builtins(x):
+    order = sorted([3, 1, 2], key=lambda v: -v)
+    widest = max(["ab", "abc", "a"], key=len)
+    first_shortest = min(["bb", "a", "c"], key=len)
+    return x * order[0] + len(widest) + len(first_shortest) + max([], key=len, default=7)
+
+
+def list_and_dict_methods(x):
+    items = [3, 1, 2, 1]
+    items.sort(reverse=True)
+    items.remove(1)
+    del items[0]
+    scores = {"a": 1, "b": 2}
+    scores.update({"c": 3}, d=4)
+    del scores["a"]
+    return x * sum(items) + sum(scores.values()) + len(",".join(str(i) for i in items))
+
+
+def namedtuple_and_enum(x):
+    span = Span(x, 2)._replace(q=5)
+    return span.p * span.q + span._asdict()["q"] + Shade(2).value + (Shade(1) is Shade.LIGHT)
+
+
+def itertools_and_getters(x):
+    import itertools
+    import operator
+
+    total = sum(a * b for a, b in itertools.product([1, 2], [3, 4]))
+    running = list(itertools.accumulate([1, 2, 3]))
+    pairs = list(itertools.combinations(range(4), 2)) + list(itertools.permutations("ab"))
+    second = operator.itemgetter(1)
+    return x * total + running[-1] + len(pairs) + second([5, 6]) + operator.attrgetter("shape")(x)[0]
+
+
+@pytest.mark.parametrize("fn", [key_builtins, list_and_dict_methods, namedtuple_and_enum, itertools_and_getters],
+                         ids=lambda fn: fn.__name__)
+def test_python_idioms_are_one_graph(fn):
+    x = torch.randn(4, 3)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(fn)(x)
+    assert torch.allclose(got, fn(x)) and counter.frame_count == 1
+
+
+def test_an_enum_value_that_does_not_exist_raises_eagers_error():
+    def f(x):
+        try:
+            return x * Shade(3).value
+        except ValueError:
+            return x - 1
+
+    x = torch.randn(2)
+    counter = CompileCounter()
+    assert torch.equal(cdynamo.optimize(counter, nopython=True)(f)(x), f(x)) and counter.frame_count == 1
