@@ -351,7 +351,7 @@ _TORCH_UNSUPPORTED = {
 }
 
 _FOLDABLE_BUILTINS = {
-    abs, min, max, round, int, float, bool, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
+    abs, min, max, round, int, float, bool, complex, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
     all, any, reversed, slice,
 }
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
@@ -409,12 +409,18 @@ def _installation_queries_given(distributed_imported, packaging_imported):
 
 
 def _has_native_constructor(cls):
-    """True when making a cls runs no Python code: neither __init__ nor __new__ is a function."""
+    """True when making a cls runs no Python code that could change the program: neither __init__
+    nor __new__ is a function, or they are functions free of side effects (an exception class
+    whose __init__ keeps a code: made at trace time, once more than eager makes it)."""
     import inspect
+
+    from ._special_calls import _code_side_effect
 
     for name in ("__init__", "__new__"):
         found = inspect.getattr_static(cls, name, None)
-        if isinstance(found, (types.FunctionType, staticmethod, classmethod)):
+        if isinstance(found, (staticmethod, classmethod)):
+            return False
+        if isinstance(found, types.FunctionType) and (name == "__new__" or _code_side_effect([found.__code__], found.__globals__)):
             return False
     return True
 

@@ -102,7 +102,8 @@ ValuePtr Tracer::new_set(Ref set) {
 }
 
 // The container methods that take keywords: dict.update(mapping, **items), list.sort(key=,
-// reverse=), a namedtuple's _replace(**fields); and its _asdict(). Null for other calls.
+// reverse=), OrderedDict.move_to_end(key, last=), a namedtuple's _replace(**fields); and its
+// _asdict(). Null for other calls.
 ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const std::string& name,
                                                      std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   if (self->kind == ValueKind::Dict && name == "update" && args.size() <= 1 && !kwargs.empty()) {
@@ -114,6 +115,25 @@ ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const
       items.push_back(value);
     }
     return call_container_method(self, "update", {Value::dict(std::move(keys), std::move(items))}, {});
+  }
+  if (self->kind == ValueKind::Dict && self->dict_type && name == "move_to_end" && !args.empty() && args.size() <= 2 &&
+      is_plain_key(args[0])) {  // OrderedDict.move_to_end(key, last=True)
+    ValuePtr last = args.size() == 2 ? args[1] : Value::constant(Ref::borrow(Py_True));
+    for (auto& [key, value] : kwargs)
+      if (key == "last") last = value;
+      else return nullptr;
+    if (!last->is_constant()) return nullptr;
+    if (!trace_owned(self)) unsupported("OrderedDict.move_to_end() on a dict passed into the function (a side effect)");
+    int at = self->dict_index(args[0]->obj);
+    if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+    Ref key = self->keys[at];
+    ValuePtr item = self->items[at];
+    self->keys.erase(self->keys.begin() + at);
+    self->items.erase(self->items.begin() + at);
+    const bool to_end = PyObject_IsTrue(last->obj.ptr()) == 1;
+    self->keys.insert(to_end ? self->keys.end() : self->keys.begin(), key);
+    self->items.insert(to_end ? self->items.end() : self->items.begin(), item);
+    return none();
   }
   if (self->kind == ValueKind::List && name == "sort" && args.empty()) {
     if (!trace_owned(self)) unsupported("list.sort() on a list passed into the function (a side effect)");

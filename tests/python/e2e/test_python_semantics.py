@@ -1276,7 +1276,25 @@ def itertools_and_getters(x):
     return x * total + running[-1] + len(pairs) + second([5, 6]) + operator.attrgetter("shape")(x)[0]
 
 
-@pytest.mark.parametrize("fn", [key_builtins, list_and_dict_methods, namedtuple_and_enum, itertools_and_getters],
+class CodedError(RuntimeError):
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+def exceptions_numbers_and_ordered_dicts(x):
+    try:
+        raise CodedError("bad", 3)  # an exception class with its own __init__
+    except CodedError as error:
+        scale = error.code + len(error.args)
+    order = collections.OrderedDict(a=1, b=2)
+    order.move_to_end("a")
+    order.move_to_end("b", last=False)
+    return x * scale + complex(1, 2).imag + abs(3 + 4j) + list(order).index("a")
+
+
+@pytest.mark.parametrize("fn", [key_builtins, list_and_dict_methods, namedtuple_and_enum, itertools_and_getters,
+                                exceptions_numbers_and_ordered_dicts],
                          ids=lambda fn: fn.__name__)
 def test_python_idioms_are_one_graph(fn):
     x = torch.randn(4, 3)
