@@ -239,7 +239,9 @@ def test_print_in_the_middle_gives_two_graphs():
         torch.testing.assert_close(compiled(torch.ones(4), 3), fn(torch.ones(4), 3))
     assert counter.frame_count == 2
     assert counter.op_count == 4
-    assert sum(counters["graph_break"].values()) == 1
+    # Breaks of this function only: print's eager run may reach Python stream objects (pytest's
+    # capture under xdist) whose frames compile on their own.
+    assert sum(n for reason, n in counters["graph_break"].items() if "test_interpreter.py" in reason) == 1
 
 
 def test_item_breaks_and_the_scalar_flows_into_the_next_graph():
