@@ -281,6 +281,22 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
   raise(PyExc_ValueError, name.substr(0, name.size() - 2) + "() iterable argument is empty");
 }
 
+// max(a, b) / min(a, b) of two one-element tensors: torch.maximum/minimum (a comparison of
+// their values would need the data; the result holds the same value). Null otherwise.
+ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
+  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
+  if ((fn.ptr() != min_builtin.ptr() && fn.ptr() != max_builtin.ptr()) || args.size() != 2 || !kwargs.empty()) return nullptr;
+  for (const auto& arg : args) {
+    if (!arg->is_tensor()) return nullptr;
+    Ref numel = check(PyObject_CallMethod(arg->fake.ptr(), "numel", nullptr));
+    if (!PyLong_Check(numel.ptr()) || PyLong_AsLong(numel.ptr()) != 1) return nullptr;
+  }
+  const bool maximum = fn.ptr() == max_builtin.ptr();
+  Ref op = import_attr("torch", maximum ? "maximum" : "minimum");
+  return graph_.call("call_function", op, args, {}, maximum ? "max() of tensors" : "min() of tensors");
+}
+
 ValuePtr Tracer::context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args) {
   std::vector<ValuePtr>& sets = context_sets_[var];
   if (method == "get" && args.size() <= 1 && (args.empty() || args[0]->is_constant())) {
@@ -405,6 +421,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     set_grad_mode_in_graph(args[0]->obj.ptr() == Py_True);  // a node, kept: it returns None
     return Value::constant(Ref::borrow(Py_None));
   }
+  if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (!all_constant(args, kwargs))

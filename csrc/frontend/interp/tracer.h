@@ -275,6 +275,7 @@ class Tracer {
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
   ValuePtr context_var_get(Ref var, Ref default_value);
+  ValuePtr max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // sorted(key=), min(key=), max(key=) on keys the trace computes to constants; null otherwise.
   ValuePtr sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // ContextVar.get/set/reset on the var bound to a builtin method; null for other methods.

@@ -1313,3 +1313,13 @@ def test_an_enum_value_that_does_not_exist_raises_eagers_error():
     x = torch.randn(2)
     counter = CompileCounter()
     assert torch.equal(cdynamo.optimize(counter, nopython=True)(f)(x), f(x)) and counter.frame_count == 1
+
+
+def test_max_and_min_of_one_element_tensors_are_graph_operations():
+    def f(x):
+        total, mean = x.sum(), x.mean()
+        return max(total, mean) + min(total, mean)
+
+    x = torch.randn(5)
+    counter = CompileCounter()
+    assert torch.allclose(cdynamo.optimize(counter, nopython=True)(f)(x), f(x)) and counter.frame_count == 1
