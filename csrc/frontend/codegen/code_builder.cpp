@@ -349,25 +349,23 @@ void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect
   for (size_t i = 0; i < effects.size(); ++i) {
     const auto& effect = effects[i];
     Ref index = check(PyLong_FromSize_t(i));
-    if (effect.name == interp::kDeferredCall) {  // print(...): call_deferred((fn, args, kwargs))
+    // helper([the effect's target,] values[i]), its result dropped.
+    auto call_with_value = [&](const Ref& helper, const interp::Source* target) {
       code.emit(PUSH_NULL);
-      code.load_const(call_deferred);
-      code.emit(COPY, 3);
+      code.load_const(helper);
+      if (target) code.load_source(*target);
+      code.emit(COPY, target ? 4 : 3);
       code.load_const(index);
       code.emit(BINARY_SUBSCR);
-      code.call(1);
+      code.call(target ? 2 : 1);
       code.emit(POP_TOP);
+    };
+    if (effect.name == interp::kDeferredCall) {  // print(...): call_deferred((fn, args, kwargs))
+      call_with_value(call_deferred, nullptr);
       continue;
     }
     if (effect.name.empty()) {  // a list or dict from the frame gets its new contents
-      code.emit(PUSH_NULL);
-      code.load_const(replace);
-      code.load_source(*effect.object->source);
-      code.emit(COPY, 4);
-      code.load_const(index);
-      code.emit(BINARY_SUBSCR);
-      code.call(2);
-      code.emit(POP_TOP);
+      call_with_value(replace, effect.object->source.get());
       continue;
     }
     code.emit(COPY, 1);

@@ -8,6 +8,19 @@
 
 namespace cdynamo::interp {
 
+namespace {
+
+// A logging.Logger object from the frame.
+bool is_logger(const ValuePtr& value) {
+  if (value->kind != ValueKind::Object || !value->obj) return false;
+  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
+  int found = PyObject_IsInstance(value->obj.ptr(), logger_type.ptr());
+  check_status(found);
+  return found != 0;
+}
+
+}  // namespace
+
 ValuePtr Tracer::defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what) {
   if (!all_constant(args, kwargs))
     unsupported(what + " of a value the graph computes (a tensor's data): print its shape, or move the call "
@@ -30,11 +43,7 @@ ValuePtr Tracer::defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph
 // that level (a change of level recompiles). Null when the call would log (is_logging_call).
 ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args) {
   const ValuePtr& logger = method->items.at(0);
-  if (logger->kind != ValueKind::Object || !logger->obj || method->name.empty()) return nullptr;
-  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
-  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
-  check_status(is_logger);
-  if (!is_logger) return nullptr;  // every method call of an object passes here: no Python call for them
+  if (method->name.empty() || !is_logger(logger)) return nullptr;  // every method call of an object passes here
   Ref first = !args.empty() && args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None);
   Ref level = call_helper("cdynamo._trace_support", "silent_log_level",
                           {logger->obj, check(PyUnicode_FromString(method->name.c_str())), first});
@@ -55,11 +64,7 @@ ValuePtr Tracer::silent_log_call(const ValuePtr& method, const std::vector<Value
 bool Tracer::is_logging_call(const ValuePtr& method) const {
   static const std::unordered_set<std::string> names = {"debug", "info", "warning", "warn", "error", "critical", "log"};
   const ValuePtr& logger = method->items.at(0);
-  if (logger->kind != ValueKind::Object || !logger->source || !names.count(method->name)) return false;
-  static Ref& logger_type = *new Ref(import_attr("logging", "Logger"));  // never freed: outlives the interpreter
-  int is_logger = PyObject_IsInstance(logger->obj.ptr(), logger_type.ptr());
-  check_status(is_logger);
-  return is_logger;
+  return logger->source && names.count(method->name) && is_logger(logger);
 }
 
 }  // namespace cdynamo::interp

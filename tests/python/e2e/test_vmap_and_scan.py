@@ -47,15 +47,18 @@ def sequential_scan(decay, inputs):
     return torch.stack(states, 2).sum(-1)
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
-def test_vmap_of_a_local_function_is_one_graph_on_every_backend(backend):
-    x, y = torch.randn(4, 3), torch.randn(3, 4)
+def assert_one_graph_equal_to_eager(fn, args, backend):
     counter = CompileCounter() if backend == "eager" else None
-    compiled = cdynamo.compile(per_row_statistics, backend=counter or backend, fullgraph=True)
-    for got, want in zip(compiled(x, y), per_row_statistics(x, y)):
+    compiled = cdynamo.compile(fn, backend=counter or backend, fullgraph=True)
+    for got, want in zip(compiled(*args), fn(*args)):
         torch.testing.assert_close(got, want)
     if counter:
         assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_vmap_of_a_local_function_is_one_graph_on_every_backend(backend):
+    assert_one_graph_equal_to_eager(per_row_statistics, (torch.randn(4, 3), torch.randn(3, 4)), backend)
 
 
 def test_vmap_gradients_equal_eager():
@@ -162,10 +165,4 @@ def test_torch_func_grad_and_jacobians_are_graph_nodes(backend):
         jacobian = torch.func.jacrev(lambda t: t.sin() * 2)(x[0])
         return grads, grads_x, value, jacobian
 
-    x, w = torch.randn(4, 3), torch.randn(3, 2)
-    counter = CompileCounter() if backend == "eager" else None
-    compiled = cdynamo.compile(per_example, backend=counter or backend, fullgraph=True)
-    for got, want in zip(compiled(x, w), per_example(x, w)):
-        torch.testing.assert_close(got, want)
-    if counter:
-        assert counter.frame_count == 1
+    assert_one_graph_equal_to_eager(per_example, (torch.randn(4, 3), torch.randn(3, 2)), backend)

@@ -1,0 +1,65 @@
+// Builtins whose arguments the trace cannot hand to Python as they are: sorted/min/max with a
+// key= the trace runs, and min/max of one-element tensors (torch.minimum/maximum in the graph).
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+
+ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& sorted_builtin = *new Ref(import_attr("builtins", "sorted"));  // never freed: outlives the interpreter
+  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
+  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
+  const bool sorting = fn.ptr() == sorted_builtin.ptr();
+  const bool extreme = fn.ptr() == min_builtin.ptr() || fn.ptr() == max_builtin.ptr();
+  if (!(sorting && args.size() == 1) && !(extreme && !args.empty())) return nullptr;
+  ValuePtr key, fallback;
+  Ref reverse = Ref::borrow(fn.ptr() == max_builtin.ptr() ? Py_True : Py_False);
+  for (const auto& [name, value] : kwargs) {
+    if (name == "key") key = value;
+    else if (name == "reverse" && sorting && value->is_constant()) reverse = value->obj;
+    else if (name == "default" && extreme && args.size() == 1) fallback = value;
+    else return nullptr;
+  }
+  if (!key || (key->is_constant() && key->obj.ptr() == Py_None)) return nullptr;
+  // The keys are computed now (they must be constants); Python's stable sort orders the items,
+  // and min/max take the first of equal keys as the builtins do.
+  std::vector<ValuePtr> items = args.size() == 1 ? iterate(args[0]) : args;
+  const std::string name = callable_name(fn) + "()";
+  Ref keyed = check(PyList_New(0));
+  for (size_t i = 0; i < items.size(); ++i) {
+    ValuePtr computed = call_value(key, {items[i]}, {});
+    if (!computed->is_fully_constant()) unsupported(name + " with a key that returns a " + computed->describe());
+    Ref pair = check(PyTuple_Pack(2, computed->as_python_constant().ptr(), Ref(check(PyLong_FromSize_t(i))).ptr()));
+    check_status(PyList_Append(keyed.ptr(), pair.ptr()));
+  }
+  Ref by_key = check(PyObject_CallFunction(import_attr("operator", "itemgetter").ptr(), "i", 0));
+  Ref call_kwargs = check(Py_BuildValue("{s:O,s:O}", "key", by_key.ptr(), "reverse", reverse.ptr()));
+  Ref call_args = check(PyTuple_Pack(1, keyed.ptr()));
+  Ref order = checked(PyObject_Call(sorted_builtin.ptr(), call_args.ptr(), call_kwargs.ptr()));  // keys that do not compare raise, as in eager
+  std::vector<ValuePtr> result;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(order.ptr()); ++i)
+    result.push_back(items[PyLong_AsSize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(order.ptr(), i), 1))]);
+  if (sorting) return Value::sequence(ValueKind::List, std::move(result));
+  if (!result.empty()) return result.front();
+  if (fallback) return fallback;
+  raise(PyExc_ValueError, name.substr(0, name.size() - 2) + "() iterable argument is empty");
+}
+
+// max(a, b) / min(a, b) of two one-element tensors: torch.maximum/minimum (a comparison of
+// their values would need the data; the result holds the same value). Null otherwise.
+ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
+  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
+  if ((fn.ptr() != min_builtin.ptr() && fn.ptr() != max_builtin.ptr()) || args.size() != 2 || !kwargs.empty()) return nullptr;
+  for (const auto& arg : args) {
+    if (!arg->is_tensor()) return nullptr;
+    Ref numel = check(PyObject_CallMethod(arg->fake.ptr(), "numel", nullptr));
+    if (!PyLong_Check(numel.ptr()) || PyLong_AsLong(numel.ptr()) != 1) return nullptr;
+  }
+  const bool maximum = fn.ptr() == max_builtin.ptr();
+  Ref op = import_attr("torch", maximum ? "maximum" : "minimum");
+  return graph_.call("call_function", op, args, {}, maximum ? "max() of tensors" : "min() of tensors");
+}
+
+}  // namespace cdynamo::interp
