@@ -30,6 +30,15 @@ PyObject** cd_frame_localsplus(CdFrame* frame) { return frame->localsplus; }
 int cd_frame_is_private(CdFrame* frame) { return frame->frame_obj == NULL; }
 int cd_frame_owned_by_generator(CdFrame* frame) { return frame->owner == FRAME_OWNED_BY_GENERATOR; }
 
+PyCodeObject* cd_caller_code(PyThreadState* tstate) {
+  // The hook runs before the evaluator enters the new frame: the thread's current frame is the caller's.
+  _PyInterpreterFrame* caller = tstate->cframe->current_frame;
+#if CD_IS_312
+  while (caller && caller->owner == FRAME_OWNED_BY_CSTACK) caller = caller->previous;  // 3.12's entry frames
+#endif
+  return caller ? caller->f_code : NULL;
+}
+
 PyObject* cd_eval_frame_default(PyThreadState* tstate, CdFrame* frame, int throwflag) {
   return _PyEval_EvalFrameDefault(tstate, frame, throwflag);
 }

@@ -35,6 +35,10 @@ int cd_frame_is_private(CdFrame* frame);
 // True for frames that belong to a generator or coroutine object.
 int cd_frame_owned_by_generator(CdFrame* frame);
 
+// The code of the Python frame that is running the call being evaluated (borrowed; NULL when
+// C code called it with no Python frame below).
+PyCodeObject* cd_caller_code(PyThreadState* tstate);
+
 // Runs the frame with CPython's own evaluator (which on 3.12 also clears and pops it).
 PyObject* cd_eval_frame_default(PyThreadState* tstate, CdFrame* frame, int throwflag);
 // Called when the hook answers a frame without evaluating it: on 3.12 the evaluator owns the

@@ -770,3 +770,19 @@ def replace_contents(target, contents):
     else:
         target.clear()
         target.update(contents)
+
+
+def resolve_relative_import(name, frame_globals, level):
+    """The absolute module name of `from <level dots><name> import ...` in code with these globals,
+    or None outside a package (the import system's own rule: __package__, else __spec__.parent)."""
+    import importlib.util
+
+    package = frame_globals.get("__package__")
+    if package is None and frame_globals.get("__spec__") is not None:
+        package = frame_globals["__spec__"].parent
+    if not package:
+        return None
+    try:
+        return importlib.util.resolve_name("." * level + name, package)
+    except ImportError:
+        return None

@@ -1,6 +1,7 @@
 // Decoding and assembling code objects for CPython 3.11/3.12, and per-opcode facts.
 // Assumes the GIL is held; every function works on the running interpreter's bytecode version.
 #pragma once
+#include <string>
 #include "common/py_ref.h"
 #include "frontend/bytecode/instruction.h"
 
@@ -23,6 +24,7 @@ int stack_depth(const InstructionList& insts);
 std::vector<bool> live_locals(PyCodeObject* code, const InstructionList& insts, int at);
 
 const char* opcode_name(int opcode);
+int opcode_from_name(const std::string& name);  // the running interpreter's opcode, or -1
 int inline_cache_entries(int opcode);  // CACHE code units that follow the opcode
 bool has_jump_target(int opcode);
 bool is_backward_jump(int opcode);

@@ -186,6 +186,17 @@ bool inside_functorch_transform() {
   return top.ptr() != Py_None;
 }
 
+// Finders and loaders written in Python (pytest's assertion rewriter, editable installs) are
+// called by the import system: they and everything they call run as written, never compiled.
+bool called_by_import_system(PyThreadState* tstate) {
+  PyCodeObject* caller = cd_caller_code(tstate);
+  if (!caller || !PyUnicode_Check(caller->co_filename)) return false;
+  for (const char* machinery : {"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>",
+                                "<frozen zipimport>"})
+    if (PyUnicode_CompareWithASCIIString(caller->co_filename, machinery) == 0) return true;
+  return false;
+}
+
 PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& state,
                           PyObject* callback, const guards::FrameView& view) {
   PyCodeObject* code = cd_frame_code(frame);
@@ -323,6 +334,10 @@ PyObject* eval_frame_hook(PyThreadState* tstate, CdFrame* frame, int throwflag) 
   }
   if (callback == Py_False || state->strategy == Strategy::Fallback || inside_functorch_transform())
     return cd_eval_frame_default(tstate, frame, throwflag);
+  if (called_by_import_system(tstate)) {
+    BusyScope as_written;  // the frames this one calls are not intercepted either
+    return cd_eval_frame_default(tstate, frame, throwflag);
+  }
   return compile_and_run(tstate, frame, *state, callback, view);
 }
 

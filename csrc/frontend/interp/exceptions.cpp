@@ -1,6 +1,5 @@
 // Exceptions inside the trace: raising on trace-time values, the exception table's handlers,
 // and the opcodes of try/except blocks (CPython 3.11/3.12). Assumes decoded handler entries.
-#include <opcode.h>
 #include "common/cpython_compat.h"
 #include "common/error.h"
 #include "common/py_import.h"
@@ -69,73 +68,77 @@ bool Tracer::enter_handler(const bytecode::Instruction& inst, const TracedExcept
   return true;
 }
 
-bool Tracer::exception_step(const bytecode::Instruction& inst) {
-  const int arg = inst.arg;
-  switch (inst.opcode) {
-    case PUSH_EXC_INFO: {
-      ValuePtr exception = pop();
-      push(handled_exception_ ? handled_exception_ : Value::constant(Ref::borrow(Py_None)));
-      handled_exception_ = exception;
-      push(exception);
-      return true;
-    }
-    case POP_EXCEPT: {
-      ValuePtr previous = pop();
-      handled_exception_ = previous->is_constant() && previous->obj.ptr() == Py_None ? nullptr : previous;
-      return true;
-    }
-    case CHECK_EXC_MATCH: {
-      ValuePtr type = pop();
-      ValuePtr exception = top();
-      // An exception from the frame (a resume function's handler) is an object whose type is guarded.
-      if (!type->is_fully_constant() || !exception->obj ||
-          (!exception->is_constant() && exception->kind != ValueKind::Object))
-        unsupported("an except clause on a " + type->describe());
-      TracedException raised{exception->obj, ""};
-      bool match = is_instance_of(raised, type->as_python_constant().ptr());
-      push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
-      return true;
-    }
-    case WITH_EXCEPT_START: {
-      // [exit, lasti, previous exception, exception]: exit(type, exception, traceback).
-      ValuePtr exception = top(1);
-      ValuePtr exit = top(4);
-      if (!exception->obj) unsupported("an exception leaving a with-block");
-      ValuePtr type = Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(exception->obj.ptr()))));
-      ValuePtr traceback = Value::constant(Ref::borrow(Py_None));  // the trace keeps no traceback
-      push(call_value(exit, {type, exception, traceback}, {}));
-      return true;
-    }
-    case RERAISE: {
-      ValuePtr exception = pop();  // (a non-zero arg only peeks at lasti below it, for f_lasti)
-      if (!exception->obj || (!exception->is_constant() && exception->kind != ValueKind::Object))
-        unsupported("re-raising a " + exception->describe());
-      raise(exception->obj);
-    }
-    case RAISE_VARARGS: {
-      if (arg == 0) {
-        if (!handled_exception_) unsupported("a bare raise outside an except block");
-        raise(handled_exception_->obj);
-      }
-      ValuePtr cause = arg == 2 ? pop() : nullptr;
-      ValuePtr raised = pop();
-      if (!raised->is_constant()) unsupported("raising a " + raised->describe());
-      PyObject* obj = raised->obj.ptr();
-      Ref exception;
-      if (has_native_constructor(obj)) exception = check(PyObject_CallNoArgs(obj));
-      else if (PyExceptionInstance_Check(obj) && !raised->source) exception = raised->obj;  // made by the trace
-      else unsupported("raising a " + raised->describe());
-      if (cause) {
-        if (!cause->is_constant()) unsupported("raise ... from a " + cause->describe());
-        PyObject* c = cause->obj.ptr();
-        if (c == Py_None) PyException_SetCause(exception.ptr(), nullptr), reinterpret_cast<PyBaseExceptionObject*>(exception.ptr())->suppress_context = 1;
-        else if (PyExceptionInstance_Check(c)) PyException_SetCause(exception.ptr(), Py_NewRef(c));
-        else unsupported("raise ... from a " + cause->describe());
-      }
-      raise(std::move(exception));
-    }
-    default: return false;
+bool Tracer::op_push_exc_info(const bytecode::Instruction&) {
+  ValuePtr exception = pop();
+  push(handled_exception_ ? handled_exception_ : Value::constant(Ref::borrow(Py_None)));
+  handled_exception_ = exception;
+  push(exception);
+  return true;
+}
+
+bool Tracer::op_pop_except(const bytecode::Instruction&) {
+  ValuePtr previous = pop();
+  handled_exception_ = previous->is_constant() && previous->obj.ptr() == Py_None ? nullptr : previous;
+  return true;
+}
+
+bool Tracer::op_check_exc_match(const bytecode::Instruction&) {
+  ValuePtr type = pop();
+  ValuePtr exception = top();
+  // An exception from the frame (a resume function's handler) is an object whose type is guarded.
+  if (!type->is_fully_constant() || !exception->obj ||
+      (!exception->is_constant() && exception->kind != ValueKind::Object))
+    unsupported("an except clause on a " + type->describe());
+  TracedException raised{exception->obj, ""};
+  bool match = is_instance_of(raised, type->as_python_constant().ptr());
+  push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
+  return true;
+}
+
+bool Tracer::op_with_except_start(const bytecode::Instruction&) {
+  // [exit, lasti, previous exception, exception]: exit(type, exception, traceback).
+  ValuePtr exception = top(1);
+  ValuePtr exit = top(4);
+  if (!exception->obj) unsupported("an exception leaving a with-block");
+  ValuePtr type = Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(exception->obj.ptr()))));
+  ValuePtr traceback = Value::constant(Ref::borrow(Py_None));  // the trace keeps no traceback
+  push(call_value(exit, {type, exception, traceback}, {}));
+  return true;
+}
+
+bool Tracer::op_reraise(const bytecode::Instruction&) {
+  ValuePtr exception = pop();  // (a non-zero arg only peeks at lasti below it, for f_lasti)
+  if (!exception->obj || (!exception->is_constant() && exception->kind != ValueKind::Object))
+    unsupported("re-raising a " + exception->describe());
+  raise(exception->obj);
+}
+
+bool Tracer::op_raise_varargs(const bytecode::Instruction& inst) {
+  if (inst.arg == 0) {
+    if (!handled_exception_) unsupported("a bare raise outside an except block");
+    raise(handled_exception_->obj);
   }
+  ValuePtr cause = inst.arg == 2 ? pop() : nullptr;
+  ValuePtr raised = pop();
+  if (!raised->is_constant()) unsupported("raising a " + raised->describe());
+  PyObject* obj = raised->obj.ptr();
+  Ref exception;
+  if (has_native_constructor(obj)) exception = check(PyObject_CallNoArgs(obj));
+  else if (PyExceptionInstance_Check(obj) && !raised->source) exception = raised->obj;  // made by the trace
+  else unsupported("raising a " + raised->describe());
+  if (cause) {
+    if (!cause->is_constant()) unsupported("raise ... from a " + cause->describe());
+    PyObject* c = cause->obj.ptr();
+    if (c == Py_None) {
+      PyException_SetCause(exception.ptr(), nullptr);
+      reinterpret_cast<PyBaseExceptionObject*>(exception.ptr())->suppress_context = 1;
+    } else if (PyExceptionInstance_Check(c)) {
+      PyException_SetCause(exception.ptr(), Py_NewRef(c));
+    } else {
+      unsupported("raise ... from a " + cause->describe());
+    }
+  }
+  raise(std::move(exception));
 }
 
 }  // namespace cdynamo::interp

@@ -184,9 +184,7 @@ void Tracer::send_none(int target) {
   }
   ValuePtr returned = receiver->kind == ValueKind::Generator ? receiver->frame->return_value : nullptr;
   if (!returned) returned = Value::constant(Ref::borrow(Py_None));
-#if !CD_PY312
-  pop();  // 3.11: the return value takes the sub-iterator's place
-#endif
+  if (kOparg.send_result_replaces_iterator) pop();  // 3.11; 3.12's END_SEND pops it
   push(std::move(returned));
   frame().pc = target;
 }

@@ -1,6 +1,7 @@
 // The symbolic bytecode interpreter: runs a frame's bytecode on Values instead of objects,
 // recording torch operations into a graph and guards on everything it relied on.
 #pragma once
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "frontend/graph/graph_builder.h"
 #include "frontend/guards/guards.h"
 #include "frontend/interp/compile_frame.h"
+#include "frontend/interp/opcode_handlers.h"
 #include "frontend/interp/value.h"
 
 namespace cdynamo::interp {
@@ -165,14 +167,22 @@ class Tracer {
   }
   // Unwinds to `inst`'s handler in the current frame; false when it has none.
   bool enter_handler(const bytecode::Instruction& inst, const TracedException& raised);
-  bool exception_step(const bytecode::Instruction& inst);  // the exception opcodes; false: not one
   static bool is_instance_of(const TracedException& raised, PyObject* type);
   // The Python-level special method `name` of the value's type (__contains__, __getitem__,
   // __len__), or null when the type has none or implements it in C.
   Ref python_special_method(const ValuePtr& value, const char* name);
 
-  // --- chapter: instructions --------------------------------------------------------------
+  // --- chapter: instructions (the ops_*.cpp files; opcode_table.cpp maps opcodes to them) ---
+ public:
+  using OpcodeHandler = bool (Tracer::*)(const bytecode::Instruction&);
+  using OpcodeTable = std::array<OpcodeHandler, 256>;  // null: an opcode the trace does not run
+
+ private:
+  static const OpcodeTable& opcode_table();
   bool step(const bytecode::Instruction& inst);  // false once the frame returned
+#define CDYNAMO_DECLARE_OPCODE_HANDLER(handler) bool op_##handler(const bytecode::Instruction& inst);
+  CDYNAMO_OPCODE_HANDLERS(CDYNAMO_DECLARE_OPCODE_HANDLER)
+#undef CDYNAMO_DECLARE_OPCODE_HANDLER
   void jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test);
   bool truth_value(const ValuePtr& value);
   void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);

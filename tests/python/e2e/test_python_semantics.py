@@ -2,6 +2,7 @@
 breaks: custom __contains__/__getitem__/__len__, try/except around code that raises on trace-time
 values, getattr/hasattr defaults (guarded on the attribute staying absent), is_compiling()."""
 import collections
+import sys
 from collections.abc import MutableMapping
 
 import pytest
@@ -1323,3 +1324,35 @@ def test_max_and_min_of_one_element_tensors_are_graph_operations():
     x = torch.randn(5)
     counter = CompileCounter()
     assert torch.allclose(cdynamo.optimize(counter, nopython=True)(f)(x), f(x)) and counter.frame_count == 1
+
+
+def test_relative_imports_of_imported_modules_are_traced(tmp_path, monkeypatch):
+    package = tmp_path / "relpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("SCALE = 3\ndef double(x):\n    return x * 2\n")
+    (package / "later.py").write_text("def triple(x):\n    return x * 3\n")
+    (package / "mod.py").write_text(
+        "def uses_imports(x):\n"
+        "    from . import helper\n"
+        "    from .helper import SCALE\n"
+        "    return helper.double(x) * SCALE\n"
+        "def imports_a_new_module(x):\n"
+        "    from .later import triple\n"
+        "    return triple(x.sin())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    mod = importlib.import_module("relpkg.mod")
+    importlib.import_module("relpkg.helper")
+    x = torch.randn(4)
+    out = explain(mod.uses_imports, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert torch.equal(out.out, mod.uses_imports(x))
+    # A module not imported yet would run its code at trace time: the import breaks the graph.
+    out = explain(mod.imports_a_new_module, x)
+    assert out.graph_break_count == 1 and "not imported yet" in str(out.break_reasons[0])
+    assert torch.allclose(out.out, (x.sin() * 3))
+    monkeypatch.delitem(sys.modules, "relpkg.later", raising=False)
+    for name in ("relpkg.mod", "relpkg.helper", "relpkg"):
+        monkeypatch.delitem(sys.modules, name, raising=False)

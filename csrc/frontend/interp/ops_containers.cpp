@@ -1,0 +1,205 @@
+// Opcode handlers that build, index and unpack tuples, lists, dicts, sets and slices.
+// Assumes CPython 3.11/3.12 bytecode; the containers' methods are in containers.cpp.
+#include <opcode.h>
+#include "common/error.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+// slice(start, stop) of constant bounds (BINARY_SLICE, STORE_SLICE).
+Ref constant_slice(const ValuePtr& start, const ValuePtr& stop) {
+  return check(PySlice_New(start->obj.ptr(), stop->obj.ptr(), nullptr));
+}
+
+}  // namespace
+
+bool Tracer::op_binary_subscr(const bytecode::Instruction&) {
+  ValuePtr key = pop();
+  subscript(pop(), key);
+  return true;
+}
+
+bool Tracer::op_store_subscr(const bytecode::Instruction&) {
+  ValuePtr key = pop();
+  ValuePtr container = pop();
+  ValuePtr value = pop();
+  store_subscript(container, key, value);
+  return true;
+}
+
+bool Tracer::op_delete_subscr(const bytecode::Instruction&) {
+  ValuePtr key = pop();
+  delete_subscript(pop(), std::move(key));
+  return true;
+}
+
+bool Tracer::op_binary_slice(const bytecode::Instruction&) {
+  ValuePtr stop = pop();
+  ValuePtr start = pop();
+  ValuePtr container = pop();
+  if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
+  subscript(container, Value::constant(constant_slice(start, stop)));
+  return true;
+}
+
+bool Tracer::op_store_slice(const bytecode::Instruction&) {
+  ValuePtr stop = pop();
+  ValuePtr start = pop();
+  ValuePtr container = pop();
+  ValuePtr value = pop();
+  if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
+  store_subscript(container, Value::constant(constant_slice(start, stop)), value);
+  return true;
+}
+
+bool Tracer::op_build_slice(const bytecode::Instruction& inst) {
+  std::vector<ValuePtr> parts = pop_n(inst.arg);
+  for (const auto& part : parts)
+    if (!part->is_constant()) unsupported("a slice with traced bounds");
+  PyObject* step = inst.arg == 3 ? parts[2]->obj.ptr() : nullptr;
+  push(Value::constant(check(PySlice_New(parts[0]->obj.ptr(), parts[1]->obj.ptr(), step))));
+  return true;
+}
+
+bool Tracer::op_build_tuple(const bytecode::Instruction& inst) {
+  push(Value::sequence(ValueKind::Tuple, pop_n(inst.arg)));
+  return true;
+}
+
+bool Tracer::op_build_list(const bytecode::Instruction& inst) {
+  push(Value::sequence(ValueKind::List, pop_n(inst.arg)));
+  return true;
+}
+
+bool Tracer::op_list_to_tuple(const bytecode::Instruction&) {
+  ValuePtr list = pop();
+  if (!list->is_sequence()) unsupported("tuple() of a " + list->describe());
+  push(Value::sequence(ValueKind::Tuple, list->items));
+  return true;
+}
+
+bool Tracer::op_build_set(const bytecode::Instruction& inst) {
+  Ref set = check(PySet_New(nullptr));
+  for (const auto& item : pop_n(inst.arg)) {
+    if (!item->is_constant()) unsupported("a set holding a " + item->describe());
+    if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+  }
+  push(new_set(std::move(set)));
+  return true;
+}
+
+bool Tracer::op_set_add(const bytecode::Instruction& inst) {  // SET_ADD and SET_UPDATE
+  ValuePtr item = pop();
+  ValuePtr& set = top(inst.arg);
+  if (set->kind != ValueKind::Set) throw InternalError("SET_ADD without a set");
+  std::vector<ValuePtr> items = inst.opcode == SET_ADD ? std::vector<ValuePtr>{item} : iterate(item);
+  for (const auto& element : items) {
+    if (!element->is_constant()) unsupported("a set holding a " + element->describe());
+    if (PySet_Add(set->obj.ptr(), element->obj.ptr()) < 0) raise_python_error();
+  }
+  return true;
+}
+
+bool Tracer::op_list_append(const bytecode::Instruction& inst) {
+  ValuePtr item = pop();
+  ValuePtr& list = top(inst.arg);
+  if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("appending to a list from outside the function");
+  list->items.push_back(item);
+  return true;
+}
+
+bool Tracer::op_list_extend(const bytecode::Instruction& inst) {
+  ValuePtr iterable = pop();
+  ValuePtr list = top(inst.arg);  // a copy: iterating a generator below runs other frames
+  if (list->kind != ValueKind::List || !trace_owned(list)) unsupported("extending a list from outside the function");
+  if (iterable->is_sequence()) {
+    list->items.insert(list->items.end(), iterable->items.begin(), iterable->items.end());
+  } else if (iterable->is_constant()) {
+    Ref items = check(PySequence_Fast(iterable->obj.ptr(), "not iterable"));
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+      list->items.push_back(Value::constant(Ref::borrow(PySequence_Fast_GET_ITEM(items.ptr(), i))));
+  } else {
+    // [*generator], [*iterator], [*obj]: whatever iterating it gives (a generator runs now).
+    for (ValuePtr& item : iterate(iterable)) list->items.push_back(std::move(item));
+  }
+  return true;
+}
+
+bool Tracer::op_unpack_sequence(const bytecode::Instruction& inst) {
+  unpack_sequence(pop(), inst.arg);
+  return true;
+}
+
+bool Tracer::op_unpack_ex(const bytecode::Instruction& inst) {
+  std::vector<ValuePtr> items = iterate(pop());
+  size_t before = inst.arg & 0xFF, after = inst.arg >> 8;
+  if (items.size() < before + after) unsupported("not enough values to unpack");
+  std::vector<ValuePtr> ordered(items.begin(), items.begin() + before);
+  ordered.push_back(Value::sequence(ValueKind::List, std::vector<ValuePtr>(items.begin() + before, items.end() - after)));
+  ordered.insert(ordered.end(), items.end() - after, items.end());
+  for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) push(*it);
+  return true;
+}
+
+bool Tracer::op_build_map(const bytecode::Instruction& inst) {
+  std::vector<ValuePtr> flat = pop_n(2 * inst.arg);
+  std::vector<Ref> keys;
+  std::vector<ValuePtr> values;
+  for (int i = 0; i < inst.arg; ++i) {
+    if (!flat[2 * i]->is_constant()) unsupported("a dict key that is a " + flat[2 * i]->describe());
+    keys.push_back(flat[2 * i]->obj);
+    values.push_back(flat[2 * i + 1]);
+  }
+  push(Value::dict(std::move(keys), std::move(values)));
+  return true;
+}
+
+bool Tracer::op_build_const_key_map(const bytecode::Instruction& inst) {
+  ValuePtr names = pop();
+  std::vector<ValuePtr> values = pop_n(inst.arg);
+  std::vector<Ref> keys;
+  for (int i = 0; i < inst.arg; ++i) keys.push_back(Ref::borrow(PyTuple_GET_ITEM(names->obj.ptr(), i)));
+  push(Value::dict(std::move(keys), std::move(values)));
+  return true;
+}
+
+bool Tracer::op_dict_update(const bytecode::Instruction& inst) {  // DICT_UPDATE and DICT_MERGE (f(**a, **b))
+  ValuePtr update = pop();
+  ValuePtr& target = top(inst.arg);
+  if (target->kind != ValueKind::Dict || !trace_owned(target)) unsupported("updating a dict from outside the function");
+  if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> items;
+    while (PyDict_Next(update->obj.ptr(), &pos, &key, &item)) {
+      keys.push_back(Ref::borrow(key));
+      items.push_back(Value::constant(Ref::borrow(item)));
+    }
+    update = Value::dict(std::move(keys), std::move(items));
+  }
+  if (update->kind != ValueKind::Dict) update = mapping_as_dict(update);
+  for (size_t i = 0; i < update->keys.size(); ++i) {
+    int at = target->dict_index(update->keys[i]);
+    if (at >= 0) {
+      if (inst.opcode == DICT_MERGE) unsupported("a keyword argument given twice");
+      target->items[at] = update->items[i];
+    } else {
+      target->keys.push_back(update->keys[i]);
+      target->items.push_back(update->items[i]);
+    }
+  }
+  return true;
+}
+
+bool Tracer::op_map_add(const bytecode::Instruction& inst) {
+  ValuePtr value = pop();
+  ValuePtr key = pop();
+  ValuePtr& target = top(inst.arg);
+  if (target->kind != ValueKind::Dict || !key->is_constant()) unsupported("building a dict with a traced key");
+  target->dict_set(key->obj, value);
+  return true;
+}
+
+}  // namespace cdynamo::interp

@@ -1,0 +1,125 @@
+// Opcode handlers for control flow: jumps, loops and iterators, returns, generators and the
+// entry of with-blocks. Assumes CPython 3.11/3.12 bytecode (jump targets decoded).
+#include "common/error.h"
+#include "frontend/bytecode/bytecode.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+
+void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test) {
+  ValuePtr condition = pop();
+  bool truth;
+  if (none_test) {
+    truth = condition->kind == ValueKind::Constant && condition->obj.ptr() == Py_None;
+  } else {
+    truth = truth_value(condition);
+  }
+  if (truth == jump_when) {
+    if (!pop_always) push(condition);
+    frame().pc = inst.target;
+  }
+}
+
+bool Tracer::op_jump(const bytecode::Instruction& inst) {
+  frame().pc = inst.target;
+  return true;
+}
+
+bool Tracer::op_pop_jump_if_false(const bytecode::Instruction& inst) {
+  jump_if(inst, false, true, false);
+  return true;
+}
+
+bool Tracer::op_pop_jump_if_true(const bytecode::Instruction& inst) {
+  jump_if(inst, true, true, false);
+  return true;
+}
+
+bool Tracer::op_pop_jump_if_none(const bytecode::Instruction& inst) {
+  jump_if(inst, true, true, true);
+  return true;
+}
+
+bool Tracer::op_pop_jump_if_not_none(const bytecode::Instruction& inst) {
+  jump_if(inst, false, true, true);
+  return true;
+}
+
+bool Tracer::op_jump_if_false_or_pop(const bytecode::Instruction& inst) {
+  jump_if(inst, false, false, false);
+  return true;
+}
+
+bool Tracer::op_jump_if_true_or_pop(const bytecode::Instruction& inst) {
+  jump_if(inst, true, false, false);
+  return true;
+}
+
+bool Tracer::op_get_iter(const bytecode::Instruction&) {  // GET_ITER and GET_YIELD_FROM_ITER
+  get_iter(pop());
+  return true;
+}
+
+bool Tracer::op_for_iter(const bytecode::Instruction& inst) {
+  ValuePtr& iterator = top();
+  if (iterator->kind == ValueKind::Generator) {
+    ValuePtr generator = iterator;
+    if (ValuePtr item = resume_generator(generator)) {
+      push(item);
+      return true;
+    }
+  } else if (iterator->kind != ValueKind::Iterator) {
+    throw InternalError("FOR_ITER without an iterator");
+  } else if (iterator->position < iterator->items.size()) {
+    push(iterator->items[iterator->position++]);
+    return true;
+  }
+  pop();
+  InterpFrame& current = frame();
+  current.pc = inst.target;
+  static const int end_for = bytecode::opcode_from_name("END_FOR");  // -1 where there is none
+  if (kOparg.for_iter_over_end_for && current.pc < current.instructions.size() &&
+      current.instructions[current.pc].opcode == end_for)
+    ++current.pc;
+  return true;
+}
+
+bool Tracer::op_send(const bytecode::Instruction& inst) {
+  send_none(inst.target);
+  return true;
+}
+
+bool Tracer::op_end_send(const bytecode::Instruction&) {
+  ValuePtr value = pop();
+  pop();  // the exhausted sub-iterator
+  push(std::move(value));
+  return true;
+}
+
+bool Tracer::op_return_value(const bytecode::Instruction&) {
+  frame().return_value = pop();
+  return false;
+}
+
+bool Tracer::op_return_const(const bytecode::Instruction& inst) {
+  frame().return_value = Value::constant(Ref::borrow(PyTuple_GET_ITEM(frame().code->co_consts, inst.arg)));
+  return false;
+}
+
+bool Tracer::op_yield_value(const bytecode::Instruction&) {
+  frame().return_value = pop();
+  frame().yielded = true;
+  return false;
+}
+
+bool Tracer::op_return_generator(const bytecode::Instruction&) {
+  push(Value::constant(Ref::borrow(Py_None)));  // popped right after
+  return true;
+}
+
+bool Tracer::op_before_with(const bytecode::Instruction&) {
+  before_with(pop());
+  return true;
+}
+
+}  // namespace cdynamo::interp

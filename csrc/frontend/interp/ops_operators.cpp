@@ -1,0 +1,155 @@
+// Opcode handlers for operators (binary, comparison, unary, is, in), intrinsics and string
+// formatting. Assumes CPython 3.11/3.12 bytecode (oparg encodings from kOparg).
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+ValuePtr boolean(bool value) { return Value::constant(Ref::borrow(value ? Py_True : Py_False)); }
+
+// CALL_INTRINSIC_1's operands (3.12's Include/internal/pycore_intrinsics.h).
+constexpr int kIntrinsicStopIterationError = 3;
+constexpr int kIntrinsicUnaryPositive = 5;
+constexpr int kIntrinsicListToTuple = 6;
+
+}  // namespace
+
+bool Tracer::op_binary_op(const bytecode::Instruction& inst) {
+  ValuePtr rhs = pop();
+  ValuePtr lhs = pop();
+  static Ref& ops = *new Ref(call_helper("cdynamo._trace_support", "binary_operators", {}));  // never freed: outlives the interpreter
+  if (inst.arg < 0 || inst.arg >= PyTuple_GET_SIZE(ops.ptr())) unsupported("unknown binary operator");
+  binary_op(PyTuple_GET_ITEM(ops.ptr(), inst.arg), "binary operator", lhs, rhs);
+  return true;
+}
+
+bool Tracer::op_compare_op(const bytecode::Instruction& inst) {
+  ValuePtr rhs = pop();
+  ValuePtr lhs = pop();
+  compare_op(inst.arg >> kOparg.compare_op_shift, lhs, rhs);
+  return true;
+}
+
+bool Tracer::op_unary_negative(const bytecode::Instruction&) {
+  unary_op("neg", pop());
+  return true;
+}
+
+bool Tracer::op_unary_invert(const bytecode::Instruction&) {
+  unary_op("invert", pop());
+  return true;
+}
+
+bool Tracer::op_unary_positive(const bytecode::Instruction&) {
+  unary_op("pos", pop());
+  return true;
+}
+
+bool Tracer::op_unary_not(const bytecode::Instruction&) {
+  push(boolean(!truth_value(pop())));
+  return true;
+}
+
+bool Tracer::op_call_intrinsic_1(const bytecode::Instruction& inst) {
+  switch (inst.arg) {
+    case kIntrinsicUnaryPositive: return op_unary_positive(inst);
+    case kIntrinsicListToTuple: return op_list_to_tuple(inst);
+    case kIntrinsicStopIterationError: {  // a generator's StopIteration becomes RuntimeError
+      ValuePtr exception = pop();
+      if (exception->obj && PyObject_TypeCheck(exception->obj.ptr(), reinterpret_cast<PyTypeObject*>(PyExc_StopIteration)))
+        exception = Value::constant(check(PyObject_CallFunction(PyExc_RuntimeError, "s", "generator raised StopIteration")));
+      push(exception);
+      return true;
+    }
+    default: unsupported("intrinsic function " + std::to_string(inst.arg));
+  }
+}
+
+bool Tracer::op_is_op(const bytecode::Instruction& inst) {
+  ValuePtr rhs = pop();
+  ValuePtr lhs = pop();
+  bool same;
+  if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
+  else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+  else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
+  else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
+  else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&
+           (lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict || lhs->kind == ValueKind::Set))
+    same = lhs == rhs;  // containers made by the trace: one Value per object
+  else if ((lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict) &&
+           (rhs->kind == ValueKind::List || rhs->kind == ValueKind::Dict) && !lhs->obj && !rhs->obj)
+    same = lhs == rhs;  // lists and dicts read from the frame have one Value per object too (container_inputs_)
+  else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
+  else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
+  push(boolean(same != (inst.arg == 1)));
+  return true;
+}
+
+bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
+  ValuePtr container = pop();
+  ValuePtr item = pop();
+  const bool negated = inst.arg == 1;
+  if (container->kind == ValueKind::Set && item->is_fully_constant()) {
+    int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
+    if (found < 0) raise_python_error();
+    push(boolean(found != negated));
+    return true;
+  }
+  if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
+      !python_special_method(container, "__contains__")) {
+    container = container->items[1];  // a dict subclass's own items
+  } else if (container->kind == ValueKind::Object && !python_special_method(container, "__contains__")) {
+    if (ValuePtr contents = dict_contents(container)) container = contents;
+  }
+  if (container->kind == ValueKind::NNModule && item->is_constant() && container->obj) {
+    // "key" in a ModuleDict (or any container module): its children, which the trace takes as
+    // fixed by the module's identity (guarded), as it does when it reads them.
+    int found = PySequence_Contains(container->obj.ptr(), item->obj.ptr());
+    if (found < 0) raise_python_error();
+    push(boolean(found != negated));
+    return true;
+  }
+  if (container->kind == ValueKind::Dict && item->is_constant()) {
+    push(boolean((container->dict_index(item->obj) >= 0) != negated));
+    return true;
+  }
+  if (Ref method = python_special_method(container, "__contains__")) {
+    bool found = truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
+    push(boolean(found != negated));
+    return true;
+  }
+  if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());
+  int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
+  if (found < 0) raise_python_error();
+  push(boolean(found != negated));
+  return true;
+}
+
+bool Tracer::op_format_value(const bytecode::Instruction& inst) {
+  ValuePtr spec = (inst.arg & 0x04) ? pop() : nullptr;
+  ValuePtr value = pop();
+  if (!value->is_fully_constant() || (spec && !spec->is_constant())) unsupported("formatting a " + value->describe());
+  Ref object = value->as_python_constant();
+  int conversion = inst.arg & 0x03;
+  if (conversion == 1) object = check(PyObject_Str(object.ptr()));
+  else if (conversion == 2) object = check(PyObject_Repr(object.ptr()));
+  else if (conversion == 3) object = check(PyObject_ASCII(object.ptr()));
+  push(Value::constant(check(PyObject_Format(object.ptr(), spec ? spec->obj.ptr() : nullptr))));
+  return true;
+}
+
+bool Tracer::op_build_string(const bytecode::Instruction& inst) {
+  std::vector<ValuePtr> parts = pop_n(inst.arg);
+  Ref list = check(PyList_New(0));
+  for (const auto& part : parts) {
+    if (!part->is_constant()) unsupported("building a string from a " + part->describe());
+    check_status(PyList_Append(list.ptr(), part->obj.ptr()));
+  }
+  Ref empty = check(PyUnicode_FromString(""));
+  push(Value::constant(check(PyUnicode_Join(empty.ptr(), list.ptr()))));
+  return true;
+}
+
+}  // namespace cdynamo::interp
