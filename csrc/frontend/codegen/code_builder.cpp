@@ -155,7 +155,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     case ValueKind::GradModeExit: {
       // The __exit__ of a no_grad/enable_grad block the break cuts: restores the mode from before it.
       static Ref& restorers = *new Ref(import_attr("cdynamo._global_state", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
-      code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->position ? 1 : 0)));
+      code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->restores_grad_enabled ? 1 : 0)));
       return;
     }
     case ValueKind::AutocastExit:
@@ -166,9 +166,9 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       // A loop's iterator at a graph break, as the tuple of the items it has not produced yet
       // (the trace knew them all when the loop began): the resume function's prologue makes it
       // an iterator again (resume_code).
-      for (size_t i = value->position; i < value->items.size(); ++i)
-        rebuild(code, value->items[i], outputs, depth + static_cast<int>(i - value->position));
-      code.emit(BUILD_TUPLE, static_cast<int>(value->items.size() - value->position));
+      for (size_t i = value->cursor; i < value->items.size(); ++i)
+        rebuild(code, value->items[i], outputs, depth + static_cast<int>(i - value->cursor));
+      code.emit(BUILD_TUPLE, static_cast<int>(value->items.size() - value->cursor));
       return;
     }
     case ValueKind::NewObject:

@@ -130,7 +130,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       }
       unsupported("calling a " + callable->describe());
     case ValueKind::GradModeExit:
-      set_grad_mode_in_graph(callable->position != 0);
+      set_grad_mode_in_graph(callable->restores_grad_enabled);
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::AutocastExit: {
       Ref state = check(PyObject_GetAttrString(callable->obj.ptr(), "state"));
@@ -612,7 +612,7 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     ValuePtr item;
     if (args[0]->kind == ValueKind::Generator) item = resume_generator(args[0]);
     else if (args[0]->kind == ValueKind::Iterator) {
-      if (args[0]->position < args[0]->items.size()) item = args[0]->items[args[0]->position++];
+      if (args[0]->cursor < args[0]->items.size()) item = args[0]->items[args[0]->cursor++];
     } else {
       unsupported("next() of a " + args[0]->describe());
     }
@@ -629,7 +629,7 @@ ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwA
     while (true) {
       ValuePtr item;
       if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
-      else if (iterator->position < iterator->items.size()) item = iterator->items[iterator->position++];
+      else if (iterator->cursor < iterator->items.size()) item = iterator->items[iterator->cursor++];
       if (!item) return constant(want ? Py_False : Py_True);
       if (truth_value(item) == want) return constant(want ? Py_True : Py_False);
     }

@@ -25,7 +25,7 @@ bool Tracer::trace_owned(const ValuePtr& container) {
       return true;
     }
   }
-  if (container->kind == ValueKind::List || (container->kind == ValueKind::Dict && container->position != 1)) {
+  if (container->kind == ValueKind::List || (container->kind == ValueKind::Dict && !container->read_only)) {
     // A list or dict the program can see: changed here, and given its new contents after the
     // graph (it keeps its source, so every reference still reaches the one object).
     for (const auto& seen : mutated_containers_)
@@ -55,7 +55,7 @@ ValuePtr Tracer::dict_contents(const ValuePtr& object) {
   }
   // Its source stays set: the trace may read it but never change it in place.
   ValuePtr contents = Value::dict(std::move(keys), std::move(items), object->source);
-  contents->position = 1;  // a read-only view: trace_owned refuses to change it
+  contents->read_only = true;  // a view: trace_owned refuses to change it
   container_inputs_[dict] = contents;
   keep_alive_.push_back(Ref::borrow(dict));
   return contents;

@@ -144,7 +144,7 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
 }
 
 ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
-  if (generator->position == 1) return nullptr;
+  if (generator->exhausted) return nullptr;
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
   for (const auto& running : frames_)
     if (running == generator->frame) unsupported("a generator that iterates itself");
@@ -156,12 +156,12 @@ ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
     run_frame();
   } catch (const TracedException&) {
     frames_.pop_back();
-    generator->position = 1;
+    generator->exhausted = true;
     throw;
   }
   frames_.pop_back();
   if (!suspended.yielded) {
-    generator->position = 1;  // returned: StopIteration
+    generator->exhausted = true;  // returned: StopIteration
     return nullptr;
   }
   return suspended.return_value;
@@ -178,8 +178,8 @@ void Tracer::send_none(int target) {
     }
   } else if (receiver->kind != ValueKind::Iterator) {
     throw InternalError("SEND without an iterator");
-  } else if (receiver->position < receiver->items.size()) {
-    push(receiver->items[receiver->position++]);
+  } else if (receiver->cursor < receiver->items.size()) {
+    push(receiver->items[receiver->cursor++]);
     return;
   }
   ValuePtr returned = receiver->kind == ValueKind::Generator ? receiver->frame->return_value : nullptr;

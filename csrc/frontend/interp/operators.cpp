@@ -475,8 +475,8 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     case ValueKind::List: return iterable->items;
     case ValueKind::Iterator: {
       // Consumes the iterator, as iterating a real one does.
-      std::vector<ValuePtr> rest(iterable->items.begin() + iterable->position, iterable->items.end());
-      iterable->position = iterable->items.size();
+      std::vector<ValuePtr> rest(iterable->items.begin() + iterable->cursor, iterable->items.end());
+      iterable->cursor = iterable->items.size();
       return rest;
     }
     case ValueKind::Generator: {

@@ -84,11 +84,11 @@ bool Tracer::op_load_closure(const bytecode::Instruction& inst) {
   ValuePtr value = load_local(inst.arg);
   if (value->kind != ValueKind::Cell) {
     // A free variable read from a real closure: the new function sees its current value
-    // (position 1: a copy, so writes through it are refused).
+    // (a read-only copy: writes through it are refused).
     auto cell = std::make_shared<Value>();
     cell->kind = ValueKind::Cell;
     cell->items = {value};
-    cell->position = 1;
+    cell->read_only = true;
     value = cell;
   }
   push(value);
@@ -98,7 +98,7 @@ bool Tracer::op_load_closure(const bytecode::Instruction& inst) {
 bool Tracer::op_store_deref(const bytecode::Instruction& inst) {
   ValuePtr value = pop();
   ValuePtr cell = frame().locals[inst.arg];
-  if (cell && cell->kind == ValueKind::Cell && cell->position != 1) {
+  if (cell && cell->kind == ValueKind::Cell && !cell->read_only) {
     cell->items[0] = value;  // seen by every function sharing the cell
     return true;
   }
@@ -110,7 +110,7 @@ bool Tracer::op_store_deref(const bytecode::Instruction& inst) {
 
 bool Tracer::op_delete_deref(const bytecode::Instruction& inst) {
   ValuePtr value = load_local(inst.arg);
-  if (value->kind != ValueKind::Cell || value->position == 1)
+  if (value->kind != ValueKind::Cell || value->read_only)
     unsupported("deleting the enclosing function's variable " + local_name(inst.arg));
   value->items[0] = nullptr;
   return true;

@@ -48,13 +48,13 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
-  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]); position 1: a     */ \
-                  /* read-only view of a dict subclass instance from the frame          */ \
+  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]); read_only: a view */ \
+                  /* of the items of a dict subclass instance from the frame            */ \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
   X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
-  X(GradModeExit) /* __exit__ of a no_grad/enable_grad block; position = mode to restore */ \
+  X(GradModeExit) /* __exit__ of a no_grad/enable_grad block (restores_grad_enabled)   */ \
   X(AutocastExit) /* __exit__ of a torch.autocast block: obj = its AutocastRestore */     \
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
@@ -62,11 +62,11 @@ struct Source {
   X(NewObject)    /* an instance of a Python class made by the trace: cls; items[0] = */ \
                   /* its __dict__ (a Dict), items[1] = its mapping (dict subclasses)   */ \
   X(Set)          /* a set of constants made by the trace: obj = a set only it holds */  \
-  X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null */ \
+  X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null; */ \
+                  /* read_only: a copy of a real closure's value (writes refused)       */ \
   X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \
                   /* (trace's globals, constant defaults), items = its closure cells   */ \
-  X(Generator)    /* a generator made by the trace: frame = its suspended frame;       */ \
-                  /* position 1 once exhausted                                          */ \
+  X(Generator)    /* a generator made by the trace: frame = its suspended frame         */ \
   X(Null)         /* the NULL that CPython pushes before a callable */
 
 enum class ValueKind {
@@ -88,7 +88,11 @@ struct Value {
   std::vector<ValuePtr> items;  // Tuple/List/Iterator/Dict items; TensorMethod: {self}
   std::vector<Ref> keys;        // Dict: the constant keys, parallel to items
   std::string name;             // TensorMethod: the method name
-  size_t position = 0;          // Iterator: next item
+  // Per-kind state: each field means one thing, for the kinds named.
+  size_t cursor = 0;                   // Iterator: the index of the next item
+  bool read_only = false;              // Dict, Cell: the trace may not change it
+  bool restores_grad_enabled = false;  // GradModeExit: the grad mode its __exit__ sets back
+  bool exhausted = false;              // Generator: it returned (next() raises StopIteration)
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module
   std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame

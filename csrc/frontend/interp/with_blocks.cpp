@@ -63,7 +63,7 @@ void Tracer::before_with(ValuePtr manager) {
     Ref previous = check(PyObject_GetAttrString(manager->obj.ptr(), "prev"));
     auto exit = std::make_shared<Value>();
     exit->kind = ValueKind::GradModeExit;
-    exit->position = PyObject_IsTrue(previous.ptr()) == 1 ? 1 : 0;
+    exit->restores_grad_enabled = PyObject_IsTrue(previous.ptr()) == 1;
     push(exit);
     push(Value::constant(Ref::borrow(Py_None)));
     return;
@@ -75,7 +75,7 @@ void Tracer::before_with(ValuePtr manager) {
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();
   exit->kind = ValueKind::GradModeExit;
-  exit->position = previous ? 1 : 0;
+  exit->restores_grad_enabled = previous;
   push(exit);
   push(Value::constant(Ref::borrow(Py_None)));
 }

@@ -131,7 +131,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       manager.add_id_match(obj);
       auto exit = std::make_shared<Value>();
       exit->kind = ValueKind::GradModeExit;
-      exit->position = enabled;
+      exit->restores_grad_enabled = enabled;
       return exit;
     }
   static Ref& autocast_restore = *new Ref(import_attr("cdynamo._global_state", "AutocastRestore"));  // never freed: outlives the interpreter
