@@ -253,13 +253,14 @@ cudagraphs = False
 cudagraphs_warmup_calls = 1
 
 # How many input signatures one compiled function records CUDA graphs for; calls with further
-# signatures run without CUDA graphs, with one warning (each recording keeps its inputs' and
-# outputs' memory).
+# signatures run without CUDA graphs, with one warning (each recording keeps its inputs' memory
+# and a memory pool of its own: its results and its peak of intermediates).
 cudagraphs_max_graphs = 8
 
-# How many recordings of one signature may hand out their outputs at once: a call that finds
-# the outputs of every recording still referenced (a kept result, `h = f(h)`) records another
-# one, up to this number; past it the outputs are copied out of a private recording.
+# How many recordings of one signature may hand out their outputs at once (results are handed
+# out where the graph wrote them, never copied): a call that finds the outputs of every recording
+# still referenced (a kept result, `h = f(h)`) records another one, up to this number; past it the
+# outputs are copied out of one more recording.
 cudagraphs_instances = 2
 
 # True: each Triton kernel of the inductor backend is compiled with a few block-size/warp

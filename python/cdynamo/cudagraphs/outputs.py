@@ -162,10 +162,16 @@ def _build_order(specs):
     return tuple(first + second + [j for j, s in enumerate(specs) if s.kind == "repeat"])
 
 
-def allocate_owned(plan, device):
-    """Buffers of the recording's own (allocated outside any capture, so outside the shared
-    pool: nothing another graph uses as scratch) and one tensor per owned result inside them."""
-    buffers = [torch.empty(group.nbytes, dtype=torch.uint8, device=device) for group in plan.groups]
+def alias_owned(plan, leaves):
+    """Buffers over the memory where a capture left its owned results (the recording's own pool,
+    which each replay writes again), and one tensor per owned result inside them. Each buffer is
+    a new storage sharing that memory and keeping it alive (through DLPack), so that its users
+    are the recording and what it hands out (Liveness), whatever else still holds the capture's
+    tensors (a backend's own caches)."""
+    from torch.utils import dlpack
+
+    buffers = [dlpack.from_dlpack(dlpack.to_dlpack(_byte_span(leaves[group.members[0]], group)))
+               for group in plan.groups]
     return buffers, tensors_in(plan, buffers)
 
 
@@ -178,14 +184,6 @@ def tensors_in(plan, buffers):
             tensors[spec_index] = torch.empty(0, dtype=spec.dtype, device=buffers[spec.source].device).set_(
                 storage, spec.offset, spec.size, spec.stride)
     return tensors
-
-
-def copy_into_owned(plan, leaves, buffers):
-    """Called inside the capture: each owned group's bytes, from where this run put them, into
-    the recording's buffer; a replay repeats the copy."""
-    for group, buffer in zip(plan.groups, buffers):
-        if group.nbytes:
-            buffer.copy_(_byte_span(leaves[group.members[0]], group))
 
 
 def _byte_span(leaf, group):

@@ -1,4 +1,4 @@
-"""The CUDA calls of the wrapper: one shared pool and capture stream per device, warm-up, capture, recovery.
+"""The CUDA calls of the wrapper: a memory pool per recording, a capture stream per device, warm-up, capture, recovery.
 Assumes a CUDA build of torch (2.11+); tests replace this with tests/python/e2e/cudagraph_fakes.py."""
 import contextlib
 import logging
@@ -26,8 +26,7 @@ class CudaRuntime:
         self._retired = []  # (pool, anchor) no longer captured into: kept so that nothing frees under torch
 
     def pool(self, device):
-        """The memory pool all recordings on `device` capture into: a recording's pool memory
-        is scratch (results are copied out of it inside the graph), so any replay order is safe.
+        """The memory pool of `device`'s recovery captures (recordings have pools of their own).
         A pool dies with the last graph captured into it, and torch cannot take its handle again
         after that: a small graph that is never replayed keeps it alive for the process."""
         if device.index not in self._pools:
@@ -87,9 +86,12 @@ class CudaRuntime:
 
     def capture(self, device, body):
         """Records body() into a new CUDA graph on the capture stream; returns (graph, result).
-        A body that raises, or a capture CUDA invalidates, raises here with the capture ended."""
+        A body that raises, or a capture CUDA invalidates, raises here with the capture ended.
+        The graph gets a memory pool of its own: the results it leaves there are handed out as
+        they are, and no other recording's replay may overwrite them (the price: each recording
+        keeps its own peak of intermediate memory)."""
         graph = torch.cuda.CUDAGraph()
-        pool = self.pool(device)
+        pool = torch.cuda.graph_pool_handle()
         with _CAPTURE_LOCK, torch.cuda.device(device):
             torch.cuda.synchronize(device)
             with torch.cuda.stream(self.capture_stream(device)):

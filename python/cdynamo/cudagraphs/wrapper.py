@@ -42,7 +42,7 @@ class CaptureFailed(Exception):
 
 
 class _Recording:
-    """One captured graph and the buffers of its own that each replay fills."""
+    """One captured graph and the buffers (in its own memory pool) that each replay fills."""
 
     __slots__ = ("graph", "buffers", "owned", "liveness")
 
@@ -254,23 +254,23 @@ class CudaGraphed:
         return signature.private, True
 
     def _capture(self, signature):
-        buffers, owned = outputs.allocate_owned(signature.plan, signature.device)
-
         def body():
             leaves, _ = outputs.flatten(self._fn(*signature.static_args))
             captured = outputs.describe(leaves, signature.static_args, self._statics, signature.device)
             if captured != signature.plan:
                 raise outputs.Unrecordable("results whose layout or aliasing differ between warm-up and capture")
-            outputs.copy_into_owned(signature.plan, leaves, buffers)
+            return leaves
 
         try:
-            graph, _ = self._runtime.capture(signature.device, body)
+            graph, leaves = self._runtime.capture(signature.device, body)
         except outputs.Unrecordable as error:
             raise CaptureFailed(str(error)) from error
         except Exception as error:
             self._runtime.recover(signature.device)
             raise CaptureFailed(policy.capture_failure_reason(error)) from error
         utils.counters["cudagraphs"]["recorded"] += 1
+        # Results stay where the capture put them, in the recording's own pool: no copy per replay.
+        buffers, owned = outputs.alias_owned(signature.plan, leaves)
         return _Recording(graph, buffers, owned)
 
     def _find_unversioned_writes(self, signature, args):

@@ -132,22 +132,24 @@ def test_outputs_are_described_as_eager_returns_them():
         outputs.describe([object()], (), [], x.device)
 
 
-def test_results_are_rebuilt_over_owned_memory_and_the_callers_tensors():
+def test_results_are_rebuilt_over_the_captures_memory_and_the_callers_tensors():
     x = torch.randn(4, 4)
     y = x + 1
     plan = outputs.describe([y, y[1], x[2:], x], (x,), [], x.device)
-    buffers, owned = outputs.allocate_owned(plan, x.device)
-    outputs.copy_into_owned(plan, [y, y[1], x[2:], x], buffers)
+    buffers, owned = outputs.alias_owned(plan, [y, y[1], x[2:], x])
     caller_x = torch.randn(4, 4)
     built = outputs.build_results(plan, owned, (caller_x,), [])
     assert torch.equal(built[0], y) and built[1]._base is built[0] and torch.equal(built[1], y[1])
     assert built[2]._base is caller_x and torch.equal(built[2], caller_x[2:]) and built[3] is caller_x
+    y.add_(1)  # a replay writes the capture's memory: the results handed out see it, no copy made
+    assert torch.equal(built[0], y) and built[0].untyped_storage() is not y.untyped_storage()
 
 
 def test_liveness_sees_kept_results_and_views_of_them():
     x = torch.randn(3)
-    plan = outputs.describe([x + 1], (x,), [], x.device)
-    buffers, owned = outputs.allocate_owned(plan, x.device)
+    captured = x + 1  # a backend may keep the capture's tensors: that is not the caller holding results
+    plan = outputs.describe([captured], (x,), [], x.device)
+    buffers, owned = outputs.alias_owned(plan, [captured])
     liveness = outputs.Liveness(buffers, owned)
     assert not liveness.held()
     result = outputs.build_results(plan, owned, (x,), [])[0]
@@ -579,16 +581,21 @@ def test_cuda_failed_capture_leaves_the_device_usable():
 
 @requires_cuda
 @torch.no_grad()
-def test_cuda_graphs_share_one_pool_and_really_replay():
-    from cdynamo.cudagraphs.runtime import cuda_runtime
-
-    first = cdynamo.compile(MLP(32).cuda(), backend="cudagraphs")
-    second = cdynamo.compile(MLP(32).cuda(), backend="cudagraphs")
-    x = torch.randn(4, 32, device="cuda")
-    for _ in range(3):
-        first(x), second(x)
-    assert cg()["recorded"] == 2 and cg()["replays"] == 4
-    assert list(cuda_runtime()._pools) == [x.device.index]
+def test_cuda_graphs_really_replay_and_keep_held_results_apart():
+    model_a, model_b = MLP(32).cuda(), MLP(32).cuda()
+    first = cdynamo.compile(model_a, backend="cudagraphs")
+    second = cdynamo.compile(model_b, backend="cudagraphs")
+    inputs = [torch.randn(4, 32, device="cuda") for _ in range(6)]
+    kept = [(first(x), second(x)) for x in inputs]  # every result held: later replays must not touch them
+    for x, (a, b) in zip(inputs, kept):
+        torch.testing.assert_close(a, model_a(x))
+        torch.testing.assert_close(b, model_b(x))
+    assert cg()["replays"] == 10 and cg()["replays_copied_out"] == 6  # 2 recordings each, then copies
+    del kept, a, b
+    copied = cg()["replays_copied_out"]
+    for x in inputs[:3]:  # results dropped at once: replays hand out the recording's own memory
+        torch.testing.assert_close(first(x), model_a(x))
+    assert cg()["replays_copied_out"] == copied
 
 
 @requires_cuda
