@@ -3,6 +3,7 @@ eager? Side by side with torch.compile (--compare). Assumes torchvision (and tim
 import argparse
 import collections
 import os
+import re
 import sys
 import time
 import warnings
@@ -22,8 +23,14 @@ SMALL_TAGS = ("atto", "femto", "pico", "nano", "tiny", "xxs", "xs", "small", "_s
 STATUSES = ("one graph", "breaks", "wrong", "cdynamo error", "does not build", "skipped")
 
 
-def torchvision_models(groups):
-    """[(row name, builder)] of torchvision's model registry, by group."""
+def _family(name):
+    """resnet50 -> resnet, efficientnet_v2_s -> efficientnet_v, vit_b_16 -> vit."""
+    return re.match(r"[a-z]+(_v)?", name).group(0)
+
+
+def torchvision_models(groups, per_family):
+    """[(row name, builder)] of torchvision's model registry, by group; with per_family, the
+    first per_family of each family (resnet, vit, ...), shortest names first."""
     import torchvision.models as tvm
 
     modules = {"classification": tvm, "segmentation": tvm.segmentation, "detection": tvm.detection,
@@ -32,7 +39,13 @@ def torchvision_models(groups):
     for group in groups:
         if group not in modules:
             continue
-        for name in tvm.list_models(module=modules[group]):
+        names = tvm.list_models(module=modules[group])
+        if per_family:
+            by_family = collections.defaultdict(list)
+            for name in sorted(names, key=lambda n: (len(n), n)):
+                by_family[_family(name)].append(name)
+            names = sorted(n for members in by_family.values() for n in members[:per_family])
+        for name in names:
             rows.append((f"tv/{group}/{name}", ("torchvision", group, name)))
     return rows
 
@@ -148,13 +161,15 @@ def main():
     parser.add_argument("--groups", default="classification,segmentation,video,detection,optical_flow,timm",
                         help="torchvision groups and/or timm")
     parser.add_argument("--only", default="", help="comma-separated substrings of row names")
+    parser.add_argument("--per-family", type=int, default=0,
+                        help="torchvision: only the first N models of each family (0: all)")
     parser.add_argument("--timm-limit", type=int, default=0, help="at most this many timm modules")
     parser.add_argument("--timeout", type=int, default=180, help="seconds one model may take")
     parser.add_argument("--compare", action="store_true", help="also torch.compile's frontend on each model")
     options = parser.parse_args()
     warnings.filterwarnings("ignore")
     groups = options.groups.split(",")
-    rows = torchvision_models(groups)
+    rows = torchvision_models(groups, options.per_family)
     if "timm" in groups:
         rows += timm_models(options.timm_limit)
     if options.only:

@@ -176,9 +176,10 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     Ref target_name = check(PyUnicode_FromString(target.c_str()));
     return graph_.call("call_module", target_name, args, kwargs, type_name + " (" + module->module_path + ")");
   }
-  int is_sequential = PyObject_IsInstance(obj, import_attr("torch.nn", "Sequential").ptr());
-  check_status(is_sequential);
-  if (is_sequential && args.size() == 1 && kwargs.empty()) {
+  // nn.Sequential's own forward, child by child (a subclass may define a forward of its own).
+  Ref forward = check(PyObject_GetAttrString(type, "forward"));
+  static Ref& sequential_forward = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Sequential").ptr(), "forward")));  // never freed: outlives the interpreter
+  if (forward.ptr() == sequential_forward.ptr() && args.size() == 1 && kwargs.empty()) {
     ValuePtr x = args[0];
     DepthCount level(value_recursion_);
     enter_value_recursion("nn.Sequential modules");  // a Sequential inside itself recurses forever in eager too
@@ -186,7 +187,6 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     return x;
   }
   // A user-defined module: run its forward() inline, as Module.__call__ does without hooks.
-  Ref forward = check(PyObject_GetAttrString(type, "forward"));
   args.insert(args.begin(), module);
   return inline_call(forward, std::move(args), std::move(kwargs), nullptr, direct);
 }

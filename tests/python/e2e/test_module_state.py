@@ -108,6 +108,27 @@ def test_a_slice_of_a_sequential_is_callable():
     assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
 
 
+class _PooledBranch(torch.nn.Sequential):
+    """torchvision's ASPPPooling: a Sequential whose own forward resizes what its layers give."""
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        for layer in self:
+            x = layer(x)
+        return torch.nn.functional.interpolate(x, size=size, mode="bilinear", align_corners=False)
+
+
+def test_a_sequential_subclass_runs_its_own_forward():
+    branch = _PooledBranch(torch.nn.AdaptiveAvgPool2d(1), torch.nn.Conv2d(4, 3, 1), torch.nn.ReLU())
+    x = torch.randn(1, 4, 8, 8)
+    out = cdynamo.explain(branch)(x)
+    assert out.graph_count == 1 and out.graph_break_count == 0
+    assert out.out.shape == (1, 3, 8, 8) and same(out.out, branch(x))
+    # Its slices are instances of the subclass: calling one runs that forward too, in eager.
+    fn = lambda x: branch[:2](x)  # noqa: E731
+    assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
+
+
 def test_reversed_over_a_module_list_and_a_list_of_tensors():
     from cdynamo.testing import CompileCounter
 
