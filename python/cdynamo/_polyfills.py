@@ -1,7 +1,7 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
 functools.reduce and partial, itertools' chain/islice/product/accumulate/combinations/
 permutations, operator.attrgetter/itemgetter objects, torch.vmap and torch.func's transforms,
-associative_scan, Variable, torch.FloatTensor(...)) and of library code it does not trace
+associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate) and of library code it does not trace
 (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
@@ -363,6 +363,11 @@ def deepcopy_(x, memo=None, _nil=_MISSING):
     return y
 
 
+def jit_annotate_(the_type, the_value):
+    # torch.jit.annotate(List[T], []): the value itself (the list stays the one the trace made).
+    return the_value
+
+
 _BY_OBJECT = {
     map: map_,
     functools.reduce: reduce_,
@@ -381,6 +386,7 @@ _BY_OBJECT = {
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,
+    torch.jit.annotate: jit_annotate_,
     **_LEGACY_CONSTRUCTORS,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,

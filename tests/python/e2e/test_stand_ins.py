@@ -555,3 +555,16 @@ def test_a_copy_reads_its_class_level_tables_and_typing_keyed_dicts():
     got, want = compiled(x), f(x)
     assert same(got[0], want[0]) and got[1] == want[1] == "union"
     assert config.scale == 2.0 and counter.frame_count == 1
+
+
+def test_jit_annotate_gives_back_the_list_the_trace_made():
+    def f(x):  # timm's CrossVit builds its outputs this way
+        out = torch.jit.annotate(typing.List[torch.Tensor], [])
+        for i in range(3):
+            out.append(x * i)
+        return torch.stack(out)
+
+    x = torch.randn(3)
+    explained = cdynamo.explain(f)(x)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0, explained.break_reasons
+    assert torch.equal(explained.out, f(x))
