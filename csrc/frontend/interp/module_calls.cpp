@@ -7,6 +7,12 @@
 namespace cdynamo::interp {
 namespace {
 
+// Whether the module's own __dict__ holds a "forward" (which self.forward then finds first).
+bool instance_forward(PyObject* module) {
+  PyObject** dict = _PyObject_GetDictPtr(module);
+  return dict && *dict && PyDict_GetItemString(*dict, "forward");
+}
+
 // The hook tables of one module that a call reads, guarded so that registering or removing a hook
 // after compiling recompiles (eager would run it from the next call on).
 constexpr const char* kModuleHookTables[] = {"_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
@@ -115,10 +121,7 @@ ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vect
       args = result->kind == ValueKind::Tuple ? result->items : std::vector<ValuePtr>{result};
     }
   }
-  Ref forward = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module->obj.ptr())), "forward"));
-  std::vector<ValuePtr> forward_args{module};
-  forward_args.insert(forward_args.end(), args.begin(), args.end());
-  ValuePtr result = inline_call(forward, std::move(forward_args), kwargs);
+  ValuePtr result = call_forward(module, args, kwargs, false);
   Ref forward_hooks = check(PyObject_GetAttrString(hooks.ptr(), "forward"));
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(forward_hooks.ptr()); ++i) {
     PyObject* entry = PyList_GET_ITEM(forward_hooks.ptr(), i);
@@ -179,7 +182,7 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   // nn.Sequential's own forward, child by child (a subclass may define a forward of its own).
   Ref forward = check(PyObject_GetAttrString(type, "forward"));
   static Ref& sequential_forward = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Sequential").ptr(), "forward")));  // never freed: outlives the interpreter
-  if (forward.ptr() == sequential_forward.ptr() && args.size() == 1 && kwargs.empty()) {
+  if (forward.ptr() == sequential_forward.ptr() && !instance_forward(obj) && args.size() == 1 && kwargs.empty()) {
     ValuePtr x = args[0];
     DepthCount level(value_recursion_);
     enter_value_recursion("nn.Sequential modules");  // a Sequential inside itself recurses forever in eager too
@@ -187,6 +190,14 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     return x;
   }
   // A user-defined module: run its forward() inline, as Module.__call__ does without hooks.
+  return call_forward(module, std::move(args), std::move(kwargs), direct);
+}
+
+// Module.__call__ calls self.forward: a forward stored on the instance (timm's FasterNet picks
+// one of its methods in __init__) wins over the class's.
+ValuePtr Tracer::call_forward(const ValuePtr& module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool direct) {
+  if (instance_forward(module->obj.ptr())) return call_value(load_attr(module, "forward"), std::move(args), std::move(kwargs));
+  Ref forward = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module->obj.ptr())), "forward"));
   args.insert(args.begin(), module);
   return inline_call(forward, std::move(args), std::move(kwargs), nullptr, direct);
 }

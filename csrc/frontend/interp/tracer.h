@@ -250,6 +250,8 @@ class Tracer {
   // again with own_call false: nn.Module's call itself, i.e. the forward).
   ValuePtr call_nn_module(ValuePtr module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool own_call = true,
                           bool direct = false);
+  // The module's self.forward(*args, **kwargs), traced (an instance's own forward first).
+  ValuePtr call_forward(const ValuePtr& module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool direct);
   // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
   ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Whether the module's call runs hooks; guards its hook tables (and torch.nn's global ones).

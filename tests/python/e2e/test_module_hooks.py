@@ -119,3 +119,31 @@ def test_weight_norm_and_spectral_norm_hooks_are_traced():
     assert counter.frame_count == 1
     for (name, a), (_, b) in zip(eager.named_buffers(), compiled_model.named_buffers()):
         assert same(a, b), name
+
+
+class _PicksItsForward(torch.nn.Module):
+    """timm's FasterNet Partial_conv3: __init__ stores one of its methods as self.forward."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.forward = self.forward_shifted if mode == "shifted" else self.forward_scaled
+
+    def forward_shifted(self, x):
+        return self.linear(x) + 1
+
+    def forward_scaled(self, x):
+        return self.linear(x) * 2
+
+
+def test_a_forward_stored_on_the_instance_is_the_one_called():
+    picked = _PicksItsForward("scaled")
+    outer = torch.nn.Sequential(_PicksItsForward("shifted"), picked)
+    hook = picked.register_forward_hook(lambda module, args, out: out - 1)
+    x = torch.randn(2, 4)
+    try:
+        explained = cdynamo.explain(outer)(x)
+        assert explained.graph_count == 1 and explained.graph_break_count == 0, explained.break_reasons
+        assert torch.allclose(explained.out, outer(x))
+    finally:
+        hook.remove()
