@@ -164,12 +164,32 @@ bool Tracer::truth_value(const ValuePtr& value) {
   }
 }
 
+namespace {
+
+ValuePtr as_sequence_of_constants(const ValuePtr& value) {
+  if (!value->is_constant() || !(PyList_CheckExact(value->obj.ptr()) || PyTuple_CheckExact(value->obj.ptr()))) return value;
+  Ref items = check(PySequence_Fast(value->obj.ptr(), "a sequence"));
+  std::vector<ValuePtr> values;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i)
+    values.push_back(Value::constant(Ref::borrow(PySequence_Fast_GET_ITEM(items.ptr(), i))));
+  return Value::sequence(PyList_CheckExact(value->obj.ptr()) ? ValueKind::List : ValueKind::Tuple, std::move(values));
+}
+
+}  // namespace
+
 void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr rhs) {
   std::string what = operator_name(op);
   // Sequence arithmetic on traced sequences (tensors inside them included): concatenation and
   // repetition, done here rather than as graph ops on lists.
   bool is_add = what == "operator.add" || what == "operator.iadd";
   bool is_mul = what == "operator.mul" || what == "operator.imul";
+  if (is_add && lhs->is_sequence() != rhs->is_sequence()) {
+    // A constant list or tuple (a folded call's result: sum(lists, [])) joins a traced one as a
+    // sequence of constants; the left one only where the result is new (not `+=`, which would
+    // change the constant's own object).
+    rhs = as_sequence_of_constants(rhs);
+    if (!what.starts_with("operator.i")) lhs = as_sequence_of_constants(lhs);
+  }
   if (is_add && lhs->is_sequence() && rhs->is_sequence() && lhs->kind == rhs->kind) {
     if (what == "operator.iadd" && lhs->kind == ValueKind::List) {
       if (!trace_owned(lhs)) unsupported("extending a list passed into the function (a side effect)");

@@ -1356,3 +1356,18 @@ def test_relative_imports_of_imported_modules_are_traced(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "relpkg.later", raising=False)
     for name in ("relpkg.mod", "relpkg.helper", "relpkg"):
         monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def test_a_folded_list_joins_a_traced_one():
+    def f(x):  # timm's Hiera: the shape list mixes a traced list and sum()'s folded one
+        batch, _, channels = x.shape
+        sizes = [i // s for i, s in zip([4, 4], [2, 2])]
+        shape = [batch] + sum([[i, 2] for i in sizes], []) + [channels]
+        more = [batch]
+        more += sum([[1], [2]], [])
+        return x.view(shape), tuple(more)
+
+    x = torch.randn(2, 16, 3)
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert torch.equal(out.out[0], f(x)[0]) and out.out[1] == (2, 1, 2)
