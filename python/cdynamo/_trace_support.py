@@ -509,9 +509,9 @@ def _traced_file(filename):
 
 
 def classify_callable(fn):
-    """How the interpreter treats a call of fn: 'graph' (a node in the graph), 'fold' (computed
-    now on constants), 'builtin' (handled by the interpreter itself), 'nn_module_class',
-    'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
+    """How the interpreter treats a call of fn that its own table of builtins (interp/builtins.cpp:
+    len, isinstance, zip, getattr, super, ...) does not cover: 'graph' (a node in the graph),
+    'fold' (computed now on constants), 'user_function', 'true' (a constant True), 'construct_module' (an nn.Module class: made now
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
@@ -538,11 +538,6 @@ def classify_callable(fn):
         return "true"
     if any(fn is f for f in _inspection_functions()):
         return "inspect"
-    if fn in (len, isinstance, range, tuple, list, dict, getattr, hasattr, type, enumerate, zip, issubclass, callable, super,
-              iter, next, set, frozenset, setattr):
-        return "builtin"
-    if fn in (all, any):
-        return "builtin"
     if fn in _IDENTITY_QUESTIONS:
         return "fold_identity"
     if _is_numpy_callable(fn):

@@ -216,7 +216,27 @@ class Tracer {
   void call(int argc, Handle kw_names);
   ValuePtr call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   ValuePtr call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // A builtin of the table in builtins.cpp (keyed by the object): its handler's result; null
+  // for other callables. Arguments the handler does not model are Unsupported.
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+ public:
+  using BuiltinHandler = ValuePtr (Tracer::*)(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  struct BuiltinEntry {
+    BuiltinHandler handler;
+    bool keywords;  // it reads keyword arguments (others refuse them)
+  };
+  using BuiltinTable = std::unordered_map<PyObject*, BuiltinEntry>;
+
+ private:
+  static const BuiltinTable& builtin_table();
+  // Each returns null where it does not model these arguments.
+#define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
+  X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
+  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr)
+#define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
+#undef CDYNAMO_DECLARE_BUILTIN
+#undef CDYNAMO_BUILTIN_HANDLERS
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
   ValuePtr call_container_method_with_keywords(const ValuePtr& self, const std::string& name, std::vector<ValuePtr>& args,

@@ -1,0 +1,303 @@
+// Python builtins the trace models on Values (len, isinstance, zip, getattr, super, ...): a
+// table keyed by the builtin object, one handler each. Assumes CPython's builtins module.
+#include <algorithm>
+#include <unordered_map>
+#include "common/error.h"
+#include "common/py_import.h"
+#include "frontend/interp/tracer.h"
+
+namespace cdynamo::interp {
+namespace {
+
+ValuePtr constant(PyObject* obj) { return Value::constant(Ref::borrow(obj)); }
+ValuePtr boolean(bool value) { return constant(value ? Py_True : Py_False); }
+Ref ndarray() { return import_attr("numpy", "ndarray"); }
+
+struct BuiltinRow {
+  const char* name;  // in the builtins module
+  Tracer::BuiltinHandler handler;
+  bool keywords = false;  // the handler reads keyword arguments; others refuse them
+};
+
+}  // namespace
+
+const Tracer::BuiltinTable& Tracer::builtin_table() {
+  static const BuiltinRow rows[] = {
+      {"dict", &Tracer::builtin_dict, true},         {"super", &Tracer::builtin_super},
+      {"len", &Tracer::builtin_len},                 {"isinstance", &Tracer::builtin_isinstance},
+      {"issubclass", &Tracer::builtin_fold},         {"range", &Tracer::builtin_fold},
+      {"type", &Tracer::builtin_type},               {"set", &Tracer::builtin_set},
+      {"frozenset", &Tracer::builtin_set},           {"setattr", &Tracer::builtin_setattr},
+      {"iter", &Tracer::builtin_iter},               {"next", &Tracer::builtin_next},
+      {"all", &Tracer::builtin_all_any},             {"any", &Tracer::builtin_all_any},
+      {"callable", &Tracer::builtin_callable},       {"tuple", &Tracer::builtin_tuple_list},
+      {"list", &Tracer::builtin_tuple_list},         {"enumerate", &Tracer::builtin_enumerate, true},
+      {"zip", &Tracer::builtin_zip, true},           {"getattr", &Tracer::builtin_getattr_hasattr},
+      {"hasattr", &Tracer::builtin_getattr_hasattr},
+  };
+  static const BuiltinTable table = [] {
+    BuiltinTable built;
+    PyObject* builtins = PyEval_GetBuiltins();  // borrowed
+    for (const BuiltinRow& row : rows) {
+      PyObject* object = PyDict_GetItemString(builtins, row.name);  // borrowed; builtins live forever
+      if (!object) throw InternalError(std::string("builtin table: no builtin ") + row.name);
+      built.emplace(object, BuiltinEntry{row.handler, row.keywords});
+    }
+    return built;
+  }();
+  return table;
+}
+
+ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  auto found = builtin_table().find(fn.ptr());
+  if (found == builtin_table().end()) return nullptr;
+  std::string name = callable_name(fn);
+  if (!kwargs.empty() && !found->second.keywords) unsupported(name + "() with keyword arguments");
+  if (ValuePtr result = (this->*found->second.handler)(fn, args, kwargs)) return result;
+  unsupported(name + "() with these arguments");
+}
+
+ValuePtr Tracer::builtin_fold(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  return all_constant(args, kwargs) ? fold(fn, args, kwargs) : nullptr;  // issubclass, range
+}
+
+ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  if (args.size() > 1) return nullptr;
+  auto result = Value::dict({}, {});
+  if (!args.empty()) {
+    if (args[0]->kind == ValueKind::Dict) {
+      result->keys = args[0]->keys;
+      result->items = args[0]->items;
+    } else {
+      for (auto& pair : iterate(args[0])) {
+        std::vector<ValuePtr> parts = iterate(pair);
+        if (parts.size() != 2 || !parts[0]->is_constant()) unsupported("dict() of a sequence that is not of constant-keyed pairs");
+        result->keys.push_back(parts[0]->obj);
+        result->items.push_back(parts[1]);
+      }
+    }
+  }
+  for (auto& [key, value] : kwargs) {
+    result->keys.push_back(check(PyUnicode_FromString(key.c_str())));
+    result->items.push_back(value);
+  }
+  return result;
+}
+
+ValuePtr Tracer::builtin_super(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() > 2) return nullptr;
+  ValuePtr self;
+  Ref cls;
+  if (args.size() == 2 && args[0]->is_constant()) {
+    cls = args[0]->obj;
+    self = args[1];
+  } else if (args.empty()) {
+    // Zero-argument super(): the __class__ cell and the first argument of the running function.
+    PyCodeObject* code = frame().code;
+    for (int slot = frame().first_free_slot; slot < code->co_nlocalsplus; ++slot)
+      if (local_name(slot) == "__class__" && frame().closure)
+        cls = Ref::borrow(PyCell_GET(PyTuple_GET_ITEM(frame().closure, slot - frame().first_free_slot)));
+    if (code->co_argcount > 0) self = load_local(0);
+    if (self && self->kind == ValueKind::Cell) self = self->items[0];  // self captured by a closure
+  }
+  auto value = std::make_shared<Value>();
+  value->kind = ValueKind::Super;
+  if (cls && self && self->kind == ValueKind::NewObject) {
+    value->cls = cls;  // attributes are looked up after it in type(self).__mro__ (objects.cpp)
+    value->items = {self};
+    return value;
+  }
+  if (!cls || !self || !self->obj || self->is_tensor()) unsupported("this use of super()");
+  value->obj = check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PySuper_Type), cls.ptr(), self->obj.ptr(), nullptr));
+  value->items = {self};
+  return value;
+}
+
+ValuePtr Tracer::builtin_len(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1) return nullptr;
+  const ValuePtr& x = args[0];
+  if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
+  if (x->kind == ValueKind::NewObject && !python_special_method(x, "__len__")) {
+    if (x->items.size() < 2 || !x->items[1]) raise(PyExc_TypeError, "object has no len()");
+    return Value::constant(check(PyLong_FromSize_t(x->items[1]->items.size())));
+  }
+  if (x->kind == ValueKind::Object)
+    if (ValuePtr contents = dict_contents(x)) return Value::constant(check(PyLong_FromSize_t(contents->items.size())));
+  if (x->kind == ValueKind::Set) return Value::constant(check(PyLong_FromSsize_t(PySet_GET_SIZE(x->obj.ptr()))));
+  if (Ref method = python_special_method(x, "__len__")) {
+    // A Python __len__ reads the object's state, which only inlining guards.
+    ValuePtr n = inline_call(method, {x}, {});
+    if (!n->is_constant() || !PyLong_Check(n->obj.ptr())) unsupported("__len__ returned a " + n->describe());
+    return n;
+  }
+  if (x->is_tensor() || x->obj) {
+    Py_ssize_t n = PyObject_Length(x->is_tensor() ? x->fake.ptr() : x->obj.ptr());
+    if (n < 0) raise_python_error();
+    return Value::constant(check(PyLong_FromSsize_t(n)));
+  }
+  return nullptr;
+}
+
+// An array made from a traced tensor is an np.ndarray to the program (and a TracedArray to the
+// stand-ins that implement it).
+ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 2 || !args[1]->is_fully_constant()) return nullptr;
+  Ref type = type_of(args[0]);
+  Ref classes = args[1]->as_python_constant();
+  int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
+  if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray().ptr(), classes.ptr());
+  check_status(result);
+  return boolean(result);
+}
+
+ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1) return nullptr;
+  return Value::constant(is_traced_array(args[0]) ? ndarray() : type_of(args[0]));
+}
+
+ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {  // set, frozenset
+  if (args.size() > 1) return nullptr;
+  const bool frozen = fn.ptr() == reinterpret_cast<PyObject*>(&PyFrozenSet_Type);
+  Ref set = check(PySet_New(nullptr));
+  if (!args.empty())
+    for (const auto& item : iterate(args[0])) {
+      if (!item->is_constant()) unsupported(callable_name(fn) + "() of a " + item->describe());
+      if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+    }
+  if (frozen) return Value::constant(check(PyFrozenSet_New(set.ptr())));
+  return new_set(std::move(set));
+}
+
+ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 3 || !args[1]->is_constant() || !PyUnicode_Check(args[1]->obj.ptr())) return nullptr;
+  store_attr(args[0], to_std_string(args[1]->obj), args[2]);
+  return constant(Py_None);
+}
+
+ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1) return nullptr;
+  if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
+  return Value::sequence(ValueKind::Iterator, iterate(args[0]));
+}
+
+ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1 && args.size() != 2) return nullptr;
+  ValuePtr item;
+  if (args[0]->kind == ValueKind::Generator) {
+    item = resume_generator(args[0]);
+  } else if (args[0]->kind == ValueKind::Iterator) {
+    if (args[0]->cursor < args[0]->items.size()) item = args[0]->items[args[0]->cursor++];
+  } else {
+    unsupported("next() of a " + args[0]->describe());
+  }
+  if (item) return item;
+  if (args.size() == 2) return args[1];
+  raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
+}
+
+ValuePtr Tracer::builtin_all_any(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1) return nullptr;
+  // Short-circuits like the builtin: items after the deciding one are not produced.
+  static PyObject* any = PyDict_GetItemString(PyEval_GetBuiltins(), "any");  // borrowed; lives forever
+  const bool want = fn.ptr() == any;
+  ValuePtr iterator = args[0];
+  if (iterator->kind != ValueKind::Generator && iterator->kind != ValueKind::Iterator)
+    iterator = Value::sequence(ValueKind::Iterator, iterate(iterator));
+  while (true) {
+    ValuePtr item;
+    if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
+    else if (iterator->cursor < iterator->items.size()) item = iterator->items[iterator->cursor++];
+    if (!item) return boolean(!want);
+    if (truth_value(item) == want) return boolean(want);
+  }
+}
+
+ValuePtr Tracer::builtin_callable(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  if (args.size() != 1) return nullptr;
+  if (args[0]->is_fully_constant()) return fold(fn, args, kwargs);
+  // Decided by the value's type, which the trace knows for every kind.
+  const ValuePtr& x = args[0];
+  switch (x->kind) {
+    case ValueKind::Function:
+    case ValueKind::UserMethod:
+    case ValueKind::TensorMethod:
+    case ValueKind::NNModule: return boolean(true);
+    case ValueKind::NewObject: return boolean(reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr);
+    case ValueKind::Object: return boolean(PyCallable_Check(x->obj.ptr()));
+    default: return boolean(false);
+  }
+}
+
+ValuePtr Tracer::builtin_tuple_list(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() > 1) return nullptr;
+  std::vector<ValuePtr> items = args.empty() ? std::vector<ValuePtr>{} : iterate(args[0]);
+  const bool tuple = fn.ptr() == reinterpret_cast<PyObject*>(&PyTuple_Type);
+  return Value::sequence(tuple ? ValueKind::Tuple : ValueKind::List, std::move(items));
+}
+
+ValuePtr Tracer::builtin_enumerate(Handle, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  if (args.size() == 1 && kwargs.size() == 1 && kwargs[0].first == "start") {
+    args.push_back(kwargs[0].second);  // enumerate(items, start=1)
+    kwargs.clear();
+  }
+  if (!kwargs.empty()) unsupported("enumerate() with keyword arguments");
+  if (args.empty()) return nullptr;
+  if (args.size() > 1 && (!args[1]->is_constant() || !PyLong_Check(args[1]->obj.ptr())))
+    unsupported("enumerate() with a start that is not a constant int");
+  long index = args.size() > 1 ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
+  std::vector<ValuePtr> items;
+  for (auto& item : iterate(args[0]))
+    items.push_back(Value::sequence(ValueKind::Tuple, {Value::constant(check(PyLong_FromLong(index++))), item}));
+  return Value::sequence(ValueKind::Iterator, std::move(items));
+}
+
+ValuePtr Tracer::builtin_zip(Handle, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  bool strict = false;
+  if (kwargs.size() == 1 && kwargs[0].first == "strict" && kwargs[0].second->is_constant()) {
+    strict = PyObject_IsTrue(kwargs[0].second->obj.ptr()) == 1;  // zip(a, b, strict=True)
+    kwargs.clear();
+  }
+  if (!kwargs.empty()) unsupported("zip() with keyword arguments");
+  std::vector<std::vector<ValuePtr>> columns;
+  size_t length = SIZE_MAX;
+  for (auto& arg : args) {
+    columns.push_back(iterate(arg));
+    if (strict && columns.back().size() != columns.front().size())
+      raise(PyExc_ValueError, "zip() arguments have different lengths");
+    length = std::min(length, columns.back().size());
+  }
+  std::vector<ValuePtr> rows;
+  for (size_t i = 0; i < (columns.empty() ? 0 : length); ++i) {
+    std::vector<ValuePtr> row;
+    for (auto& column : columns) row.push_back(column[i]);
+    rows.push_back(Value::sequence(ValueKind::Tuple, std::move(row)));
+  }
+  return Value::sequence(ValueKind::Iterator, std::move(rows));
+}
+
+ValuePtr Tracer::builtin_getattr_hasattr(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() < 2 || !args[1]->is_constant() || !PyUnicode_Check(args[1]->obj.ptr())) return nullptr;
+  static PyObject* getattr = PyDict_GetItemString(PyEval_GetBuiltins(), "getattr");  // borrowed; lives forever
+  const bool is_getattr = fn.ptr() == getattr;
+  std::string attr = to_std_string(args[1]->obj);
+  if (is_getattr && args.size() == 2) return load_attr(args[0], attr);
+  if (args.size() != (is_getattr ? 3u : 2u)) unsupported(callable_name(fn) + "() with " + std::to_string(args.size()) + " arguments");
+  // An absent attribute raises AttributeError in the trace (guarded to stay absent): getattr's
+  // default and hasattr's False are taken from that, as CPython does.
+  try {
+    ValuePtr found = load_attr(args[0], attr);
+    return is_getattr ? found : boolean(true);
+  } catch (const TracedException& raised) {
+    if (!is_instance_of(raised, PyExc_AttributeError)) throw;
+    return is_getattr ? args[2] : boolean(false);
+  } catch (const Unsupported&) {
+    // Found, but not traceable (a property of a module): hasattr only needs to know it exists,
+    // which the class (fixed by the guards) decides.
+    if (is_getattr || args[0]->is_tensor() || !args[0]->obj) throw;
+    int has = PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr())), attr.c_str());
+    if (!has) throw;
+    return boolean(true);
+  }
+}
+
+}  // namespace cdynamo::interp
