@@ -46,10 +46,22 @@ bool is_numpy_scalar(PyObject* obj) {
 
 namespace {
 
+bool is_plain_constant(PyObject* obj);
+
+// A slice of None and plain numbers (one of tensors, made eagerly before a resume function, is
+// data: graphs cannot hold it as a constant).
+bool is_plain_slice(PyObject* obj) {
+  if (!PySlice_Check(obj)) return false;
+  auto* slice = reinterpret_cast<PySliceObject*>(obj);
+  for (PyObject* part : {slice->start, slice->stop, slice->step})
+    if (part != Py_None && (PySlice_Check(part) || !is_plain_constant(part))) return false;
+  return true;
+}
+
 // Immutable values compared by ==: specialised into the graph, guarded by equality.
 bool is_plain_constant(PyObject* obj) {
   return PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
-         PyBytes_CheckExact(obj) || PyComplex_CheckExact(obj) || PySlice_Check(obj) || PyRange_Check(obj) ||
+         PyBytes_CheckExact(obj) || PyComplex_CheckExact(obj) || is_plain_slice(obj) || PyRange_Check(obj) ||
          is_numpy_scalar(obj);
 }
 

@@ -180,3 +180,18 @@ def test_a_loop_over_nonzero_rows_breaks_the_graph_at_nonzero_as_before():
     with pytest.raises(cdynamo.exc.Unsupported, match="data"):
         cdynamo.reset()
         cdynamo.compile(experts, backend="eager", fullgraph=True)(x, torch.tensor([1, 0, 2, 3]))
+
+
+def test_slices_with_tensor_bounds_made_before_a_resume_stay_out_of_graphs():
+    def paste(mask, box):  # torchvision's paste_mask_in_image: bounds are 0-d tensors
+        x0 = max(box[0], 0)
+        x1 = min(box[2] + 1, 8)
+        width = int(box[2] - box[0] + 1)
+        out = torch.zeros(8, 8)
+        out[:, x0:x1] = mask[:, (x0 - box[0]):(x1 - box[0])]
+        return out, width
+
+    mask, box = torch.randn(8, 8), torch.tensor([1, 2, 5, 6])
+    got = cdynamo.optimize("eager")(paste)(mask, box)
+    expected = paste(mask, box)
+    assert torch.equal(got[0], expected[0]) and got[1] == expected[1]
