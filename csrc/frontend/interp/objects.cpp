@@ -62,6 +62,38 @@ Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
   return Ref::borrow(found);
 }
 
+namespace {
+
+bool is_frozen_dataclass(PyObject* cls) {
+  if (Py_TYPE(cls) != &PyType_Type) return false;  // a metaclass may make instances otherwise
+  Ref params = steal(PyObject_GetAttrString(cls, "__dataclass_params__"));
+  if (!params) {
+    PyErr_Clear();
+    return false;
+  }
+  Ref frozen = steal(PyObject_GetAttrString(params.ptr(), "frozen"));
+  if (!frozen) PyErr_Clear();
+  return frozen && frozen.ptr() == Py_True;
+}
+
+// Every argument known now and hashable (immutable as far as a dict key can tell): a list would
+// be shared with the program in eager, and copied by a fold.
+bool all_hashable_constants(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  auto hashable = [](const ValuePtr& value) {
+    if (!value->is_fully_constant()) return false;
+    if (PyObject_Hash(value->as_python_constant().ptr()) != -1) return true;
+    PyErr_Clear();
+    return false;
+  };
+  for (const auto& arg : args)
+    if (!hashable(arg)) return false;
+  for (const auto& [name, value] : kwargs)
+    if (!hashable(value)) return false;
+  return true;
+}
+
+}  // namespace
+
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
@@ -70,6 +102,11 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     // torch.autocast(...) (torch.cuda.amp.autocast too): made now, as its __init__ only reads its
     // arguments; a with-block enters it in the graph (Tracer::enter_autocast).
     if (!all_constant(args, kwargs)) unsupported("torch.autocast() with arguments the trace computes");
+    return fold(cls->obj, args, kwargs);
+  }
+  if (is_frozen_dataclass(obj) && all_hashable_constants(args, kwargs)) {
+    // A frozen dataclass of immutable constants is a constant itself (compared by value, a dict
+    // key, pytree's specs): made now, as the same call at run time makes an equal one.
     return fold(cls->obj, args, kwargs);
   }
   static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter

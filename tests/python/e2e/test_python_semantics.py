@@ -1371,3 +1371,21 @@ def test_a_folded_list_joins_a_traced_one():
     out = explain(f, x)
     assert out.graph_count == 1 and out.graph_break_count == 0, out
     assert torch.equal(out.out[0], f(x)[0]) and out.out[1] == (2, 1, 2)
+
+
+@dataclass(frozen=True)
+class _FrozenKey:
+    scale: int
+    offsets: tuple = (1, 2)
+
+
+def test_a_frozen_dataclass_of_constants_is_a_constant_and_a_dict_key():
+    def f(x):
+        key = _FrozenKey(3)
+        table = {key: 1}
+        return x * key.scale + sum(key.offsets) + table[_FrozenKey(3)]
+
+    x = torch.randn(3)
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert torch.equal(out.out, f(x))
