@@ -749,7 +749,11 @@ def fill_object(obj, attributes, items):
     if type(obj) is _OrderedDict:
         obj.update(attributes)
         return
-    object.__getattribute__(obj, "__dict__").update(attributes)
+    try:
+        object.__getattribute__(obj, "__dict__").update(attributes)
+    except AttributeError:  # __slots__ only
+        for name, value in attributes.items():
+            object.__setattr__(obj, name, value)
     if items:
         import collections
 

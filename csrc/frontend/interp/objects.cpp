@@ -195,7 +195,8 @@ ValuePtr Tracer::new_object(const ValuePtr& cls) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
   PyTypeObject* type = as_type(obj);
-  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_dictoffset == 0) return nullptr;
+  // Instances keep attributes in a __dict__, or in __slots__ (member descriptors of the class).
+  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) return nullptr;
   PyTypeObject* base = builtin_base(type);
   if (!base) return nullptr;
   for (const char* module_class : {"torch.nn:Module", "torch:Tensor"}) {
@@ -250,10 +251,16 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
 
 ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name) {
   PyTypeObject* type = as_type(object->cls);
-  if (name == "__dict__") return object->items[0];
+  if (name == "__dict__" && type->tp_dictoffset != 0) return object->items[0];
   if (name == "__class__") return Value::constant(object->cls, object->cls_source);
   PyObject* found = _PyType_Lookup(type, interned(name).ptr());
   Ref keep = Ref::borrow(found);
+  if (found && Py_TYPE(found) == &PyMemberDescr_Type) {
+    // A __slots__ entry: the trace keeps its value with the other attributes.
+    int at = object->items[0]->dict_index(interned(name));
+    if (at < 0) raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
+    return object->items[0]->items[at];
+  }
   // Data descriptors win over the instance dict (properties).
   if (found && Py_TYPE(found)->tp_descr_set) {
     if (PyObject_TypeCheck(found, &PyProperty_Type)) {
@@ -281,7 +288,10 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
       return;
     }
     PyObject* found = _PyType_Lookup(type, interned(name).ptr());
-    if (found && Py_TYPE(found)->tp_descr_set) {
+    const bool slot = found && Py_TYPE(found) == &PyMemberDescr_Type;
+    if (!slot && type->tp_dictoffset == 0)  // neither a slot nor a __dict__ to hold it
+      raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
+    if (found && !slot && Py_TYPE(found)->tp_descr_set) {
       if (!PyObject_TypeCheck(found, &PyProperty_Type)) unsupported("assigning the attribute " + name + " (a descriptor)");
       Ref setter = check(PyObject_GetAttrString(found, "fset"));
       if (setter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' has no setter");

@@ -1389,3 +1389,28 @@ def test_a_frozen_dataclass_of_constants_is_a_constant_and_a_dict_key():
     out = explain(f, x)
     assert out.graph_count == 1 and out.graph_break_count == 0, out
     assert torch.equal(out.out, f(x))
+
+
+class _SlottedPoint:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+def test_objects_of_slots_classes_are_made_in_the_trace_and_rebuilt():
+    def f(x):
+        p = _SlottedPoint(x, 2)
+        try:
+            p.c = 1  # not a slot: AttributeError, as in eager
+            missing = False
+        except AttributeError:
+            missing = True
+        return p.a * p.b, missing, p
+
+    x = torch.randn(3)
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    product, missing, point = out.out
+    assert torch.equal(product, x * 2) and missing
+    assert type(point) is _SlottedPoint and torch.equal(point.a, x) and point.b == 2
