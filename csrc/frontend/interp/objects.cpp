@@ -289,9 +289,10 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
     }
     PyObject* found = _PyType_Lookup(type, interned(name).ptr());
     const bool slot = found && Py_TYPE(found) == &PyMemberDescr_Type;
-    if (!slot && type->tp_dictoffset == 0)  // neither a slot nor a __dict__ to hold it
+    const bool descriptor = found && !slot && Py_TYPE(found)->tp_descr_set;
+    if (!slot && !descriptor && type->tp_dictoffset == 0)  // neither a slot, a setter nor a __dict__
       raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
-    if (found && !slot && Py_TYPE(found)->tp_descr_set) {
+    if (descriptor) {
       if (!PyObject_TypeCheck(found, &PyProperty_Type)) unsupported("assigning the attribute " + name + " (a descriptor)");
       Ref setter = check(PyObject_GetAttrString(found, "fset"));
       if (setter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' has no setter");

@@ -1397,6 +1397,14 @@ class _SlottedPoint:
     def __init__(self, a, b):
         self.a, self.b = a, b
 
+    @property
+    def doubled_b(self):
+        return self.b * 2
+
+    @doubled_b.setter
+    def doubled_b(self, value):  # a property's setter needs no __dict__
+        self.b = value // 2
+
 
 def test_objects_of_slots_classes_are_made_in_the_trace_and_rebuilt():
     def f(x):
@@ -1406,11 +1414,12 @@ def test_objects_of_slots_classes_are_made_in_the_trace_and_rebuilt():
             missing = False
         except AttributeError:
             missing = True
+        p.doubled_b = 8
         return p.a * p.b, missing, p
 
     x = torch.randn(3)
     out = explain(f, x)
     assert out.graph_count == 1 and out.graph_break_count == 0, out
     product, missing, point = out.out
-    assert torch.equal(product, x * 2) and missing
-    assert type(point) is _SlottedPoint and torch.equal(point.a, x) and point.b == 2
+    assert torch.equal(product, x * 4) and missing
+    assert type(point) is _SlottedPoint and torch.equal(point.a, x) and point.b == 4
