@@ -33,7 +33,7 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
       {"callable", &Tracer::builtin_callable},       {"tuple", &Tracer::builtin_tuple_list},
       {"list", &Tracer::builtin_tuple_list},         {"enumerate", &Tracer::builtin_enumerate, true},
       {"zip", &Tracer::builtin_zip, true},           {"getattr", &Tracer::builtin_getattr_hasattr},
-      {"hasattr", &Tracer::builtin_getattr_hasattr},
+      {"hasattr", &Tracer::builtin_getattr_hasattr},      {"sum", &Tracer::builtin_sum, true},
   };
   static const BuiltinTable table = [] {
     BuiltinTable built;
@@ -273,6 +273,24 @@ ValuePtr Tracer::builtin_zip(Handle, std::vector<ValuePtr>& args, graph::KwArgs&
     rows.push_back(Value::sequence(ValueKind::Tuple, std::move(row)));
   }
   return Value::sequence(ValueKind::Iterator, std::move(rows));
+}
+
+// sum(iterable, start=0) item by item, as the builtin adds them (lists of tensors become a chain
+// of additions in the graph); an iterable known now folds at once.
+ValuePtr Tracer::builtin_sum(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  if (kwargs.size() == 1 && kwargs[0].first == "start" && args.size() == 1) {
+    args.push_back(kwargs[0].second);
+    kwargs.clear();
+  }
+  if (!kwargs.empty() || args.empty() || args.size() > 2) return nullptr;
+  if (all_constant(args, kwargs)) return fold(fn, args, kwargs);
+  static Ref& add = *new Ref(import_attr("operator", "add"));  // never freed: outlives the interpreter
+  ValuePtr total = args.size() == 2 ? args[1] : Value::constant(check(PyLong_FromLong(0)));
+  for (ValuePtr& item : iterate(args[0])) {
+    binary_op(add, "+", total, item);
+    total = pop();
+  }
+  return total;
 }
 
 ValuePtr Tracer::builtin_getattr_hasattr(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {

@@ -274,6 +274,7 @@ ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name
   const ValuePtr& dict = object->items[0];
   int at = dict->dict_index(interned(name));
   if (at >= 0) return dict->items[at];
+  if (ValuePtr written = pending_class_attribute(type, name)) return written;  // Cls.count = ... earlier
   if (found) return bind_class_attribute(object, found, name, object->cls_source);
   if (Ref getattr_hook = special_method_of_class(type, "__getattr__"))
     return inline_call(getattr_hook, {object, Value::constant(interned(name))}, {});
@@ -429,8 +430,26 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
 
 ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
   if (!base->obj) return nullptr;
+  if (PyType_Check(base->obj.ptr())) return pending_class_attribute(as_type(base->obj.ptr()), name);
   for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
     if (it->object->obj.ptr() == base->obj.ptr() && it->name == name) return it->value;
+  return nullptr;
+}
+
+// A class attribute as the trace's own writes left it: the first class of the MRO that holds
+// the name decides, as attribute lookup does (a pending write counts as holding it).
+ValuePtr Tracer::pending_class_attribute(PyTypeObject* type, const std::string& name) const {
+  PyObject* mro = type->tp_mro;
+  if (!mro || side_effects_.empty()) return nullptr;
+  Ref key = interned(name);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+    PyObject* cls = PyTuple_GET_ITEM(mro, i);
+    for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
+      if (it->object->obj.ptr() == cls && it->name == name) return it->value;
+    PyObject* dict = as_type(cls)->tp_dict;
+    if (dict && PyDict_GetItemWithError(dict, key.ptr())) return nullptr;
+    if (PyErr_Occurred()) throw PythonError();
+  }
   return nullptr;
 }
 
@@ -462,9 +481,12 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     new_object_store_attr(object, name, std::move(value), false);
     return;
   }
-  // Only objects the transformed code can reach again, holding values it can rebuild.
+  // Only objects the transformed code can reach again, holding values it can rebuild: a class
+  // attribute too (a counter on the class), on a class defined in Python.
+  const bool python_class = object->kind == ValueKind::Constant && PyType_Check(object->obj.ptr()) &&
+                            (as_type(object->obj.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE);
   bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule ||
-                    object->kind == ValueKind::PyModule) && object->source;
+                    object->kind == ValueKind::PyModule || python_class) && object->source;
   if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
   // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
   // where eager has one. Values reachable by their source keep their identity.

@@ -232,7 +232,7 @@ class Tracer {
   // Each returns null where it does not model these arguments.
 #define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
   X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
-  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr)
+  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum)
 #define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN
@@ -335,6 +335,7 @@ class Tracer {
   WalkPath wrap_path_;  // the containers wrap() is inside of, outermost first
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
+  ValuePtr pending_class_attribute(PyTypeObject* type, const std::string& name) const;  // through the MRO
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);

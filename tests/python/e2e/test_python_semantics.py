@@ -1423,3 +1423,34 @@ def test_objects_of_slots_classes_are_made_in_the_trace_and_rebuilt():
     product, missing, point = out.out
     assert torch.equal(product, x * 4) and missing
     assert type(point) is _SlottedPoint and torch.equal(point.a, x) and point.b == 4
+
+
+class _Collector:
+    made = 0
+
+    def __init__(self):
+        _Collector.made += 1  # a class attribute written in the trace
+        self.items = []
+
+    def add(self, t):
+        self.items.append(t)
+        return self
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def test_class_attribute_writes_are_replayed_and_sum_iterates_objects():
+    def f(x):
+        collected = _Collector().add(x).add(x * 2)
+        return sum(collected) + _Collector.made, sum([x, x], start=x), sum(range(4))
+
+    x = torch.randn(3)
+    _Collector.made = 0
+    expected = f(x)
+    _Collector.made = 0
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    assert _Collector.made == 1  # the write happened once, after the graph, as in one eager call
+    assert torch.allclose(out.out[0], expected[0]) and torch.allclose(out.out[1], expected[1])
+    assert out.out[2] == 6
