@@ -481,6 +481,13 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     new_object_store_attr(object, name, std::move(value), false);
     return;
   }
+  if (object->kind == ValueKind::Function) {  // see function_attr
+    if (name == "__dict__" || name == "__code__" || name == "__closure__" || name == "__globals__")
+      unsupported("assigning " + name + " of a function");
+    if (!object->attributes) object->attributes = Value::dict({}, {});
+    object->attributes->dict_set(check(PyUnicode_FromString(name.c_str())), std::move(value));
+    return;
+  }
   // Only objects the transformed code can reach again, holding values it can rebuild: a class
   // attribute too (a counter on the class), on a class defined in Python.
   const bool python_class = object->kind == ValueKind::Constant && PyType_Check(object->obj.ptr()) &&

@@ -203,6 +203,7 @@ class Tracer {
   ValuePtr load_global(const std::string& name);
   ValuePtr load_attr(ValuePtr base, const std::string& name);
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
+  ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
   void store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items);
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it

@@ -100,6 +100,7 @@ struct Value {
   SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
   Ref dict_type;                // Dict made as collections.OrderedDict or defaultdict: that class (null: dict)
   ValuePtr default_factory;     // Dict made as a defaultdict: its default_factory (None included)
+  ValuePtr attributes;          // Function: its __dict__ as the trace wrote it (functools.wraps), or null
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);

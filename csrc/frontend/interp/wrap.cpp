@@ -481,8 +481,21 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       if (base->source && base->kind == ValueKind::Object) return wrap(attr, Source::attr(base->source, name));
       return Value::constant(std::move(attr));
     }
+    case ValueKind::Function: return function_attr(base, name);
     default: unsupported("attribute " + name + " of a " + base->describe());
   }
+}
+
+// An attribute of a function the trace made: what the trace set on it (functools.wraps sets
+// __name__, __wrapped__, ...; its __dict__ is that table), else the function object's own. Such
+// functions never leave the trace, so the writes stay with the Value.
+ValuePtr Tracer::function_attr(const ValuePtr& function, const std::string& name) {
+  if (!function->attributes) function->attributes = Value::dict({}, {});
+  if (name == "__dict__") return function->attributes;
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  int at = function->attributes->dict_index(key);
+  if (at >= 0) return function->attributes->items[at];
+  return Value::constant(checked(PyObject_GetAttr(function->obj.ptr(), key.ptr())));
 }
 
 // An attribute of a module: of one the frame reaches, guarded (its identity, or the entry's); of

@@ -1454,3 +1454,29 @@ def test_class_attribute_writes_are_replayed_and_sum_iterates_objects():
     assert _Collector.made == 1  # the write happened once, after the graph, as in one eager call
     assert torch.allclose(out.out[0], expected[0]) and torch.allclose(out.out[1], expected[1])
     assert out.out[2] == 6
+
+
+def test_functools_wraps_inside_the_compiled_function():
+    import functools
+
+    def f(x):
+        def plus_one(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs) + 1
+
+            return wrapper
+
+        @plus_one
+        def doubled(t):
+            """Twice t."""
+            return t * 2
+
+        return doubled(x) + len(doubled.__name__), doubled.__doc__, doubled.__wrapped__(x)
+
+    x = torch.randn(3)
+    out = explain(f, x)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    expected = f(x)
+    assert torch.equal(out.out[0], expected[0]) and out.out[1] == "Twice t."
+    assert torch.equal(out.out[2], expected[2])
