@@ -32,7 +32,7 @@ run: build
 	PYTHONPATH=python $(PY) -m cdynamo.demo
 
 test: build
-	PYTHONPATH=python $(PY) -m pytest -q --durations=15 tests/python tests/fuzz
+	PYTHONPATH=python $(PY) -m pytest -q -n 2 --durations=15 tests/python tests/fuzz
 	TRITON_INTERPRET=0 PYTHONPATH=python $(PY) -m pytest -q tests/python/backend/test_triton_build.py
 
 # The op sweep and the code-generation tests with clang++ (Debian: apt-get install clang
