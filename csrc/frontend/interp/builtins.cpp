@@ -10,7 +10,6 @@ namespace cdynamo::interp {
 namespace {
 
 ValuePtr constant(PyObject* obj) { return Value::constant(Ref::borrow(obj)); }
-ValuePtr boolean(bool value) { return constant(value ? Py_True : Py_False); }
 Ref ndarray() { return import_attr("numpy", "ndarray"); }
 
 struct BuiltinRow {
@@ -51,10 +50,9 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
 ValuePtr Tracer::call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   auto found = builtin_table().find(fn.ptr());
   if (found == builtin_table().end()) return nullptr;
-  std::string name = callable_name(fn);
-  if (!kwargs.empty() && !found->second.keywords) unsupported(name + "() with keyword arguments");
+  if (!kwargs.empty() && !found->second.keywords) unsupported(callable_name(fn) + "() with keyword arguments");
   if (ValuePtr result = (this->*found->second.handler)(fn, args, kwargs)) return result;
-  unsupported(name + "() with these arguments");
+  unsupported(callable_name(fn) + "() with these arguments");
 }
 
 ValuePtr Tracer::builtin_fold(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
@@ -147,7 +145,7 @@ ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::
   int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
   if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray().ptr(), classes.ptr());
   check_status(result);
-  return boolean(result);
+  return Value::boolean(result);
 }
 
 ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
@@ -207,8 +205,8 @@ ValuePtr Tracer::builtin_all_any(Handle fn, std::vector<ValuePtr>& args, graph::
     ValuePtr item;
     if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
     else if (iterator->cursor < iterator->items.size()) item = iterator->items[iterator->cursor++];
-    if (!item) return boolean(!want);
-    if (truth_value(item) == want) return boolean(want);
+    if (!item) return Value::boolean(!want);
+    if (truth_value(item) == want) return Value::boolean(want);
   }
 }
 
@@ -221,10 +219,10 @@ ValuePtr Tracer::builtin_callable(Handle fn, std::vector<ValuePtr>& args, graph:
     case ValueKind::Function:
     case ValueKind::UserMethod:
     case ValueKind::TensorMethod:
-    case ValueKind::NNModule: return boolean(true);
-    case ValueKind::NewObject: return boolean(reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr);
-    case ValueKind::Object: return boolean(PyCallable_Check(x->obj.ptr()));
-    default: return boolean(false);
+    case ValueKind::NNModule: return Value::boolean(true);
+    case ValueKind::NewObject: return Value::boolean(reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr);
+    case ValueKind::Object: return Value::boolean(PyCallable_Check(x->obj.ptr()));
+    default: return Value::boolean(false);
   }
 }
 
@@ -304,17 +302,17 @@ ValuePtr Tracer::builtin_getattr_hasattr(Handle fn, std::vector<ValuePtr>& args,
   // default and hasattr's False are taken from that, as CPython does.
   try {
     ValuePtr found = load_attr(args[0], attr);
-    return is_getattr ? found : boolean(true);
+    return is_getattr ? found : Value::boolean(true);
   } catch (const TracedException& raised) {
     if (!is_instance_of(raised, PyExc_AttributeError)) throw;
-    return is_getattr ? args[2] : boolean(false);
+    return is_getattr ? args[2] : Value::boolean(false);
   } catch (const Unsupported&) {
     // Found, but not traceable (a property of a module): hasattr only needs to know it exists,
     // which the class (fixed by the guards) decides.
     if (is_getattr || args[0]->is_tensor() || !args[0]->obj) throw;
     int has = PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr())), attr.c_str());
     if (!has) throw;
-    return boolean(true);
+    return Value::boolean(true);
   }
 }
 

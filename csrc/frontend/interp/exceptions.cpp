@@ -91,7 +91,7 @@ bool Tracer::op_check_exc_match(const bytecode::Instruction&) {
     unsupported("an except clause on a " + type->describe());
   TracedException raised{exception->obj, ""};
   bool match = is_instance_of(raised, type->as_python_constant().ptr());
-  push(Value::constant(Ref::borrow(match ? Py_True : Py_False)));
+  push(Value::boolean(match));
   return true;
 }
 

@@ -7,8 +7,6 @@
 namespace cdynamo::interp {
 namespace {
 
-ValuePtr boolean(bool value) { return Value::constant(Ref::borrow(value ? Py_True : Py_False)); }
-
 // CALL_INTRINSIC_1's operands (3.12's Include/internal/pycore_intrinsics.h).
 constexpr int kIntrinsicStopIterationError = 3;
 constexpr int kIntrinsicUnaryPositive = 5;
@@ -48,7 +46,7 @@ bool Tracer::op_unary_positive(const bytecode::Instruction&) {
 }
 
 bool Tracer::op_unary_not(const bytecode::Instruction&) {
-  push(boolean(!truth_value(pop())));
+  push(Value::boolean(!truth_value(pop())));
   return true;
 }
 
@@ -83,7 +81,7 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
     same = lhs == rhs;  // lists and dicts read from the frame have one Value per object too (container_inputs_)
   else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
   else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
-  push(boolean(same != (inst.arg == 1)));
+  push(Value::boolean(same != (inst.arg == 1)));
   return true;
 }
 
@@ -94,7 +92,7 @@ bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
   if (container->kind == ValueKind::Set && item->is_fully_constant()) {
     int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
     if (found < 0) raise_python_error();
-    push(boolean(found != negated));
+    push(Value::boolean(found != negated));
     return true;
   }
   if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
@@ -108,22 +106,22 @@ bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
     // fixed by the module's identity (guarded), as it does when it reads them.
     int found = PySequence_Contains(container->obj.ptr(), item->obj.ptr());
     if (found < 0) raise_python_error();
-    push(boolean(found != negated));
+    push(Value::boolean(found != negated));
     return true;
   }
   if (container->kind == ValueKind::Dict && item->is_constant()) {
-    push(boolean((container->dict_index(item->obj) >= 0) != negated));
+    push(Value::boolean((container->dict_index(item->obj) >= 0) != negated));
     return true;
   }
   if (Ref method = python_special_method(container, "__contains__")) {
     bool found = truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
-    push(boolean(found != negated));
+    push(Value::boolean(found != negated));
     return true;
   }
   if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());
   int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
   if (found < 0) raise_python_error();
-  push(boolean(found != negated));
+  push(Value::boolean(found != negated));
   return true;
 }
 

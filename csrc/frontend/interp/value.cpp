@@ -158,6 +158,8 @@ ValuePtr Value::dict(std::vector<Ref> keys, std::vector<ValuePtr> items, SourceP
   return value;
 }
 
+ValuePtr Value::boolean(bool value) { return constant(Ref::borrow(value ? Py_True : Py_False)); }
+
 int Value::dict_index(Handle key) const {
   for (size_t i = 0; i < keys.size(); ++i) {
     int equal = PyObject_RichCompareBool(keys[i].ptr(), key.ptr(), Py_EQ);

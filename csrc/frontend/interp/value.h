@@ -103,6 +103,7 @@ struct Value {
   ValuePtr attributes;          // Function: its __dict__ as the trace wrote it (functools.wraps), or null
 
   static ValuePtr constant(Ref obj, SourcePtr source = nullptr);
+  static ValuePtr boolean(bool value);  // the constant True or False
   static ValuePtr tensor(Ref node, Ref fake, SourcePtr source = nullptr);
   static ValuePtr sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr source = nullptr);
   static ValuePtr null();
