@@ -1,10 +1,12 @@
 """Python stand-ins the interpreter traces in place of C-implemented callables (map,
 functools.reduce and partial, itertools' chain/islice/product/accumulate/combinations/
-permutations, operator.attrgetter/itemgetter objects, torch.vmap and torch.func's transforms,
+permutations, operator.attrgetter/itemgetter objects, heapq's C functions, torch.vmap and torch.func's transforms,
 associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate) and of library code it does not trace
 (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
-Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks).
+Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks
+and state_dict()).
 Each behaves as its original does for the arguments it accepts; this file is traced, not skipped."""
+import collections
 import contextlib
 import functools
 import itertools
@@ -31,7 +33,16 @@ def map_(function, iterable, *iterables):
         yield function(*items)
 
 
+def enumerate_(iterable, start=0):
+    # enumerate over an iterator the program holds elsewhere (interp/builtins.cpp): lazy, as
+    # enumerate is.
+    for item in iterable:
+        yield start, item
+        start += 1
+
+
 _NO_INITIAL = object()
+_MISSING = object()
 
 
 def reduce_(function, iterable, initial=_NO_INITIAL):
@@ -63,13 +74,24 @@ def islice_(iterable, *bounds):
     start, stop, step = bounds.start or 0, bounds.stop, bounds.step or 1
     if start < 0 or (stop is not None and stop < 0) or step <= 0:
         raise ValueError("Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.")
-    next_index = start
-    for index, item in enumerate(iterable):
-        if stop is not None and index >= stop:
+    # Pulls exactly the items islice does: none past `stop` (the rest stay in the iterator).
+    iterator = iter(iterable)
+    taken, next_index = 0, start
+    while True:
+        while taken < next_index:
+            if next(iterator, _MISSING) is _MISSING:
+                return
+            taken += 1
+        if stop is not None and taken >= stop:
             return
-        if index == next_index:
-            yield item
-            next_index += step
+        item = next(iterator, _MISSING)
+        if item is _MISSING:
+            return
+        taken += 1
+        yield item
+        next_index += step
+        if stop is not None and next_index > stop:
+            next_index = stop
 
 
 class NullContext:
@@ -306,6 +328,39 @@ _module_named_parameters, _module_parameters = _member_walks("_parameters")
 _module_named_buffers, _module_buffers = _member_walks("_buffers")
 
 
+def _has_state_dict_hooks(module):
+    return any(m._state_dict_pre_hooks or m._state_dict_hooks for m in _module_modules(module))
+
+
+def _module_state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+    """nn.Module.state_dict: the same entries in the same order. The result lacks the
+    `_metadata` attribute (module versions), which load_state_dict reads only when present.
+    Hooks and the deprecated positional arguments run the original (a graph break there)."""
+    if args or _has_state_dict_hooks(self):
+        return _STATE_DICT_AS_WRITTEN(self, *args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+    if destination is None:
+        destination = collections.OrderedDict()
+    _save_state(self, destination, prefix, keep_vars)
+    return destination
+
+
+def _save_state(module, destination, prefix, keep_vars):
+    if type(module)._save_to_state_dict is not torch.nn.Module._save_to_state_dict:
+        module._save_to_state_dict(destination, prefix, keep_vars)
+    else:
+        for name, param in module._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in module._buffers.items():
+            if buf is not None and name not in module._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(module).get_extra_state is not torch.nn.Module.get_extra_state:
+            destination[prefix + "_extra_state"] = module.get_extra_state()
+    for name, child in module._modules.items():
+        if child is not None:
+            _save_state(child, destination, prefix + name + ".", keep_vars)
+
+
 # Callables replaced wherever they are called.
 def count_elements_(mapping, iterable):
     """collections._count_elements (Counter.update's C helper): counts each element."""
@@ -326,7 +381,7 @@ def _as_written(original):
 _DEEPCOPY_AS_WRITTEN = _as_written(__import__("copy").deepcopy)
 _COPY_AS_WRITTEN = _as_written(__import__("copy").copy)
 _ASSOCIATIVE_SCAN_AS_WRITTEN = _as_written(_associative_scan) if _associative_scan is not None else None
-_MISSING = object()
+_STATE_DICT_AS_WRITTEN = _as_written(torch.nn.Module.state_dict)
 
 
 def copy_(x):
@@ -363,6 +418,79 @@ def deepcopy_(x, memo=None, _nil=_MISSING):
     return y
 
 
+# heapq's C functions (heapq.nlargest/nsmallest/merge, which are Python, call them): the same
+# heap invariant on the same list, kept with `<` only as the C code compares.
+def _sift_up(heap, index, before):
+    item = heap[index]
+    while index > 0:
+        parent = (index - 1) >> 1
+        if not before(item, heap[parent]):
+            break
+        heap[index] = heap[parent]
+        index = parent
+    heap[index] = item
+
+
+def _sift_down(heap, index, before):
+    size, item = len(heap), heap[index]
+    while True:
+        child = 2 * index + 1
+        if child >= size:
+            break
+        if child + 1 < size and before(heap[child + 1], heap[child]):
+            child += 1
+        if not before(heap[child], item):
+            break
+        heap[index] = heap[child]
+        index = child
+    heap[index] = item
+
+
+def _smaller(a, b):
+    return a < b
+
+
+def _larger(a, b):
+    return b < a
+
+
+def _heap_functions(before):
+    def heapify(heap):
+        for index in reversed(range(len(heap) // 2)):
+            _sift_down(heap, index, before)
+
+    def heappop(heap):
+        last = heap.pop()  # IndexError on an empty heap, as heapq's
+        if not heap:
+            return last
+        top, heap[0] = heap[0], last
+        _sift_down(heap, 0, before)
+        return top
+
+    def heapreplace(heap, item):
+        top, heap[0] = heap[0], item
+        _sift_down(heap, 0, before)
+        return top
+
+    return heapify, heappop, heapreplace
+
+
+heapify_, heappop_, heapreplace_ = _heap_functions(_smaller)
+_heapify_max_, _heappop_max_, _heapreplace_max_ = _heap_functions(_larger)
+
+
+def heappush_(heap, item):
+    heap.append(item)
+    _sift_up(heap, len(heap) - 1, _smaller)
+
+
+def heappushpop_(heap, item):
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        _sift_down(heap, 0, _smaller)
+    return item
+
+
 def jit_annotate_(the_type, the_value):
     # torch.jit.annotate(List[T], []): the value itself (the list stays the one the trace made).
     return the_value
@@ -387,6 +515,10 @@ _BY_OBJECT = {
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,
     torch.jit.annotate: jit_annotate_,
+    **{getattr(__import__("heapq"), name): stand_in for name, stand_in in (
+        ("heapify", heapify_), ("heappop", heappop_), ("heapreplace", heapreplace_), ("heappush", heappush_),
+        ("heappushpop", heappushpop_), ("_heapify_max", _heapify_max_), ("_heappop_max", _heappop_max_),
+        ("_heapreplace_max", _heapreplace_max_)) if hasattr(__import__("heapq"), name)},
     **_LEGACY_CONSTRUCTORS,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,
@@ -396,6 +528,7 @@ _BY_OBJECT = {
     torch.nn.Module.parameters: _module_parameters,
     torch.nn.Module.named_buffers: _module_named_buffers,
     torch.nn.Module.buffers: _module_buffers,
+    torch.nn.Module.state_dict: _module_state_dict,
 }
 
 # torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,

@@ -180,15 +180,9 @@ ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs
 
 ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1 && args.size() != 2) return nullptr;
-  ValuePtr item;
-  if (args[0]->kind == ValueKind::Generator) {
-    item = resume_generator(args[0]);
-  } else if (args[0]->kind == ValueKind::Iterator) {
-    if (args[0]->cursor < args[0]->items.size()) item = args[0]->items[args[0]->cursor++];
-  } else {
+  if (args[0]->kind != ValueKind::Generator && args[0]->kind != ValueKind::Iterator)
     unsupported("next() of a " + args[0]->describe());
-  }
-  if (item) return item;
+  if (ValuePtr item = next_item(args[0])) return item;
   if (args.size() == 2) return args[1];
   raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
 }
@@ -202,9 +196,7 @@ ValuePtr Tracer::builtin_all_any(Handle fn, std::vector<ValuePtr>& args, graph::
   if (iterator->kind != ValueKind::Generator && iterator->kind != ValueKind::Iterator)
     iterator = Value::sequence(ValueKind::Iterator, iterate(iterator));
   while (true) {
-    ValuePtr item;
-    if (iterator->kind == ValueKind::Generator) item = resume_generator(iterator);
-    else if (iterator->cursor < iterator->items.size()) item = iterator->items[iterator->cursor++];
+    ValuePtr item = next_item(iterator);
     if (!item) return Value::boolean(!want);
     if (truth_value(item) == want) return Value::boolean(want);
   }
@@ -242,12 +234,37 @@ ValuePtr Tracer::builtin_enumerate(Handle, std::vector<ValuePtr>& args, graph::K
   if (args.empty()) return nullptr;
   if (args.size() > 1 && (!args[1]->is_constant() || !PyLong_Check(args[1]->obj.ptr())))
     unsupported("enumerate() with a start that is not a constant int");
+  const bool stateful = args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator;
+  if (stateful && args[0].use_count() > 1) {
+    // An iterator the program also holds: taken one item at a time, as enumerate does (a loop
+    // that breaks leaves the rest in it). A temporary one is taken whole: no one sees the difference.
+    static Ref& lazy = *new Ref(import_attr("cdynamo._polyfills", "enumerate_"));  // never freed: outlives the interpreter
+    return inline_call(lazy, std::move(args), {});
+  }
   long index = args.size() > 1 ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
   std::vector<ValuePtr> items;
   for (auto& item : iterate(args[0]))
     items.push_back(Value::sequence(ValueKind::Tuple, {Value::constant(check(PyLong_FromLong(index++))), item}));
   return Value::sequence(ValueKind::Iterator, std::move(items));
 }
+
+ValuePtr Tracer::next_item(const ValuePtr& iterator) {
+  if (iterator->kind == ValueKind::Generator) return resume_generator(iterator);
+  if (iterator->kind != ValueKind::Iterator) throw InternalError("next_item() of a " + iterator->describe());
+  return iterator->cursor < iterator->items.size() ? iterator->items[iterator->cursor++] : nullptr;
+}
+
+namespace {
+
+// zip(strict=True)'s error when argument `column` (from 0) has a length the ones before it do
+// not: CPython's wording.
+std::string zip_length_error(size_t column, bool longer) {
+  std::string plural = column == 1 ? " " : "s 1-";
+  return "zip() argument " + std::to_string(column + 1) + (longer ? " is longer" : " is shorter") + " than argument" +
+         plural + std::to_string(column);
+}
+
+}  // namespace
 
 ValuePtr Tracer::builtin_zip(Handle, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   bool strict = false;
@@ -256,19 +273,31 @@ ValuePtr Tracer::builtin_zip(Handle, std::vector<ValuePtr>& args, graph::KwArgs&
     kwargs.clear();
   }
   if (!kwargs.empty()) unsupported("zip() with keyword arguments");
-  std::vector<std::vector<ValuePtr>> columns;
-  size_t length = SIZE_MAX;
-  for (auto& arg : args) {
-    columns.push_back(iterate(arg));
-    if (strict && columns.back().size() != columns.front().size())
-      raise(PyExc_ValueError, "zip() arguments have different lengths");
-    length = std::min(length, columns.back().size());
-  }
+  // Sequences and other fresh iterables are taken whole (iterating them changes nothing anyone
+  // sees); iterators and generators give one item per round, as zip pulls them: the first that
+  // ends stops it, and the items earlier arguments gave in that round are gone.
+  std::vector<ValuePtr> iterators;
+  for (auto& arg : args)
+    iterators.push_back(arg->kind == ValueKind::Iterator || arg->kind == ValueKind::Generator
+                            ? arg
+                            : Value::sequence(ValueKind::Iterator, iterate(arg)));
   std::vector<ValuePtr> rows;
-  for (size_t i = 0; i < (columns.empty() ? 0 : length); ++i) {
+  while (!iterators.empty()) {
     std::vector<ValuePtr> row;
-    for (auto& column : columns) row.push_back(column[i]);
+    for (size_t column = 0; column < iterators.size(); ++column) {
+      ValuePtr item = next_item(iterators[column]);
+      if (item) {
+        row.push_back(std::move(item));
+        continue;
+      }
+      if (strict && column > 0) raise(PyExc_ValueError, zip_length_error(column, false));
+      if (strict)
+        for (size_t later = 1; later < iterators.size(); ++later)
+          if (next_item(iterators[later])) raise(PyExc_ValueError, zip_length_error(later, true));
+      return Value::sequence(ValueKind::Iterator, std::move(rows));
+    }
     rows.push_back(Value::sequence(ValueKind::Tuple, std::move(row)));
+    if (rows.size() > 100000) unsupported("zip() of more than 100000 items");
   }
   return Value::sequence(ValueKind::Iterator, std::move(rows));
 }

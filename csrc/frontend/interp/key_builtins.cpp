@@ -21,7 +21,18 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
     else if (name == "default" && extreme && args.size() == 1) fallback = value;
     else return nullptr;
   }
-  if (!key || (key->is_constant() && key->obj.ptr() == Py_None)) return nullptr;
+  if (!key || (key->is_constant() && key->obj.ptr() == Py_None)) {
+    // min(items, default=sentinel) with a default the trace made (heapq's object()): the
+    // default only answers an empty iterable; otherwise the call without it.
+    if (!fallback || fallback->is_fully_constant()) return nullptr;
+    std::vector<ValuePtr> items = iterate(args[0]);
+    if (items.empty()) return fallback;
+    graph::KwArgs without_default;
+    for (const auto& [name, value] : kwargs)
+      if (name != "default") without_default.emplace_back(name, value);
+    return call_value(Value::constant(Ref::borrow(fn.ptr())), {Value::sequence(ValueKind::List, std::move(items))},
+                      std::move(without_default));
+  }
   // The keys are computed now (they must be constants); Python's stable sort orders the items,
   // and min/max take the first of equal keys as the builtins do.
   std::vector<ValuePtr> items = args.size() == 1 ? iterate(args[0]) : args;

@@ -148,6 +148,17 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     for (auto& [key, value] : kwargs) made->dict_set(check(PyUnicode_FromString(key.c_str())), value);
     return made;
   }
+  if (obj == reinterpret_cast<PyObject*>(&PyBaseObject_Type)) {
+    // object(): a sentinel (heapq's, dataclasses' MISSING), unique per call and without a
+    // __dict__ (attribute writes raise, as in eager).
+    if (!args.empty() || !kwargs.empty()) raise(PyExc_TypeError, "object() takes no arguments");
+    auto made = std::make_shared<Value>();
+    made->kind = ValueKind::NewObject;
+    made->cls = cls->obj;
+    made->cls_source = cls->source;
+    made->items = {Value::dict({}, {}), nullptr};
+    return made;
+  }
   PyTypeObject* type = as_type(obj);
   if (PyType_IsSubtype(type, &PyTuple_Type) && (type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
     // A namedtuple: its generated __new__ binds the fields; the value is a tuple that knows its

@@ -143,6 +143,12 @@ bool Tracer::truth_value(const ValuePtr& value) {
     case ValueKind::Generator: return true;
     case ValueKind::NewObject:
     case ValueKind::Object: {
+      if (value->kind == ValueKind::Object && value->source && PyDict_Check(value->obj.ptr()) &&
+          !python_special_method(value, "__len__") && !python_special_method(value, "__bool__")) {
+        // A dict from the frame (a module's hook table): empty or not, guarded on its length.
+        value->source->manager(*guards_).add_length_check(PyDict_GET_SIZE(value->obj.ptr()));
+        return PyDict_GET_SIZE(value->obj.ptr()) > 0;
+      }
       // bool(obj): __bool__, else __len__, else True; Python ones are traced, C ones would read
       // state the guards do not cover.
       for (const char* name : {"__bool__", "__len__"}) {

@@ -71,6 +71,7 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
   bool same;
   if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
   else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+  else if (lhs->is_tensor() || rhs->is_tensor()) same = false;  // every tensor the trace holds is a Tensor value
   else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
   else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
   else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&

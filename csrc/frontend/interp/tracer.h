@@ -297,6 +297,8 @@ class Tracer {
                        const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
   // The generator's next item, or null once it is exhausted.
   ValuePtr resume_generator(const ValuePtr& generator);
+  // An Iterator's or a Generator's next item; null at its end.
+  ValuePtr next_item(const ValuePtr& iterator);
   // SEND of `yield from` (None only): the sub-iterator's next item, or at its end its return
   // value in its place (3.12: above it, for END_SEND) and a jump to `target`.
   void send_none(int target);

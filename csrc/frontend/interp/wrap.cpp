@@ -167,6 +167,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     return Value::constant(Ref::borrow(obj), source);
   }
   if (is_tensor(obj)) {
+    if (auto attribute = attributes_.find(o); attribute != attributes_.end()) {
+      // A parameter or buffer the trace read as a module attribute, reached another way (through
+      // module._parameters): the same graph value, so `is` and in-place writes see one tensor.
+      manager.add_id_match(obj);
+      return attribute->second;
+    }
     auto seen = tensor_inputs_.find(o);
     if (seen != tensor_inputs_.end() && seen->second->source->kind == Source::Kind::Local &&
         source->kind == Source::Kind::Local) {
@@ -523,6 +529,7 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
       if (!source) unsupported("a tensor of an nn.Module made inside the compiled function");
       auto seen = attributes_.find(found);
       if (seen != attributes_.end()) return seen->second;
+      if (auto input = tensor_inputs_.find(found); input != tensor_inputs_.end()) return input->second;  // read first another way
       ValuePtr value = graph_.add_attribute(found, path, source);
       attributes_.emplace(found, value);
       keep_alive_.push_back(Ref::borrow(found));

@@ -568,3 +568,73 @@ def test_jit_annotate_gives_back_the_list_the_trace_made():
     explained = cdynamo.explain(f)(x)
     assert explained.graph_count == 1 and explained.graph_break_count == 0, explained.break_reasons
     assert torch.equal(explained.out, f(x))
+
+
+def test_zip_enumerate_and_islice_pull_only_the_items_eager_pulls():
+    # heapq.nlargest's idiom: zip(range(n), it) takes n items from `it` and leaves the rest,
+    # as does a loop over enumerate(it) that breaks, and islice(it, k).
+    def f(x):
+        it = iter([3, 1, 4, 1, 5, 9, 2])
+        head = list(zip(range(2), it))
+        after_zip = next(it)
+        for i, v in enumerate(it):
+            if v == 5:
+                break
+        sliced = list(itertools.islice(it, 1))
+        return x + i, head, after_zip, sliced, list(it)
+
+    def gen():
+        yield from range(4)
+
+    def g(x):
+        items = gen()
+        first = list(zip(items, range(1)))  # the generator gives 0, then 1 is lost when range ends
+        try:
+            list(zip([1, 2], [3], strict=True))
+        except ValueError as e:
+            message = str(e)
+        return x + 1, first, list(items), message
+
+    x = torch.randn(3)
+    for fn in (f, g):
+        want = fn(x)
+        got = one_graph(fn, x)
+        assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_heapq_and_object_sentinels():
+    import heapq
+
+    def f(x):
+        values = [3, 1, 4, 1, 5, 9, 2, 6]
+        heap = []
+        for v in values:
+            heapq.heappush(heap, v)
+        popped = [heapq.heappop(heap) for _ in range(3)]
+        marker = object()
+        return (x * sum(heapq.nlargest(3, values)), heapq.nsmallest(2, values, key=lambda v: -v), popped,
+                heapq.nsmallest(1, []), min([], default=marker) is marker, heapq.heappushpop(heap, 0))
+
+    x = torch.randn(2)
+    want, got = f(x), one_graph(f, x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_state_dict_in_forward_has_eagers_entries_and_tensors():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
+    model.register_buffer("scratch", torch.ones(1), persistent=False)
+
+    def f(x):
+        state = model.state_dict()
+        kept = model.state_dict(keep_vars=True)
+        by_walk = dict(model.named_parameters())
+        return (x + state["0.weight"].sum(), list(state), type(state), kept["0.weight"] is model[0].weight,
+                by_walk["1.bias"] is model[1].bias, state["0.weight"].requires_grad)
+
+    x = torch.randn(3)
+    want, got = f(x), one_graph(f, x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    model[0].register_state_dict_post_hook(lambda module, state, prefix, local: None)
+    cdynamo.reset()
+    out = cdynamo.explain(f)(x)  # hooks run as torch runs them: outside the graph
+    assert out.graph_break_count >= 1 and same(out.out[0], want[0]) and out.out[1:] == want[1:]
