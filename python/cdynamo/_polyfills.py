@@ -361,6 +361,140 @@ def _save_state(module, destination, prefix, keep_vars):
             _save_state(child, destination, prefix + name + ".", keep_vars)
 
 
+# Classes written in C that a compiled function makes: a Python class stands in for each while
+# the trace runs (type(), isinstance() and __class__ answer the real class), and leaving the
+# trace the object becomes a real one (_trace_support.fill_object calls _cdynamo_fill).
+class Deque:
+    """collections.deque, as a list of items and a maxlen."""
+
+    _cdynamo_stands_for = collections.deque
+
+    def __init__(self, iterable=(), maxlen=None):
+        if maxlen is not None:
+            if not isinstance(maxlen, int):
+                raise TypeError("an integer is required")
+            if maxlen < 0:
+                raise ValueError("maxlen must be non-negative")
+        self._maxlen = maxlen
+        self._items = []
+        self.extend(iterable)
+
+    _cdynamo_init_from = ("_items", "_maxlen")  # the real deque's __init__ arguments
+
+    @property
+    def maxlen(self):
+        return self._maxlen
+
+    def append(self, item):
+        self._items.append(item)
+        if self._maxlen is not None and len(self._items) > self._maxlen:
+            del self._items[0]
+
+    def appendleft(self, item):
+        self._items.insert(0, item)
+        if self._maxlen is not None and len(self._items) > self._maxlen:
+            self._items.pop()
+
+    def extend(self, iterable):
+        for item in list(iterable):  # taken whole first: q.extend(q) doubles it
+            self.append(item)
+
+    def extendleft(self, iterable):
+        for item in list(iterable):
+            self.appendleft(item)
+
+    def pop(self):
+        if not self._items:
+            raise IndexError("pop from an empty deque")
+        return self._items.pop()
+
+    def popleft(self):
+        if not self._items:
+            raise IndexError("pop from an empty deque")
+        return self._items.pop(0)
+
+    def clear(self):
+        del self._items[:]
+
+    def rotate(self, n=1):
+        size = len(self._items)
+        if size:
+            n = n % size
+            if n:
+                self._items[:] = self._items[size - n:] + self._items[:size - n]
+
+    def count(self, item):
+        return self._items.count(item)
+
+    def index(self, item, *bounds):
+        start, stop, _ = slice(*bounds).indices(len(self._items))
+        for position in range(start, stop):
+            if self._items[position] == item:
+                return position
+        raise ValueError(f"{item!r} is not in deque")
+
+    def remove(self, item):
+        for position in range(len(self._items)):
+            if self._items[position] == item:
+                del self._items[position]
+                return
+        raise ValueError(f"{item!r} is not in deque")
+
+    def reverse(self):
+        self._items.reverse()
+
+    def insert(self, position, item):
+        if self._maxlen is not None and len(self._items) >= self._maxlen:
+            raise IndexError("deque already at its maximum size")
+        self._items.insert(position, item)
+
+    def copy(self):
+        return Deque(self._items, self._maxlen)
+
+    def _index(self, position):
+        if not isinstance(position, int):
+            raise TypeError(f"sequence index must be integer, not '{type(position).__name__}'")
+        if not -len(self._items) <= position < len(self._items):
+            raise IndexError("deque index out of range")
+        return position
+
+    def __getitem__(self, position):
+        return self._items[self._index(position)]
+
+    def __setitem__(self, position, item):
+        self._items[self._index(position)] = item
+
+    def __delitem__(self, position):
+        del self._items[self._index(position)]
+
+    def __len__(self):
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __reversed__(self):
+        return reversed(self._items)
+
+    def __contains__(self, item):
+        return item in self._items
+
+    def __eq__(self, other):
+        return isinstance(other, collections.deque) and list(self) == list(other)
+
+    def __iadd__(self, other):
+        self.extend(other)
+        return self
+
+    def __add__(self, other):
+        if not isinstance(other, collections.deque):
+            raise TypeError(f'can only concatenate deque (not "{type(other).__name__}") to deque')
+        return Deque(self._items + list(other), self._maxlen)
+
+
+STAND_IN_CLASSES = {collections.deque: Deque}
+
+
 # Callables replaced wherever they are called.
 def count_elements_(mapping, iterable):
     """collections._count_elements (Counter.update's C helper): counts each element."""

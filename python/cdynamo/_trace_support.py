@@ -733,6 +733,12 @@ def new_objects(*classes):
     return tuple(cls.__new__(cls) for cls in classes)
 
 
+def _stand_in_for(cls):
+    from ._polyfills import STAND_IN_CLASSES
+
+    return STAND_IN_CLASSES.get(cls)
+
+
 def fill_object(obj, attributes, items):
     """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
     subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
@@ -748,6 +754,10 @@ def fill_object(obj, attributes, items):
         return
     if type(obj) is _OrderedDict:
         obj.update(attributes)
+        return
+    stand_in = _stand_in_for(type(obj))
+    if stand_in is not None:  # a real deque for a _polyfills.Deque: attributes are the stand-in's
+        obj.__init__(*(attributes[name] for name in stand_in._cdynamo_init_from))
         return
     try:
         object.__getattribute__(obj, "__dict__").update(attributes)

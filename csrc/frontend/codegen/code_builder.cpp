@@ -300,7 +300,13 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   code.emit(PUSH_NULL);
   code.load_const(make);
   for (const auto& object : objects) {
-    PyObject* type = object->kind == ValueKind::NewObject ? object->cls.ptr()
+    // A stand-in leaves as an object of the class it stands for (fill_object gives it the state).
+    PyObject* stands_for = object->kind == ValueKind::NewObject
+                               ? PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(object->cls.ptr())->tp_dict,
+                                                      "_cdynamo_stands_for")  // borrowed
+                               : nullptr;
+    PyObject* type = stands_for                            ? stands_for
+                     : object->kind == ValueKind::NewObject ? object->cls.ptr()
                      : object->kind == ValueKind::List   ? reinterpret_cast<PyObject*>(&PyList_Type)
                      : object->kind == ValueKind::Dict   ? (object->dict_type ? object->dict_type.ptr()
                                                                              : reinterpret_cast<PyObject*>(&PyDict_Type))

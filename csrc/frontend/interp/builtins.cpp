@@ -10,7 +10,6 @@ namespace cdynamo::interp {
 namespace {
 
 ValuePtr constant(PyObject* obj) { return Value::constant(Ref::borrow(obj)); }
-Ref ndarray() { return import_attr("numpy", "ndarray"); }
 
 struct BuiltinRow {
   const char* name;  // in the builtins module
@@ -136,21 +135,24 @@ ValuePtr Tracer::builtin_len(Handle, std::vector<ValuePtr>& args, graph::KwArgs&
   return nullptr;
 }
 
-// An array made from a traced tensor is an np.ndarray to the program (and a TracedArray to the
-// stand-ins that implement it).
+// A stand-in (an array made from a traced tensor, a deque) is of the class it stands for to
+// the program, and of its own class to the stand-ins' code.
 ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 2 || !args[1]->is_fully_constant()) return nullptr;
   Ref type = type_of(args[0]);
   Ref classes = args[1]->as_python_constant();
   int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
-  if (result == 0 && is_traced_array(args[0])) result = PyObject_IsSubclass(ndarray().ptr(), classes.ptr());
+  if (result == 0) {
+    Ref apparent = apparent_type(args[0]);
+    if (apparent.ptr() != type.ptr()) result = PyObject_IsSubclass(apparent.ptr(), classes.ptr());
+  }
   check_status(result);
   return Value::boolean(result);
 }
 
 ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1) return nullptr;
-  return Value::constant(is_traced_array(args[0]) ? ndarray() : type_of(args[0]));
+  return Value::constant(apparent_type(args[0]));
 }
 
 ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {  // set, frozenset

@@ -97,6 +97,13 @@ bool all_hashable_constants(const std::vector<ValuePtr>& args, const graph::KwAr
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
+  static Ref& stand_ins = *new Ref(import_attr("cdynamo._polyfills", "STAND_IN_CLASSES"));  // never freed: outlives the interpreter
+  if (PyObject* stand_in = PyDict_GetItemWithError(stand_ins.ptr(), obj)) {
+    // A class written in C (collections.deque): its Python stand-in is made and traced instead.
+    ValuePtr stand_in_class = Value::constant(Ref::borrow(stand_in));
+    return construct_object(stand_in_class, args, kwargs);
+  }
+  check_status(PyErr_Occurred() ? -1 : 0);
   static Ref& autocast_type = *new Ref(import_attr("torch.amp.autocast_mode", "autocast"));  // never freed: outlives the interpreter
   if (PyType_IsSubtype(as_type(obj), as_type(autocast_type.ptr()))) {
     // torch.autocast(...) (torch.cuda.amp.autocast too): made now, as its __init__ only reads its
@@ -263,7 +270,7 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
 ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name) {
   PyTypeObject* type = as_type(object->cls);
   if (name == "__dict__" && type->tp_dictoffset != 0) return object->items[0];
-  if (name == "__class__") return Value::constant(object->cls, object->cls_source);
+  if (name == "__class__") return Value::constant(apparent_type(object), object->cls_source);
   PyObject* found = _PyType_Lookup(type, interned(name).ptr());
   Ref keep = Ref::borrow(found);
   if (found && Py_TYPE(found) == &PyMemberDescr_Type) {

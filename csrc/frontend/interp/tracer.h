@@ -205,6 +205,9 @@ class Tracer {
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
   ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
+  // The type the program sees: type_of, except for stand-ins (a TracedArray is an np.ndarray, a
+  // _polyfills.Deque a collections.deque).
+  Ref apparent_type(const ValuePtr& value);
   void store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items);
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
   ValuePtr iterator_of(const ValuePtr& iterable, Handle iter_method);

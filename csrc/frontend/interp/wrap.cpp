@@ -345,6 +345,15 @@ ValuePtr Tracer::load_global(const std::string& name) {
   return wrap(value, global_source(name, in_builtins));
 }
 
+Ref Tracer::apparent_type(const ValuePtr& value) {
+  if (is_traced_array(value)) return import_attr("numpy", "ndarray");
+  if (value->kind == ValueKind::NewObject) {
+    PyObject* stands_for = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(value->cls.ptr())->tp_dict, "_cdynamo_stands_for");  // borrowed
+    if (stands_for) return Ref::borrow(stands_for);
+  }
+  return type_of(value);
+}
+
 Ref Tracer::type_of(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Tensor: {

@@ -638,3 +638,36 @@ def test_state_dict_in_forward_has_eagers_entries_and_tensors():
     cdynamo.reset()
     out = cdynamo.explain(f)(x)  # hooks run as torch runs them: outside the graph
     assert out.graph_break_count >= 1 and same(out.out[0], want[0]) and out.out[1:] == want[1:]
+
+
+def test_a_deque_made_in_the_function_is_traced_and_returned_as_a_deque():
+    from collections import deque
+
+    def f(x):
+        q = deque([x, x + 1], maxlen=3)
+        q.append(x * 2)
+        q.appendleft(x - 1)  # drops x * 2 on the right: maxlen
+        q.extend([x * 3])
+        q.rotate(1)
+        first, last = q.popleft(), q.pop()
+        return sum(q) + first + last, len(q), q.maxlen, isinstance(q, deque), type(q) is deque, q
+
+    def breadth_first(x):
+        queue, seen = deque([(x, 0)]), []
+        while queue:
+            t, depth = queue.popleft()
+            seen.append(t * depth)
+            if depth < 3:
+                queue.append((t + 1, depth + 1))
+        try:
+            queue.pop()
+        except IndexError as e:
+            message = str(e)
+        return seen, message, 3 in deque([1, 2, 3]), deque([1, 2]) == deque([1, 2])
+
+    x = torch.randn(2)
+    want, got = f(x), one_graph(f, x)
+    assert same(got[0], want[0]) and got[1:5] == want[1:5]
+    assert type(got[5]) is deque and got[5].maxlen == 3 and all(same(a, b) for a, b in zip(got[5], want[5]))
+    want, got = breadth_first(x), one_graph(breadth_first, x)
+    assert all(same(a, b) for a, b in zip(got[0], want[0])) and got[1:] == want[1:]
