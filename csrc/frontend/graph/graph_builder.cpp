@@ -70,6 +70,29 @@ bool holds_symbolic(PyObject* obj) {
   return find_symbolic(obj, [](PyObject*) { return true; });
 }
 
+PyTypeObject* concrete_type(PyObject* symbolic) {
+  switch (symbolic_kind(symbolic)) {
+    case kSymInt: return &PyLong_Type;
+    case kSymFloat: return &PyFloat_Type;
+    case kSymBool: return &PyBool_Type;
+    default: return Py_TYPE(symbolic);
+  }
+}
+
+Ref specialize_all(Handle obj) {
+  if (is_symbolic(obj.ptr())) return specialize(obj);
+  if (!holds_symbolic(obj.ptr()) || !(PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr()))) return Ref::borrow(obj.ptr());
+  Ref items = check(PySequence_List(obj.ptr()));
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i) {
+    Ref item = specialize_all(Handle(PyList_GET_ITEM(items.ptr(), i)));
+    check_status(PyList_SetItem(items.ptr(), i, item.release()));
+  }
+  if (PyList_CheckExact(obj.ptr())) return items;
+  Ref tuple = check(PyList_AsTuple(items.ptr()));
+  if (PyTuple_CheckExact(obj.ptr())) return tuple;
+  return check(PyObject_CallOneArg(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())), tuple.ptr()));  // torch.Size
+}
+
 Ref specialize(Handle symbolic) {
   try {
     SymbolicKind kind = symbolic_kind(symbolic.ptr());

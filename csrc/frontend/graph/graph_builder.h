@@ -85,6 +85,10 @@ bool is_symbolic(PyObject* obj);
 bool holds_symbolic(PyObject* obj);
 // The Python int, float or bool a symbolic value has now; the ShapeEnv guards on it.
 Ref specialize(Handle symbolic);
+// obj with every symbolic value in it specialised (itself, items of tuples, lists, torch.Size).
+Ref specialize_all(Handle obj);
+// int, float or bool for a symbolic value (its type at run time); otherwise its own type.
+PyTypeObject* concrete_type(PyObject* symbolic);
 
 // Turns a Python error raised by cdynamo._trace_support.TraceUnsupported into Unsupported,
 // and cdynamo.shapes.RetraceDynamic into interp::RetraceDynamic (other errors stay

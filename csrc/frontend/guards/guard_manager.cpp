@@ -38,6 +38,10 @@ void GuardManager::add_length_check(Py_ssize_t length) {
   leaves_.push_back(make_length_check(length));
 }
 void GuardManager::add_no_attr(const std::string& name) { leaves_.push_back(make_no_attr(name)); }
+void GuardManager::add_dict_key_order(std::vector<Ref> keys) { leaves_.push_back(make_dict_key_order(std::move(keys))); }
+void GuardManager::add_requires_grad_match(bool requires_grad) {
+  leaves_.push_back(make_requires_grad_match(requires_grad));
+}
 void GuardManager::add_tensor_match(Handle tensor, Handle shape_from) {
   leaves_.push_back(make_tensor_match(tensor, shape_from));
 }

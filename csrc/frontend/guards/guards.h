@@ -57,6 +57,8 @@ class GuardManager {
   void add_equals_match(Handle obj);        // type(value) is type(obj) and value == obj
   void add_length_check(Py_ssize_t length); // len(value) == length (tuple, list, dict)
   void add_no_attr(const std::string& name); // not hasattr(value, name)
+  void add_dict_key_order(std::vector<Ref> keys);  // the dict's keys, in this order
+  void add_requires_grad_match(bool requires_grad);  // value.requires_grad == requires_grad
   // The tensor's Python type, dispatch keys, dtype, device, requires_grad, sizes and strides;
   // with shape_from (its fake tensor), sizes and strides symbolic there are left unchecked.
   void add_tensor_match(Handle tensor, Handle shape_from = Handle());

@@ -14,6 +14,8 @@ std::unique_ptr<LeafGuard> make_id_match(Handle obj);
 std::unique_ptr<LeafGuard> make_equals_match(Handle obj);
 std::unique_ptr<LeafGuard> make_length_check(Py_ssize_t length);
 std::unique_ptr<LeafGuard> make_no_attr(const std::string& name);
+std::unique_ptr<LeafGuard> make_dict_key_order(std::vector<Ref> keys);
+std::unique_ptr<LeafGuard> make_requires_grad_match(bool requires_grad);
 // Records everything a compiled graph specialised on; throws UserError if `tensor` is not one.
 // With shape_from (a fake tensor of a dynamic trace), its symbolic sizes and strides are not checked.
 std::unique_ptr<LeafGuard> make_tensor_match(Handle tensor, Handle shape_from = Handle());

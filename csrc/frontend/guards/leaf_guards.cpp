@@ -180,8 +180,68 @@ class NoAttr final : public LeafGuard {
   Ref interned_;
 };
 
+// The dict's keys are these, in this order (dict iteration, keys(), values() and items() follow
+// it). Keys are compared by identity first: interned strings and small ints almost always match so.
+class DictKeyOrder final : public LeafGuard {
+ public:
+  explicit DictKeyOrder(std::vector<Ref> keys) : keys_(std::move(keys)) {}
+  bool check(PyObject* value) const override {
+    if (!PyDict_Check(value) || PyDict_GET_SIZE(value) != static_cast<Py_ssize_t>(keys_.size())) return false;
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    for (const Ref& expected : keys_) {
+      if (!PyDict_Next(value, &pos, &key, &item)) return false;
+      if (key == expected.ptr()) continue;
+      int equal;
+      {
+        PythonCallout callout;  // a key's __eq__ may be Python code
+        equal = PyObject_RichCompareBool(key, expected.ptr(), Py_EQ);
+      }
+      if (equal != 1) {
+        if (equal < 0) PyErr_Clear();
+        return false;
+      }
+    }
+    return true;
+  }
+  std::string describe(PyObject* /*value*/, const std::string& source) const override {
+    return "the keys of " + source + " are no longer in the order the trace iterated them";
+  }
+  std::string repr() const override { return "DICT_KEY_ORDER " + std::to_string(keys_.size()); }
+
+ private:
+  std::vector<Ref> keys_;
+};
+
+// tensor.requires_grad is as it was (a parameter's flag, which its identity guard does not cover).
+class RequiresGradMatch final : public LeafGuard {
+ public:
+  explicit RequiresGradMatch(bool requires_grad) : requires_grad_(requires_grad) {}
+  bool check(PyObject* value) const override {
+    PyObject* flag = PyObject_GetAttrString(value, "requires_grad");
+    if (!flag) {
+      PyErr_Clear();
+      return false;
+    }
+    bool matches = (flag == Py_True) == requires_grad_;
+    Py_DECREF(flag);
+    return matches;
+  }
+  std::string describe(PyObject* /*value*/, const std::string& source) const override {
+    return source + ".requires_grad is no longer " + (requires_grad_ ? "True" : "False");
+  }
+  std::string repr() const override { return std::string("REQUIRES_GRAD ") + (requires_grad_ ? "True" : "False"); }
+
+ private:
+  bool requires_grad_;
+};
+
 }  // namespace
 
+std::unique_ptr<LeafGuard> make_dict_key_order(std::vector<Ref> keys) { return std::make_unique<DictKeyOrder>(std::move(keys)); }
+std::unique_ptr<LeafGuard> make_requires_grad_match(bool requires_grad) {
+  return std::make_unique<RequiresGradMatch>(requires_grad);
+}
 std::unique_ptr<LeafGuard> make_no_attr(const std::string& name) { return std::make_unique<NoAttr>(name); }
 std::unique_ptr<LeafGuard> make_type_match(PyTypeObject* type) {
   if (!type) throw InternalError("type match on a NULL type");

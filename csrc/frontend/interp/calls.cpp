@@ -91,6 +91,20 @@ void Tracer::call(int argc, Handle kw_names) {
   push(call_value(callable, std::move(args), std::move(kwargs)));
 }
 
+// The trace binds a user function's default arguments: fn.__defaults__ = (...) between calls
+// retraces. (torch's functions, like its modules, are taken as fixed.)
+void Tracer::guard_defaults(const ValuePtr& function) {
+  PyObject* fn = function->obj.ptr();
+  if (!PyFunction_GET_DEFAULTS(fn) && !PyFunction_GET_KW_DEFAULTS(fn)) return;
+  Ref module = steal(PyObject_GetAttrString(function->obj.ptr(), "__module__"));
+  if (!module) PyErr_Clear();
+  if (module && PyUnicode_Check(module.ptr()) && to_std_string(module).starts_with("torch")) return;
+  for (const char* defaults : {"__defaults__", "__kwdefaults__"}) {
+    Ref current = check(PyObject_GetAttrString(function->obj.ptr(), defaults));
+    Source::attr(function->source, defaults)->manager(*guards_).add_id_match(current);
+  }
+}
+
 ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   // Only the first call_value of a CALL is the instruction's own (calls it makes on the way,
   // hooks and __init__, are not).
@@ -98,6 +112,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
   switch (callable->kind) {
     case ValueKind::Constant:
       if (Ref stand_in = polyfill_of(callable->obj)) return inline_call(stand_in, std::move(args), std::move(kwargs), nullptr, direct);
+      if (callable->source && PyFunction_Check(callable->obj.ptr())) guard_defaults(callable);
       if (PyType_Check(callable->obj.ptr()))
         if (ValuePtr made = construct_object(callable, args, kwargs)) return made;
       if (!args.empty() && args[0]->kind == ValueKind::NNModule && is_module_call_function(callable->obj)) {
@@ -194,13 +209,52 @@ Ref Tracer::polyfill_of(Handle fn) {
   return found;
 }
 
+namespace {
+
+// Builtins that turn numbers into text or hashes: a symbolic number is shown by its value
+// (specialised, so guarded), not by its symbol's name.
+bool shows_values(Handle fn) {
+  static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+  for (const char* name : {"str", "repr", "format", "ascii", "hash", "bin", "hex", "oct", "chr"})
+    if (PyDict_GetItemString(builtins, name) == fn.ptr()) return true;
+  PyObject* receiver = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
+  return receiver && (PyUnicode_Check(receiver) || PyBytes_Check(receiver));  // "{:03d}".format(n)
+}
+
+}  // namespace
+
 ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  const bool concrete = shows_values(fn);
+  auto argument = [&](const ValuePtr& value) {
+    Ref object = value->as_python_constant();
+    return concrete ? graph::specialize_all(object) : object;
+  };
   Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
-  for (size_t i = 0; i < args.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), i, args[i]->as_python_constant().release());
+  for (size_t i = 0; i < args.size(); ++i) PyTuple_SET_ITEM(tuple.ptr(), i, argument(args[i]).release());
   Ref dict = check(PyDict_New());
   for (const auto& [name, value] : kwargs)
-    check_status(PyDict_SetItemString(dict.ptr(), name.c_str(), value->as_python_constant().ptr()));
-  return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr())));
+    check_status(PyDict_SetItemString(dict.ptr(), name.c_str(), argument(value).ptr()));
+  auto symbolic_keywords = [&] {
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict.ptr(), &pos, &key, &item))
+      if (graph::holds_symbolic(item)) return true;
+    return false;
+  };
+  PyObject* result = PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr());
+  if (!result && !concrete && PyErr_ExceptionMatches(PyExc_TypeError) &&
+      (graph::holds_symbolic(tuple.ptr()) || symbolic_keywords())) {
+    // A builtin that takes no symbols (divmod(n, 2)): the numbers' values instead (guarded).
+    PyErr_Clear();
+    Ref values = graph::specialize_all(tuple);
+    Ref keywords = check(PyDict_New());
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict.ptr(), &pos, &key, &item))
+      check_status(PyDict_SetItem(keywords.ptr(), key, graph::specialize_all(Handle(item)).ptr()));
+    result = PyObject_Call(fn.ptr(), values.ptr(), keywords.ptr());
+  }
+  return Value::constant(checked(result));
 }
 
 std::string callable_name(Handle fn) {

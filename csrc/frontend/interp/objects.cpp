@@ -247,13 +247,22 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
     value->items = {std::move(receiver)};
     return value;
   };
-  if (PyFunction_Check(attr)) return method(found, self);
+  // Methods are guarded where the class is read (Cls.method replaced between calls).
+  if (PyFunction_Check(attr)) {
+    if (cls_source) Source::attr(cls_source, name)->manager(*guards_).add_id_match(found);
+    return method(found, self);
+  }
   if (PyObject_TypeCheck(attr, &PyClassMethod_Type)) {
     Ref function = check(PyObject_GetAttrString(attr, "__func__"));
+    if (cls_source)
+      Source::attr(Source::attr(cls_source, name), "__func__")->manager(*guards_).add_id_match(function);
     return method(function, Value::constant(self->cls, cls_source));
   }
-  if (PyObject_TypeCheck(attr, &PyStaticMethod_Type))
-    return Value::constant(check(PyObject_GetAttrString(attr, "__func__")));
+  if (PyObject_TypeCheck(attr, &PyStaticMethod_Type)) {
+    Ref function = check(PyObject_GetAttrString(attr, "__func__"));
+    if (cls_source) Source::attr(cls_source, name)->manager(*guards_).add_id_match(function);
+    return Value::constant(std::move(function));
+  }
   if (Py_TYPE(attr) == &PyMethodDescr_Type || Py_TYPE(attr) == &PyWrapperDescr_Type)
     return method(found, self);  // a builtin base's method: call_native_method runs it
   if (Py_TYPE(attr)->tp_descr_get) unsupported("the class attribute " + name + " (a " + Py_TYPE(attr)->tp_name + ")");

@@ -208,6 +208,13 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(Value::sequence(lhs->kind, std::move(items)));
     return;
   }
+  // A symbolic count or a symbol formatted into text (`[0] * n`, `"%d" % n`): the value now.
+  auto is_text = [](const ValuePtr& v) { return v->is_constant() && (PyUnicode_Check(v->obj.ptr()) || PyBytes_Check(v->obj.ptr())); };
+  if ((is_mul && (lhs->is_sequence() || rhs->is_sequence())) || is_text(lhs)) {
+    if (rhs->is_fully_constant() && graph::holds_symbolic(rhs->as_python_constant().ptr()))
+      rhs = Value::constant(graph::specialize_all(rhs->as_python_constant()));
+    if (lhs->is_constant() && graph::is_symbolic(lhs->obj.ptr())) lhs = Value::constant(graph::specialize(lhs->obj));
+  }
   const bool sequence_times_int = lhs->is_sequence() && rhs->is_constant() && PyLong_CheckExact(rhs->obj.ptr());
   const bool int_times_sequence = rhs->is_sequence() && lhs->is_constant() && PyLong_CheckExact(lhs->obj.ptr());
   if (is_mul && (sequence_times_int || int_times_sequence)) {

@@ -79,12 +79,16 @@ bool Tracer::op_list_to_tuple(const bytecode::Instruction&) {
   return true;
 }
 
+Ref Tracer::hashable_constant(const ValuePtr& value, const char* what) {
+  if (!value->is_fully_constant()) unsupported(std::string(what) + " that is a " + value->describe());
+  // A size or number held as a symbol hashes by its value: specialised (guarded) to it.
+  return graph::specialize_all(value->as_python_constant());
+}
+
 bool Tracer::op_build_set(const bytecode::Instruction& inst) {
   Ref set = check(PySet_New(nullptr));
-  for (const auto& item : pop_n(inst.arg)) {
-    if (!item->is_constant()) unsupported("a set holding a " + item->describe());
-    if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
-  }
+  for (const auto& item : pop_n(inst.arg))
+    if (PySet_Add(set.ptr(), hashable_constant(item, "a set item").ptr()) < 0) raise_python_error();
   push(new_set(std::move(set)));
   return true;
 }
@@ -94,10 +98,8 @@ bool Tracer::op_set_add(const bytecode::Instruction& inst) {  // SET_ADD and SET
   ValuePtr& set = top(inst.arg);
   if (set->kind != ValueKind::Set) throw InternalError("SET_ADD without a set");
   std::vector<ValuePtr> items = inst.opcode == SET_ADD ? std::vector<ValuePtr>{item} : iterate(item);
-  for (const auto& element : items) {
-    if (!element->is_constant()) unsupported("a set holding a " + element->describe());
-    if (PySet_Add(set->obj.ptr(), element->obj.ptr()) < 0) raise_python_error();
-  }
+  for (const auto& element : items)
+    if (PySet_Add(set->obj.ptr(), hashable_constant(element, "a set item").ptr()) < 0) raise_python_error();
   return true;
 }
 
@@ -147,8 +149,7 @@ bool Tracer::op_build_map(const bytecode::Instruction& inst) {
   std::vector<Ref> keys;
   std::vector<ValuePtr> values;
   for (int i = 0; i < inst.arg; ++i) {
-    if (!flat[2 * i]->is_constant()) unsupported("a dict key that is a " + flat[2 * i]->describe());
-    keys.push_back(flat[2 * i]->obj);
+    keys.push_back(hashable_constant(flat[2 * i], "a dict key"));
     values.push_back(flat[2 * i + 1]);
   }
   push(Value::dict(std::move(keys), std::move(values)));
@@ -197,8 +198,8 @@ bool Tracer::op_map_add(const bytecode::Instruction& inst) {
   ValuePtr value = pop();
   ValuePtr key = pop();
   ValuePtr& target = top(inst.arg);
-  if (target->kind != ValueKind::Dict || !key->is_constant()) unsupported("building a dict with a traced key");
-  target->dict_set(key->obj, value);
+  if (target->kind != ValueKind::Dict) throw InternalError("MAP_ADD without a dict");
+  target->dict_set(hashable_constant(key, "a dict key"), value);
   return true;
 }
 

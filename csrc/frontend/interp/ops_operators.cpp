@@ -130,7 +130,7 @@ bool Tracer::op_format_value(const bytecode::Instruction& inst) {
   ValuePtr spec = (inst.arg & 0x04) ? pop() : nullptr;
   ValuePtr value = pop();
   if (!value->is_fully_constant() || (spec && !spec->is_constant())) unsupported("formatting a " + value->describe());
-  Ref object = value->as_python_constant();
+  Ref object = graph::specialize_all(value->as_python_constant());  // text shows values, not symbols
   int conversion = inst.arg & 0x03;
   if (conversion == 1) object = check(PyObject_Str(object.ptr()));
   else if (conversion == 2) object = check(PyObject_Repr(object.ptr()));

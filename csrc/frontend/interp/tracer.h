@@ -208,6 +208,9 @@ class Tracer {
   // The type the program sees: type_of, except for stand-ins (a TracedArray is an np.ndarray, a
   // _polyfills.Deque a collections.deque).
   Ref apparent_type(const ValuePtr& value);
+  void guard_defaults(const ValuePtr& function);  // a function with a source: its defaults
+  // Guards that the attribute at method_source still binds the function bound_method binds.
+  void guard_bound_function(const SourcePtr& method_source, Handle bound_method);
   void store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items);
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
   ValuePtr iterator_of(const ValuePtr& iterable, Handle iter_method);
@@ -300,6 +303,8 @@ class Tracer {
                        const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
   // The generator's next item, or null once it is exhausted.
   ValuePtr resume_generator(const ValuePtr& generator);
+  // A set item or dict key as the Python object it is (symbols specialised); refuses traced values.
+  Ref hashable_constant(const ValuePtr& value, const char* what);
   // An Iterator's or a Generator's next item; null at its end.
   ValuePtr next_item(const ValuePtr& iterator);
   // SEND of `yield from` (None only): the sub-iterator's next item, or at its end its return

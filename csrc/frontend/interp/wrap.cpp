@@ -81,6 +81,15 @@ bool is_torch_module_object(Handle module) {
   return text == "torch" || text.starts_with("torch.");
 }
 
+// A class written in Python outside torch (whose classes, like its modules, are taken as fixed).
+bool is_user_class(Handle obj) {
+  if (!PyType_Check(obj.ptr()) || !(reinterpret_cast<PyTypeObject*>(obj.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE)) return false;
+  PyObject* module = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(obj.ptr())->tp_dict, "__module__");  // borrowed
+  if (!module || !PyUnicode_Check(module)) return true;
+  std::string text = to_std_string(module);
+  return !(text == "torch" || text.starts_with("torch."));
+}
+
 std::string path_of(const SourcePtr& source) {
   switch (source->kind) {
     case Source::Kind::Local:
@@ -295,11 +304,15 @@ ValuePtr Tracer::wrap_container(Handle obj, const SourcePtr& source, guards::Gua
   if (PyDict_CheckExact(o)) {
     // Guarded key by key: same length and every key present means the same key set.
     manager.add_length_check(PyDict_GET_SIZE(o));
+    std::vector<Ref> order;  // iteration follows insertion order, which equality ignores
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(o, &pos, &key, &item)) order.push_back(Ref::borrow(key));
+    manager.add_dict_key_order(std::move(order));
     ValuePtr value = Value::dict({}, {}, source);
     container_inputs_[o] = value;
     keep_alive_.push_back(Ref::borrow(obj));
-    PyObject *key, *item;
-    Py_ssize_t pos = 0;
+    pos = 0;
     while (PyDict_Next(o, &pos, &key, &item)) {
       if (!is_plain_dict_key(key)) unsupported("a dict with keys of type " + std::string(Py_TYPE(key)->tp_name));
       Ref owned_key = Ref::borrow(key), owned_item = Ref::borrow(item);
@@ -345,6 +358,10 @@ ValuePtr Tracer::load_global(const std::string& name) {
   return wrap(value, global_source(name, in_builtins));
 }
 
+void Tracer::guard_bound_function(const SourcePtr& method_source, Handle bound_method) {
+  Source::attr(method_source, "__func__")->manager(*guards_).add_id_match(Ref::borrow(PyMethod_GET_FUNCTION(bound_method.ptr())));
+}
+
 Ref Tracer::apparent_type(const ValuePtr& value) {
   if (is_traced_array(value)) return import_attr("numpy", "ndarray");
   if (value->kind == ValueKind::NewObject) {
@@ -375,6 +392,8 @@ Ref Tracer::type_of(const ValuePtr& value) {
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
     case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:
+      // A number the trace holds as a symbol is a plain int, float or bool at run time.
+      return Ref::borrow(reinterpret_cast<PyObject*>(graph::concrete_type(value->obj.ptr())));
     case ValueKind::PyModule:
     case ValueKind::NNModule:
     case ValueKind::Object: return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(value->obj.ptr())));
@@ -475,6 +494,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     }
     case ValueKind::Constant:
     case ValueKind::Object: {
+      // A Python number the trace holds as a symbol: its methods (bit_length, is_integer) read
+      // its value, so it is specialised first (guarded on that value).
+      if (base->is_constant() && graph::is_symbolic(base->obj.ptr())) base = Value::constant(graph::specialize(base->obj), base->source);
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
@@ -485,7 +507,10 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       if (base->kind == ValueKind::Object)
         if (ValuePtr method = dict_method_of(base, attr, name)) return method;
       if (base->kind == ValueKind::Object && PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
-        // A method of the object's class (its type is guarded): bind it to the traced value.
+        // A method of the object's class, bound to the traced value. Guarded on the function
+        // obj.<name> binds (the class's method replaced, or an instance attribute shadowing it,
+        // fails the guard).
+        if (base->source) guard_bound_function(Source::attr(base->source, name), attr);
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
         method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));
@@ -494,6 +519,17 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         return method;
       }
       if (base->source && base->kind == ValueKind::Object) return wrap(attr, Source::attr(base->source, name));
+      if (base->source && is_user_class(base->obj)) {
+        // Cfg.scale, Cls.method, Cls.factory: class attributes a program may assign between
+        // calls, so guarded (a classmethod through the function it binds: each read makes a
+        // new bound method).
+        SourcePtr attr_source = Source::attr(base->source, name);
+        if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->obj.ptr()) {
+          guard_bound_function(attr_source, attr);
+          return Value::constant(std::move(attr));
+        }
+        return wrap(attr, attr_source);
+      }
       return Value::constant(std::move(attr));
     }
     case ValueKind::Function: return function_attr(base, name);
@@ -540,6 +576,12 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
       if (seen != attributes_.end()) return seen->second;
       if (auto input = tensor_inputs_.find(found); input != tensor_inputs_.end()) return input->second;  // read first another way
       ValuePtr value = graph_.add_attribute(found, path, source);
+      static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
+      if (Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True) {
+        // With gradients on, the graph's autograd follows each parameter's flag.
+        Ref flag = check(PyObject_GetAttrString(found, "requires_grad"));
+        source->manager(*guards_).add_requires_grad_match(flag.ptr() == Py_True);
+      }
       attributes_.emplace(found, value);
       keep_alive_.push_back(Ref::borrow(found));
       return value;

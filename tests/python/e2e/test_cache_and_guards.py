@@ -220,3 +220,49 @@ def test_cache_limit_counts_per_module_instance():
             assert same(compiled(x), model(x))
     # every layer's forward got its own entry: none was pushed out by the limit of 2
     assert counters["stats"].get("cache_limit_hits", 0) == 0
+
+
+class _Settings:
+    scale = 2
+
+    def shift(self, t):
+        return t + 1
+
+    @classmethod
+    def make(cls, t):
+        return t * cls.scale
+
+
+def _with_defaults(t, k=2):
+    return t * k
+
+
+def test_class_attributes_methods_defaults_and_dict_order_are_guarded():
+    # Each of these changes between calls must give eager's result on the second call.
+    holder = _Settings()
+    weights = torch.nn.Linear(3, 3)
+
+    def f(x, d):
+        return (x * _Settings.scale + _Settings().shift(x) + holder.shift(x) + _Settings.make(x) + _with_defaults(x),
+                [x * v for v in d.values()], list(d), weights(x).requires_grad)
+
+    def change():
+        _Settings.scale = 5
+        _Settings.shift = lambda self, t: t - 100
+        holder.shift = lambda t: t * 0
+        _with_defaults.__defaults__ = (7,)
+        weights.weight.requires_grad_(False)
+        weights.bias.requires_grad_(False)
+
+    original = (_Settings.scale, _Settings.shift, _with_defaults.__defaults__)
+    try:
+        compiled = cdynamo.optimize("eager")(f)
+        x = torch.randn(3)
+        for d in ({"a": 1, "b": 2}, {"b": 2, "a": 1}):
+            got, want = compiled(x, d), f(x, d)
+            assert same(got[0], want[0]) and got[2:] == want[2:] and all(same(a, b) for a, b in zip(got[1], want[1]))
+            change()
+        reasons = " | ".join(recompile_reasons())
+        assert "_Settings" in reasons or "holder" in reasons or "__defaults__" in reasons, reasons
+    finally:
+        _Settings.scale, _Settings.shift, _with_defaults.__defaults__ = original

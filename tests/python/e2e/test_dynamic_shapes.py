@@ -404,3 +404,18 @@ def test_a_branch_on_an_unbacked_size_breaks_the_graph_and_stays_correct():
         cdynamo.mark_unbacked(x, 0)
         assert torch.equal(compiled(x), fn(x))
     assert any("u0 > 2" in reason for reason in counters["graph_break"])
+
+
+def test_symbolic_numbers_are_ints_and_floats_to_python_code():
+    # type(), isinstance(), text and hashing see the number (as eager does), not a symbol.
+    def f(x, n, scale):
+        size = x.shape[0]
+        return (x * n * scale, type(n).__name__, isinstance(n, int), isinstance(scale, float), type(size) is int,
+                str(size), f"{x.shape}", f"{n:03d}", "%d" % n, "{}-{}".format(size, n), [0] * n, {size, 4},
+                {n: "v"}, divmod(n, 2), n.bit_length(), scale.is_integer(), repr(scale))
+
+    compiled = cdynamo.optimize("eager")(f)
+    for rows, n, scale in ((4, 2, 0.5), (6, 3, 1.5), (8, 5, 2.0)):
+        x = torch.randn(rows, 3)
+        got, want = compiled(x, n, scale), f(x, n, scale)
+        assert same(got[0], want[0]) and got[1:] == want[1:], (got[1:], want[1:])
