@@ -101,7 +101,7 @@ ValuePtr Tracer::new_set(Ref set) {
   return value;
 }
 
-// The container methods that take keywords: dict.update(mapping, **items), list.sort(key=,
+// The container methods that take keywords: dict.update(mapping, **items), popitem(last=), list.sort(key=,
 // reverse=), OrderedDict.move_to_end(key, last=), a namedtuple's _replace(**fields); and its
 // _asdict(). Null for other calls.
 ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const std::string& name,
@@ -115,6 +115,21 @@ ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const
       items.push_back(value);
     }
     return call_container_method(self, "update", {Value::dict(std::move(keys), std::move(items))}, {});
+  }
+  if (self->kind == ValueKind::Dict && name == "popitem" && args.size() + kwargs.size() <= 1) {
+    // dict.popitem(): the last pair; OrderedDict.popitem(last=True): the last or the first.
+    ValuePtr last = !args.empty() ? args[0] : !kwargs.empty() ? kwargs[0].second : Value::boolean(true);
+    const bool ordered = self->dict_type && PyObject_IsSubclass(self->dict_type.ptr(), import_attr("collections", "OrderedDict").ptr()) == 1;
+    if ((!ordered && !(args.empty() && kwargs.empty())) || (!kwargs.empty() && kwargs[0].first != "last") || !last->is_constant())
+      return nullptr;
+    if (!trace_owned(self)) unsupported("dict.popitem() on a dict passed into the function (a side effect)");
+    if (self->items.empty())
+      raise(PyExc_KeyError, ordered ? "dictionary is empty" : "popitem(): dictionary is empty");
+    const size_t at = PyObject_IsTrue(last->obj.ptr()) == 1 ? self->items.size() - 1 : 0;
+    ValuePtr pair = Value::sequence(ValueKind::Tuple, {Value::constant(self->keys[at]), self->items[at]});
+    self->keys.erase(self->keys.begin() + static_cast<std::ptrdiff_t>(at));
+    self->items.erase(self->items.begin() + static_cast<std::ptrdiff_t>(at));
+    return pair;
   }
   if (self->kind == ValueKind::Dict && self->dict_type && name == "move_to_end" && !args.empty() && args.size() <= 2 &&
       is_plain_key(args[0])) {  // OrderedDict.move_to_end(key, last=True)

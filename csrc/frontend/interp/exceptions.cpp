@@ -24,6 +24,21 @@ bool has_native_constructor(PyObject* type) {
 }  // namespace
 
 void Tracer::raise(Ref exception) const {
+  PyObject* handled = handled_exception_ && handled_exception_->obj ? handled_exception_->obj.ptr() : nullptr;
+  if (handled && handled != exception.ptr() && PyExceptionInstance_Check(exception.ptr())) {
+    // Raised while handling another: that one becomes its __context__, as CPython sets it (a
+    // chain that already leads back to the new exception is cut there, as CPython cuts it).
+    for (PyObject* link = handled; link;) {
+      PyObject* next = PyException_GetContext(link);  // new reference
+      Py_XDECREF(next);
+      if (next == exception.ptr()) {
+        PyException_SetContext(link, nullptr);
+        break;
+      }
+      link = next;
+    }
+    PyException_SetContext(exception.ptr(), Py_NewRef(handled));
+  }
   const InterpFrame& current = *frames_.back();
   int line = current.line >= 0 ? current.line : current.code->co_firstlineno;
   throw TracedException{std::move(exception), to_std_string(current.code->co_filename) + ":" + std::to_string(line)};

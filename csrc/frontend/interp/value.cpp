@@ -209,6 +209,8 @@ Ref Value::as_python_constant(WalkPath& path) const {
     Ref dict = check(PyDict_New());
     for (size_t i = 0; i < items.size(); ++i)
       check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), items[i]->as_python_constant(path).ptr()));
+    // An OrderedDict stays one (its == compares order); a defaultdict's factory may be traced.
+    if (dict_type && !default_factory) return check(PyObject_CallOneArg(dict_type.ptr(), dict.ptr()));
     return dict;
   }
   if (is_sequence()) {

@@ -497,6 +497,15 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       // A Python number the trace holds as a symbol: its methods (bit_length, is_integer) read
       // its value, so it is specialised first (guarded on that value).
       if (base->is_constant() && graph::is_symbolic(base->obj.ptr())) base = Value::constant(graph::specialize(base->obj), base->source);
+      if (base->kind == ValueKind::Object && has_pending_writes(base)) {
+        // A property of an object the trace wrote attributes of: its getter runs in the trace,
+        // where it reads those writes (the real object does not have them yet).
+        PyObject* raw = _PyType_Lookup(Py_TYPE(base->obj.ptr()), attr_name.ptr());
+        if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
+          Ref getter = check(PyObject_GetAttrString(raw, "fget"));
+          if (PyFunction_Check(getter.ptr())) return inline_call(getter, {base}, {});
+        }
+      }
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();

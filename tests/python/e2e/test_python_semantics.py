@@ -1480,3 +1480,50 @@ def test_functools_wraps_inside_the_compiled_function():
     expected = f(x)
     assert torch.equal(out.out[0], expected[0]) and out.out[1] == "Twice t."
     assert torch.equal(out.out[2], expected[2])
+
+
+class _Holder:
+    def __init__(self, t, k):
+        self.t, self.k = t, k
+
+    @property
+    def scaled(self):
+        return self.t * self.k
+
+
+def test_a_property_reads_the_attributes_the_function_wrote_first():
+    holder = _Holder(torch.ones(3), 2)
+
+    def f(x):
+        holder.k = 3
+        holder.t = x + 1
+        return holder.scaled, getattr(holder, "scaled")
+
+    x = torch.randn(3)
+    got = cdynamo.optimize("eager", nopython=True)(f)(x)
+    assert same(got[0], (x + 1) * 3) and same(got[1], (x + 1) * 3) and holder.k == 3
+
+
+def test_exceptions_raised_while_handling_one_carry_it_as_context_and_popitem():
+    import collections
+
+    def inner():
+        try:
+            raise KeyError("a")
+        except KeyError:
+            raise RuntimeError("b")
+
+    def f(x):
+        try:
+            inner()
+        except RuntimeError as e:
+            context = type(e.__context__).__name__
+        ordered = collections.OrderedDict([("a", 1), ("b", 2)])
+        first = ordered.popitem(last=False)
+        plain = {"a": 1, "b": 2}
+        return (x + 1, context, first, plain.popitem(), ordered == collections.OrderedDict([("b", 2)]),
+                collections.OrderedDict(a=1, b=2) == collections.OrderedDict(b=2, a=1))
+
+    x = torch.randn(2)
+    got, want = cdynamo.optimize("eager", nopython=True)(f)(x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
