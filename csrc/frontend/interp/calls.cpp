@@ -553,6 +553,7 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   if (self->kind == ValueKind::Dict || self->kind == ValueKind::List || self->kind == ValueKind::Tuple ||
       self->kind == ValueKind::Set)
     return call_container_method(self, name, std::move(args), std::move(kwargs));
+  if (self->kind == ValueKind::Generator) return call_generator_method(self, name, std::move(args));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
   if (name == "item" && args.empty() && kwargs.empty() && config_bool("capture_scalar_outputs")) {
     // The number stays in the graph as an unbacked symbol of a dynamic trace.

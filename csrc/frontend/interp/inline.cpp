@@ -143,14 +143,20 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   return result;
 }
 
-ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
-  if (generator->exhausted) return nullptr;
+ValuePtr Tracer::resume_generator(const ValuePtr& generator, ValuePtr sent, Ref thrown) {
+  if (generator->exhausted) {
+    if (thrown) raise(std::move(thrown));  // throw() into a finished generator raises at once
+    return nullptr;
+  }
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
   for (const auto& running : frames_)
     if (running == generator->frame) unsupported("a generator that iterates itself");
   InterpFrame& suspended = *generator->frame;
-  if (suspended.yielded) suspended.stack.push_back(Value::constant(Ref::borrow(Py_None)));  // what yield returns
+  if (sent && !suspended.yielded && !(sent->is_constant() && sent->obj.ptr() == Py_None))
+    raise(PyExc_TypeError, "can't send non-None value to a just-started generator");
+  if (suspended.yielded) suspended.stack.push_back(sent ? sent : Value::constant(Ref::borrow(Py_None)));  // what yield returns
   suspended.yielded = false;
+  suspended.pending_throw = std::move(thrown);
   frames_.push_back(generator->frame);
   try {
     run_frame();
@@ -165,6 +171,51 @@ ValuePtr Tracer::resume_generator(const ValuePtr& generator) {
     return nullptr;
   }
   return suspended.return_value;
+}
+
+ValuePtr Tracer::call_generator_method(const ValuePtr& generator, const std::string& name, std::vector<ValuePtr> args) {
+  // A generator that returns ends send() and throw() with StopIteration(value): a Python object,
+  // so the value must be one the trace knows.
+  auto stop_iteration = [&]() -> ValuePtr {
+    const ValuePtr& returned = generator->frame->return_value;
+    if (returned && !returned->is_fully_constant()) unsupported("a generator returning a " + returned->describe() + " to send()");
+    raise(PyExc_StopIteration, returned ? returned->as_python_constant() : Ref::borrow(Py_None));
+  };
+  if (name == "send" && args.size() == 1) {
+    if (ValuePtr item = resume_generator(generator, args[0])) return item;
+    return stop_iteration();
+  }
+  if (name == "throw" && !args.empty() && args.size() <= 3) {
+    // throw(exception) or the older throw(type[, value[, traceback]]) that contextlib calls.
+    for (const auto& arg : args)
+      if (!arg->is_constant()) unsupported("generator.throw() of a " + arg->describe());
+    Ref exception = args[0]->obj;
+    if (PyExceptionClass_Check(exception.ptr())) {
+      PyObject* value = args.size() > 1 ? args[1]->obj.ptr() : Py_None;
+      exception = PyObject_IsInstance(value, args[0]->obj.ptr()) == 1 ? Ref::borrow(value)
+                  : value == Py_None ? check(PyObject_CallNoArgs(args[0]->obj.ptr()))
+                                     : check(PyObject_CallOneArg(args[0]->obj.ptr(), value));
+    }
+    if (!PyExceptionInstance_Check(exception.ptr())) raise(PyExc_TypeError, "exceptions must derive from BaseException");
+    if (ValuePtr item = resume_generator(generator, nullptr, exception)) return item;
+    return stop_iteration();
+  }
+  if (name == "close" && args.empty()) {
+    // GeneratorExit where it is paused: ending with it (or returning) closes it quietly.
+    if (generator->exhausted || !generator->frame->yielded) {
+      generator->exhausted = true;
+      return Value::constant(Ref::borrow(Py_None));
+    }
+    try {
+      if (resume_generator(generator, nullptr, check(PyObject_CallNoArgs(PyExc_GeneratorExit))))
+        raise(PyExc_RuntimeError, "generator ignored GeneratorExit");
+    } catch (const TracedException& raised) {
+      if (!PyErr_GivenExceptionMatches(raised.exception.ptr(), PyExc_GeneratorExit)) throw;
+    }
+    generator->exhausted = true;
+    return Value::constant(Ref::borrow(Py_None));
+  }
+  unsupported("generator." + name + "() with " + std::to_string(args.size()) + " arguments");
 }
 
 void Tracer::send_none(int target) {

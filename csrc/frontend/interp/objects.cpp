@@ -515,6 +515,12 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     object->attributes->dict_set(check(PyUnicode_FromString(name.c_str())), std::move(value));
     return;
   }
+  if (object->is_constant() && !object->source && PyExceptionInstance_Check(object->obj.ptr()) && value->is_fully_constant()) {
+    // An exception the trace made (raised and caught inside it): contextlib's __exit__ sets its
+    // __traceback__, handlers their own notes. It never leaves the trace as it is.
+    check_status(PyObject_SetAttrString(object->obj.ptr(), name.c_str(), value->as_python_constant().ptr()));
+    return;
+  }
   // Only objects the transformed code can reach again, holding values it can rebuild: a class
   // attribute too (a counter on the class), on a class defined in Python.
   const bool python_class = object->kind == ValueKind::Constant && PyType_Check(object->obj.ptr()) &&

@@ -133,6 +133,14 @@ ValuePtr Tracer::run_frame() {
       if (graph_.dynamic()) graph_.set_location(current.code, current.line);
     }
     if (++steps_ > 1000000) unsupported("the function runs more than a million bytecode steps");
+    if (current.pending_throw) {
+      // gen.throw(e): raised where the generator resumes, as if by the paused yield.
+      TracedException raised{std::move(current.pending_throw), to_std_string(current.code->co_filename) + ":" +
+                                                                 std::to_string(current.line)};
+      current.pending_throw = Ref();
+      if (!enter_handler(inst, raised)) throw raised;
+      continue;
+    }
     try {
       if (!step(inst)) return current.return_value;
     } catch (const TracedException& raised) {

@@ -108,6 +108,7 @@ struct InterpFrame {
   int first_free_slot = 0;
   ValuePtr return_value;
   bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
+  Ref pending_throw;     // generators: gen.throw(e): raised where the frame resumes
   bool direct_call = false;  // called by the caller's CALL, whose result is this frame's return value
 };
 
@@ -302,7 +303,11 @@ class Tracer {
   ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
                        const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
   // The generator's next item, or null once it is exhausted.
-  ValuePtr resume_generator(const ValuePtr& generator);
+  // Runs a generator to its next yield (the item) or its end (null). sent: what the paused
+  // yield returns (None if null); thrown: an exception raised where it is paused instead.
+  ValuePtr resume_generator(const ValuePtr& generator, ValuePtr sent = nullptr, Ref thrown = Ref());
+  // gen.send(v), gen.throw(e), gen.close() of a generator the trace runs.
+  ValuePtr call_generator_method(const ValuePtr& generator, const std::string& name, std::vector<ValuePtr> args);
   // A set item or dict key as the Python object it is (symbols specialised); refuses traced values.
   Ref hashable_constant(const ValuePtr& value, const char* what);
   // An Iterator's or a Generator's next item; null at its end.

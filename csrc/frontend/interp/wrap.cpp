@@ -448,6 +448,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       return Value::constant(std::move(fake_attr));
     }
+    case ValueKind::Generator:
+      if (name != "send" && name != "throw" && name != "close") unsupported("attribute " + name + " of a generator");
+      [[fallthrough]];
     case ValueKind::Set: {
       auto method = std::make_shared<Value>();
       method->kind = ValueKind::TensorMethod;  // a method of a traced value: set.add etc.
