@@ -41,6 +41,52 @@ def enumerate_(iterable, start=0):
         start += 1
 
 
+# sorted/min/max over objects whose classes compare in Python (interp/key_builtins.cpp): the
+# builtins' algorithms with the same comparisons, so __lt__ and __gt__ run in the trace.
+def sorted_(iterable, /, *, key=None, reverse=False):
+    items = list(iterable)
+    keys = items if key is None else [key(item) for item in items]
+    order = list(range(len(items)))
+    width = 1
+    while width < len(order):  # bottom-up merge sort: stable, as list.sort is
+        merged = []
+        for start in range(0, len(order), 2 * width):
+            left, right = order[start:start + width], order[start + width:start + 2 * width]
+            while left and right:
+                # reverse=True reverses each comparison, keeping equal items in their order.
+                right_first = keys[left[0]] < keys[right[0]] if reverse else keys[right[0]] < keys[left[0]]
+                merged.append(right.pop(0) if right_first else left.pop(0))
+            merged.extend(left)
+            merged.extend(right)
+        order = merged
+        width *= 2
+    return [items[i] for i in order]
+
+
+def _extreme(name, better):
+    def extreme(*args, key=None, default=_NO_DEFAULT):
+        if not args:
+            raise TypeError(f"{name} expected at least 1 argument, got 0")
+        items = args[0] if len(args) == 1 else args
+        best, best_key = _NO_DEFAULT, None
+        for item in items:
+            item_key = item if key is None else key(item)
+            if best is _NO_DEFAULT or better(item_key, best_key):
+                best, best_key = item, item_key
+        if best is _NO_DEFAULT:
+            if default is not _NO_DEFAULT:
+                return default
+            raise ValueError(f"{name}() iterable argument is empty")
+        return best
+
+    return extreme
+
+
+_NO_DEFAULT = object()
+min_ = _extreme("min", lambda a, b: a < b)
+max_ = _extreme("max", lambda a, b: a > b)
+
+
 _NO_INITIAL = object()
 _MISSING = object()
 

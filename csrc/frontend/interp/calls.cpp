@@ -382,7 +382,9 @@ Ref Tracer::inspected_object(const ValuePtr& value) {
 
 ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   const bool direct = std::exchange(direct_call_, false);  // set by call_value for a CALL's own call
+  if (ValuePtr compared = compare_objects_in_trace(fn, args, kwargs)) return compared;
   if (ValuePtr sorted = sorted_with_key(fn, args, kwargs)) return sorted;
+  if (ValuePtr result = call_special_method_builtin(fn, args, kwargs)) return result;
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());

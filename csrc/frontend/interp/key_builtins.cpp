@@ -1,5 +1,6 @@
 // Builtins whose arguments the trace cannot hand to Python as they are: sorted/min/max with a
-// key= the trace runs, and min/max of one-element tensors (torch.minimum/maximum in the graph).
+// key= the trace runs or over objects that compare in Python, and min/max of one-element tensors.
+#include <algorithm>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -55,6 +56,23 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
   if (!result.empty()) return result.front();
   if (fallback) return fallback;
   raise(PyExc_ValueError, name.substr(0, name.size() - 2) + "() iterable argument is empty");
+}
+
+// sorted(), min(), max() over objects of Python classes (their __lt__/__gt__ must run in the
+// trace): the stand-ins in _polyfills that compare as the builtins do. Null otherwise.
+ValuePtr Tracer::compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+  const char* stand_in = fn.ptr() == PyDict_GetItemString(builtins, "sorted") ? "sorted_"
+                         : fn.ptr() == PyDict_GetItemString(builtins, "min")  ? "min_"
+                         : fn.ptr() == PyDict_GetItemString(builtins, "max")  ? "max_"
+                                                                              : nullptr;
+  if (!stand_in || args.empty()) return nullptr;
+  const std::vector<ValuePtr>& items = args.size() == 1 && args[0]->is_sequence() ? args[0]->items : args;
+  const bool objects = std::any_of(items.begin(), items.end(), [](const ValuePtr& item) {
+    return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object;
+  });
+  if (!objects) return nullptr;
+  return inline_call(import_attr("cdynamo._polyfills", stand_in), args, kwargs);
 }
 
 // max(a, b) / min(a, b) of two one-element tensors: torch.maximum/minimum (a comparison of

@@ -94,6 +94,33 @@ bool all_hashable_constants(const std::vector<ValuePtr>& args, const graph::KwAr
 
 }  // namespace
 
+// Builtins that call a special method of their argument (abs(v) calls type(v).__abs__): for an
+// object whose class writes it in Python, the method runs in the trace. Null otherwise.
+ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  struct Row {
+    const char* builtin;
+    const char* method;
+    const char* fallback;  // what the builtin calls when the class lacks `method`
+  };
+  static const Row rows[] = {
+      {"abs", "__abs__", nullptr},     {"str", "__str__", "__repr__"}, {"repr", "__repr__", nullptr},
+      {"hash", "__hash__", nullptr},   {"int", "__int__", "__index__"}, {"float", "__float__", nullptr},
+      {"round", "__round__", nullptr}, {"bool", nullptr, nullptr},
+  };
+  if (args.empty() || !kwargs.empty() || (args[0]->kind != ValueKind::NewObject && args[0]->kind != ValueKind::Object))
+    return nullptr;
+  static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+  for (const Row& row : rows) {
+    if (PyDict_GetItemString(builtins, row.builtin) != fn.ptr()) continue;
+    if (!row.method) return args.size() == 1 ? Value::boolean(truth_value(args[0])) : nullptr;  // __bool__, else __len__
+    Ref method = python_special_method(args[0], row.method);
+    if (!method && row.fallback) method = python_special_method(args[0], row.fallback);
+    if (!method) return nullptr;
+    return inline_call(method, args, {});
+  }
+  return nullptr;
+}
+
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;

@@ -279,6 +279,14 @@ void Tracer::unary_op(const char* name, ValuePtr operand) {
     push(graph_.call("call_function", op, {operand}, {}, std::string("operator.") + name));
     return;
   }
+  if (operand->kind == ValueKind::NewObject || operand->kind == ValueKind::Object) {
+    // -v, +v, ~v of an object whose class writes __neg__, __pos__, __invert__ in Python.
+    const std::string method = std::string("__") + name + "__";
+    if (Ref special = python_special_method(operand, method.c_str())) {
+      push(inline_call(special, {operand}, {}));
+      return;
+    }
+  }
   if (!operand->is_fully_constant()) unsupported(std::string("unary ") + name + " of a " + operand->describe());
   push(Value::constant(check(PyObject_CallOneArg(op, operand->as_python_constant().ptr()))));
 }

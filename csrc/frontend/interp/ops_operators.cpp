@@ -129,9 +129,19 @@ bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
 bool Tracer::op_format_value(const bytecode::Instruction& inst) {
   ValuePtr spec = (inst.arg & 0x04) ? pop() : nullptr;
   ValuePtr value = pop();
+  int conversion = inst.arg & 0x03;
+  if ((value->kind == ValueKind::NewObject || value->kind == ValueKind::Object) && (!spec || spec->is_constant())) {
+    // f"{obj}", f"{obj!r}": the text its class's __str__/__repr__ (written in Python) makes.
+    static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+    Ref text_builtin = Ref::borrow(PyDict_GetItemString(builtins, conversion == 2 ? "repr" : "str"));
+    if (!python_special_method(value, "__format__") && (conversion == 0 || conversion == 1 || conversion == 2))
+      if (ValuePtr text = call_special_method_builtin(text_builtin, {value}, {})) {
+        value = text;
+        conversion = 0;
+      }
+  }
   if (!value->is_fully_constant() || (spec && !spec->is_constant())) unsupported("formatting a " + value->describe());
   Ref object = graph::specialize_all(value->as_python_constant());  // text shows values, not symbols
-  int conversion = inst.arg & 0x03;
   if (conversion == 1) object = check(PyObject_Str(object.ptr()));
   else if (conversion == 2) object = check(PyObject_Repr(object.ptr()));
   else if (conversion == 3) object = check(PyObject_ASCII(object.ptr()));

@@ -227,6 +227,8 @@ class Tracer {
   // A builtin of the table in builtins.cpp (keyed by the object): its handler's result; null
   // for other callables. Arguments the handler does not model are Unsupported.
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
+  // abs(v), str(v), hash(v), ... of an object whose class writes that special method in Python.
+  ValuePtr call_special_method_builtin(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
  public:
   using BuiltinHandler = ValuePtr (Tracer::*)(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   struct BuiltinEntry {
@@ -325,6 +327,7 @@ class Tracer {
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // sorted(key=), min(key=), max(key=) on keys the trace computes to constants; null otherwise.
+  ValuePtr compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // ContextVar.get/set/reset on the var bound to a builtin method; null for other methods.
   ValuePtr context_var_call(PyObject* var, const std::string& method, const std::vector<ValuePtr>& args);

@@ -1527,3 +1527,38 @@ def test_exceptions_raised_while_handling_one_carry_it_as_context_and_popitem():
     x = torch.randn(2)
     got, want = cdynamo.optimize("eager", nopython=True)(f)(x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+class _Version:
+    def __init__(self, major, minor):
+        self.major, self.minor = major, minor
+
+    def __lt__(self, other):
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __gt__(self, other):
+        return other < self
+
+    def __neg__(self):
+        return _Version(-self.major, -self.minor)
+
+    def __abs__(self):
+        return self.major + self.minor
+
+    def __len__(self):
+        return self.major
+
+    def __repr__(self):
+        return f"v{self.major}.{self.minor}"
+
+
+def test_special_methods_of_python_classes_run_in_the_trace():
+    def f(x):
+        versions = [_Version(1, 2), _Version(0, 9), _Version(1, 0), _Version(0, 9)]
+        ordered = sorted(versions)
+        return (x * abs(max(versions)), [repr(v) for v in ordered], str(min(versions)), f"{versions[0]}!",
+                f"{versions[1]!r}", abs(-versions[0]), bool(_Version(0, 1)), sorted(versions, reverse=True)[0].minor)
+
+    x = torch.randn(2)
+    got, want = cdynamo.optimize("eager", nopython=True)(f)(x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
