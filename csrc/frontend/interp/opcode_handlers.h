@@ -31,7 +31,10 @@ namespace cdynamo::interp {
   X(return_value) X(return_const) X(yield_value) X(return_generator) X(before_with)              \
   /* exceptions.cpp: try/except and raise */                                                     \
   X(push_exc_info) X(pop_except) X(check_exc_match) X(with_except_start) X(reraise)              \
-  X(raise_varargs)
+  X(raise_varargs)                                                                               \
+  /* ops_match.cpp: the match statement, assert's error */                                       \
+  X(match_sequence) X(match_mapping) X(match_keys) X(match_class) X(get_len)                     \
+  X(load_assertion_error)
 
 // How opargs encode what the handlers read, where 3.11 and 3.12 differ.
 struct OpargFormat {

@@ -130,6 +130,13 @@ const Tracer::OpcodeTable& Tracer::opcode_table() {
       {"WITH_EXCEPT_START", &Tracer::op_with_except_start},
       {"RERAISE", &Tracer::op_reraise},
       {"RAISE_VARARGS", &Tracer::op_raise_varargs},
+      // ops_match.cpp
+      {"MATCH_SEQUENCE", &Tracer::op_match_sequence},
+      {"MATCH_MAPPING", &Tracer::op_match_mapping},
+      {"MATCH_KEYS", &Tracer::op_match_keys},
+      {"MATCH_CLASS", &Tracer::op_match_class},
+      {"GET_LEN", &Tracer::op_get_len},
+      {"LOAD_ASSERTION_ERROR", &Tracer::op_load_assertion_error},
   };
   static const OpcodeTable table = [] {
     OpcodeTable built{};

@@ -72,7 +72,7 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
   const OperatorMethods* methods = operator_methods(what);
   if (!methods) return nullptr;
   auto not_implemented = [](const ValuePtr& result) {
-    return result->is_constant() && result->obj.ptr() == Py_NotImplemented;
+    return result->obj && result->obj.ptr() == Py_NotImplemented;  // a constant, or the builtin read as a global
   };
   // Python's order: the in-place method, then lhs.__op__, then rhs.__rop__ (first when rhs's
   // type is a proper subclass of lhs's that overrides it). Only methods written in Python run.

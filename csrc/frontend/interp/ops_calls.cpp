@@ -28,6 +28,8 @@ bool Tracer::op_call_function_ex(const bytecode::Instruction& inst) {
       items.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(args->obj.ptr(), i))));
     args = Value::sequence(ValueKind::Tuple, std::move(items));
   }
+  if (!args->is_sequence() && args->kind != ValueKind::Dict && args->kind != ValueKind::NNModule)
+    args = Value::sequence(ValueKind::Tuple, iterate(args));  // f(*reversed(dims)), f(*map(...)): its items
   if (!args->is_sequence()) unsupported("f(*args) where args is a " + args->describe());
   graph::KwArgs keywords;
   if (kwargs && kwargs->kind == ValueKind::Dict) {

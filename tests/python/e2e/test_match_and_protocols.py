@@ -1,0 +1,87 @@
+"""The match statement (sequence, mapping, class and literal patterns, guards), a failing
+assert caught by the function, f(*iterator) calls, and __eq__ that declines with NotImplemented:
+one graph, eager's results. PYTEST_DONT_REWRITE: the asserts compiled here must be Python's own."""
+import dataclasses
+
+import torch
+
+import cdynamo
+from cdynamo.testing import same
+
+
+@dataclasses.dataclass
+class Box:
+    w: int
+    h: int
+
+
+def classify(value):
+    match value:
+        case 0:
+            return 10
+        case [a, b]:
+            return a + b
+        case [first, *rest]:
+            return first + sum(rest) + 1000
+        case {"k": found}:
+            return found
+        case Box(w=w, h=2):
+            return w * 100
+        case Box(w, h):
+            return w + h
+        case str() as text if len(text) > 2:
+            return len(text)
+        case int(n) | float(n):
+            return n * 2
+        case _:
+            return -1
+
+
+def run_compiled(fn, *args):
+    cdynamo.reset()
+    out = cdynamo.explain(fn)(*args)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
+    return out.out
+
+
+def test_match_statements_take_eagers_branches():
+    values = [0, [1, 2], [1, 2, 3], {"k": 5}, Box(3, 2), Box(3, 4), "abcd", 7, 1.5, None]
+
+    def f(x):
+        scores = [classify(v) for v in values]
+        match x.shape:
+            case (rows, cols) if rows > cols:
+                shape_case = "tall"
+            case (rows, cols):
+                shape_case = "wide"
+        return x * sum(scores), scores, shape_case
+
+    x = torch.randn(2, 3)
+    got, want = run_compiled(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_failed_assert_star_calls_and_declined_equality():
+    class Point:
+        def __init__(self, v):
+            self.v = v
+
+        def __eq__(self, other):
+            if other.__class__ is self.__class__:
+                return self.v == other.v
+            return NotImplemented
+
+    def f(x):
+        try:
+            assert x.shape[0] == 5, f"expected 5 rows, got {x.shape[0]}"
+            message = ""
+        except AssertionError as e:
+            message = str(e)
+        y = x.unsqueeze(0)
+        flipped = y.permute(*reversed(range(y.dim())))
+        p = Point(1)
+        return flipped, message, p == 0, 0 == p, p == Point(1), p != 0
+
+    x = torch.randn(2, 3)
+    got, want = run_compiled(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
