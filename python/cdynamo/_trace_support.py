@@ -558,6 +558,10 @@ def classify_callable(fn):
         return "fold"
     if module in ("math",):
         return "fold"
+    if any(fn is cls for cls in (operator.attrgetter, operator.itemgetter, operator.methodcaller)):
+        # Made now from constants (their calls are traced: _polyfills); one holding a value the
+        # trace computes would keep that trace-time value in the graph.
+        return "fold_constant"
     if module in ("operator", "_operator"):
         return "graph"
     if isinstance(fn, type):

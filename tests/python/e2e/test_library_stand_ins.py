@@ -1,0 +1,117 @@
+"""Standard-library callables written in C that the interpreter traces through Python stand-ins
+(cdynamo/_polyfills.py) or computes now on constants (cdynamo/_trace_support.py): the operator
+module's functions and methodcaller objects, builtins and itertools iterators made inside a
+compiled function, pure methods of immutable builtins, namedtuple and functools.partial objects.
+One graph, no break, and eager's results, mutations and exceptions."""
+import operator
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import same
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+def one_graph(fn, *args):
+    out = cdynamo.explain(fn)(*args)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out
+    return out.out
+
+
+def same_nested(got, want):
+    if isinstance(want, torch.Tensor):
+        return isinstance(got, torch.Tensor) and same(got, want)
+    if isinstance(want, (list, tuple)):
+        return type(got) is type(want) and len(got) == len(want) and all(map(same_nested, got, want))
+    if isinstance(want, dict):
+        return type(got) is type(want) and list(got) == list(want) and all(same_nested(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+def check(fn, *args):
+    want = fn(*args)
+    got = one_graph(fn, *args)
+    assert same_nested(got, want), (got, want)
+    return got
+
+
+def test_operator_functions_change_lists_and_dicts_in_place():
+    def f(x):
+        items = [1, 2, 3]
+        operator.setitem(items, 0, 10)
+        operator.delitem(items, 1)
+        table = {"a": 1, "b": x}
+        operator.setitem(table, "c", x * 2)
+        operator.delitem(table, "a")
+        grown = operator.iadd(items, [x])  # the same list, extended
+        joined = operator.concat([1], [2])
+        return (items, table, grown is items, joined, operator.iadd(3, 4), operator.imul([0], 2),
+                operator.contains(table, "c"), operator.countOf([1, 2, 1], 1), operator.indexOf((5, 6), 6),
+                operator.getitem(items, -1), operator.is_(grown, items), operator.not_(items), operator.truth(0))
+
+    x = torch.randn(3)
+    check(f, x)
+
+
+def test_operator_functions_on_a_list_passed_in_change_it_as_eager_does():
+    def f(x, items):
+        operator.setitem(items, 0, x)
+        operator.iadd(items, [x + 1])
+        return operator.getitem(items, 1) * 2
+
+    x = torch.randn(3)
+    items, eager_items = [0, 5], [0, 5]
+    want = f(x, eager_items)
+    assert one_graph(f, x, items) == want == 10
+    assert len(items) == len(eager_items) == 3 and all(same(a, b) for a, b in zip(items[::2], eager_items[::2]))
+
+
+def test_operator_functions_on_tensors_are_graph_operations():
+    def f(x):
+        t = x.clone()
+        operator.setitem(t, 0, 5.0)
+        operator.iadd(t, 1)
+        return operator.add(t, x), operator.mul(x, 2), operator.neg(x), operator.getitem(x, slice(1, None)), t
+
+    x = torch.randn(4)
+    check(f, x)
+    ops = cdynamo.explain(f)(x).ops_per_graph[0]
+    assert any("setitem" in op for op in ops) and any("add" in op for op in ops)
+
+
+def test_operator_errors_are_eagers():
+    def f(x):
+        try:
+            operator.indexOf([1, 2], 3)
+        except ValueError as error:
+            return x + 1, str(error)
+
+    check(f, torch.randn(2))
+    with pytest.raises(TypeError, match="can't be concatenated"):
+        cdynamo.optimize("eager")(lambda x: operator.concat(1, 2) + x)(torch.randn(2))
+
+
+def test_methodcaller_objects_made_in_the_function_and_passed_in():
+    scale = operator.methodcaller("mul", 3)
+
+    def f(x, caller):
+        return operator.methodcaller("sum", dim=0)(x) + scale(x) + caller(x).sum(), operator.methodcaller("upper")("ab")
+
+    x = torch.randn(2, 3)
+    check(f, x, operator.methodcaller("softmax", dim=-1))
+
+
+def test_a_methodcaller_of_a_traced_value_breaks_the_graph_not_the_result():
+    def f(x):
+        return operator.methodcaller("add", x * 2)(x)
+
+    x = torch.randn(3)
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count == 1 and same(out.out, f(x))
