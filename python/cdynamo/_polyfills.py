@@ -1,7 +1,8 @@
-"""Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce and partial, itertools' chain/islice/product/accumulate/combinations/
-permutations, the operator module's functions and attrgetter/itemgetter/methodcaller objects, heapq's C functions, torch.vmap and torch.func's transforms,
-associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate) and of library code it does not trace
+"""Python stand-ins the interpreter traces in place of C-implemented callables (map, filter,
+functools.reduce and partial, itertools' iterators and combinatorics, the operator module's
+functions and attrgetter/itemgetter/methodcaller objects, heapq's C functions, torch.vmap and
+torch.func's transforms, associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate)
+and of library code it does not trace
 (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks
 and state_dict()).
@@ -78,14 +79,14 @@ def islice_(iterable, *bounds):
     iterator = iter(iterable)
     taken, next_index = 0, start
     while True:
-        while taken < next_index:
-            if next(iterator, _MISSING) is _MISSING:
+        try:
+            while taken < next_index:
+                next(iterator)
+                taken += 1
+            if stop is not None and taken >= stop:
                 return
-            taken += 1
-        if stop is not None and taken >= stop:
-            return
-        item = next(iterator, _MISSING)
-        if item is _MISSING:
+            item = next(iterator)
+        except StopIteration:
             return
         taken += 1
         yield item
@@ -154,6 +155,250 @@ def permutations_(iterable, r=None):
     for indices in product_(range(len(pool)), repeat=r):
         if len(set(indices)) == r:
             yield tuple(pool[i] for i in indices)
+
+
+def combinations_with_replacement_(iterable, r):
+    pool = tuple(iterable)
+    if r < 0:
+        raise ValueError("r must be non-negative")
+    if not pool and r:
+        return
+    indices = [0] * r
+    yield tuple(pool[i] for i in indices)
+    while True:
+        for i in reversed(range(r)):
+            if indices[i] != len(pool) - 1:
+                break
+        else:
+            return
+        indices[i:] = [indices[i] + 1] * (r - i)
+        yield tuple(pool[i] for i in indices)
+
+
+# Iterators of builtins and itertools that a compiled function makes. Each takes iter() of its
+# iterables when made, as the C object does (a non-iterable raises there), and pulls an item only
+# where the C object's __next__ would: the rest stay in the iterator the program may hold.
+def filter_(function, iterable):
+    return _kept(function, iter(iterable), True)
+
+
+def filterfalse_(predicate, iterable):
+    return _kept(predicate, iter(iterable), False)
+
+
+def _kept(function, iterator, keep):
+    for item in iterator:
+        if (True if (item if function is None else function(item)) else False) is keep:
+            yield item
+
+
+def zip_longest_(*iterables, fillvalue=None):
+    return _zip_longest(list(iter(iterable) for iterable in iterables), fillvalue)
+
+
+def _zip_longest(iterators, fillvalue):
+    active = len(iterators)
+    while active:
+        row = []
+        for position in range(len(iterators)):
+            if iterators[position] is None:
+                row.append(fillvalue)
+                continue
+            try:
+                row.append(next(iterators[position]))
+            except StopIteration:
+                active -= 1
+                if not active:
+                    return  # the last one ran out: no row, and later ones are not pulled
+                iterators[position] = None
+                row.append(fillvalue)
+        yield tuple(row)
+
+
+class _Groupby:
+    """A groupby's state, shared by the group iterators it hands out: the key being grouped
+    (target), the item read ahead and its key (current; has_current is False once a group handed
+    it out), and which group may still run (a group stops once the next one is asked for).
+    Flags, not sentinels, tell what is there: items may be anything."""
+
+    def __init__(self, iterator, key):
+        self.iterator, self.key = iterator, key
+        self.target = self.current_key = self.current = self.group = None
+        self.has_target = self.has_current = False
+
+    def step(self):
+        try:
+            value = next(self.iterator)
+        except StopIteration:
+            return False
+        key = value if self.key is None else self.key(value)
+        self.current, self.current_key, self.has_current = value, key, True
+        return True
+
+
+def _equal(a, b):
+    return a is b or a == b  # as `in` and the C code compare: identity first
+
+
+def groupby_(iterable, key=None):
+    return _groups(_Groupby(iter(iterable), key))
+
+
+def _groups(state):
+    while True:
+        state.group = None
+        while not state.has_current or (state.has_target and _equal(state.target, state.current_key)):
+            if not state.step():
+                return
+        state.target, state.has_target = state.current_key, True
+        token = state.group = object()
+        yield state.current_key, _group(state, state.target, token)
+
+
+def _group(state, target, token):
+    while state.group is token:
+        if not state.has_current and not state.step():
+            return
+        if not _equal(target, state.current_key):
+            return
+        value = state.current
+        state.current = state.current_key = None
+        state.has_current = False
+        yield value
+
+
+def count_(start=0, step=1):
+    value = start
+    while True:
+        yield value
+        value += step
+
+
+def repeat_(obj, times=None):
+    return _forever(obj) if times is None else _repeated(obj, range(times))
+
+
+def _forever(obj):
+    while True:
+        yield obj
+
+
+def _repeated(obj, times):
+    for _ in times:
+        yield obj
+
+
+def cycle_(iterable):
+    return _cycled(iter(iterable))
+
+
+def _cycled(iterator):
+    saved = []
+    for item in iterator:
+        saved.append(item)
+        yield item
+    while saved:
+        for item in saved:
+            yield item
+
+
+def pairwise_(iterable):
+    return _pairs(iter(iterable))
+
+
+def _pairs(iterator):
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, item
+        previous = item
+
+
+def starmap_(function, iterable):
+    return _starred(function, iter(iterable))
+
+
+def _starred(function, iterator):
+    for args in iterator:
+        yield function(*args)
+
+
+def takewhile_(predicate, iterable):
+    return _taken_while(predicate, iter(iterable))
+
+
+def _taken_while(predicate, iterator):
+    for item in iterator:
+        if not predicate(item):
+            return
+        yield item
+
+
+def dropwhile_(predicate, iterable):
+    return _dropped_while(predicate, iter(iterable))
+
+
+def _dropped_while(predicate, iterator):
+    for item in iterator:
+        if not predicate(item):
+            yield item
+            break
+    for item in iterator:
+        yield item
+
+
+def compress_(data, selectors):
+    return _compressed(iter(data), iter(selectors))
+
+
+def _compressed(data, selectors):
+    while True:
+        try:
+            datum = next(data)
+            selector = next(selectors)
+        except StopIteration:
+            return
+        if selector:
+            yield datum
+
+
+class _Tee:
+    """The items tee's iterators share: each pulls from the iterator only when it is ahead of the
+    others, and reads what another pulled from the list."""
+
+    def __init__(self, iterator):
+        self.iterator, self.items, self.running = iterator, [], False
+
+    def has(self, position):
+        """Whether there is an item at position, pulling it when none of the iterators has yet."""
+        if position < len(self.items):
+            return True
+        if self.running:
+            raise RuntimeError("cannot re-enter the tee iterator")
+        self.running = True
+        try:
+            self.items.append(next(self.iterator))
+        except StopIteration:
+            return False
+        finally:
+            self.running = False
+        return True
+
+
+def tee_(iterable, n=2):
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    shared = _Tee(iter(iterable))
+    return tuple(_teed(shared) for _ in range(n))
+
+
+def _teed(shared):
+    position = 0
+    while shared.has(position):
+        position += 1
+        yield shared.items[position - 1]
 
 
 def _getter_call(getter):
@@ -816,6 +1061,20 @@ _BY_OBJECT = {
     itertools.accumulate: accumulate_,
     itertools.combinations: combinations_,
     itertools.permutations: permutations_,
+    itertools.combinations_with_replacement: combinations_with_replacement_,
+    filter: filter_,
+    itertools.filterfalse: filterfalse_,
+    itertools.zip_longest: zip_longest_,
+    itertools.groupby: groupby_,
+    itertools.count: count_,
+    itertools.repeat: repeat_,
+    itertools.cycle: cycle_,
+    itertools.pairwise: pairwise_,
+    itertools.starmap: starmap_,
+    itertools.takewhile: takewhile_,
+    itertools.dropwhile: dropwhile_,
+    itertools.compress: compress_,
+    itertools.tee: tee_,
     contextlib.nullcontext: nullcontext_,
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,

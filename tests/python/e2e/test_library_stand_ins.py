@@ -115,3 +115,101 @@ def test_a_methodcaller_of_a_traced_value_breaks_the_graph_not_the_result():
     x = torch.randn(3)
     out = cdynamo.explain(f)(x)
     assert out.graph_break_count == 1 and same(out.out, f(x))
+
+
+def test_filter_and_itertools_iterators_over_tensors():
+    import itertools
+
+    def f(x):
+        parts = [x, x * 0, x + 1, x * 0, x * 3]
+        kept = list(filter(None, [0, 1, 2, 0, 3]))
+        big = list(filter(lambda v: v > 1, kept))
+        dropped = list(itertools.filterfalse(lambda v: v % 2, range(5)))
+        longest = [a + (b if b is not None else 0) for a, b in itertools.zip_longest(parts[:2], [1])]
+        padded = list(itertools.zip_longest("ab", "c", fillvalue="-"))
+        steps = [b - a for a, b in itertools.pairwise(parts)]
+        products = list(itertools.starmap(operator.mul, [(x, 2), (3, x)]))
+        head = list(itertools.takewhile(lambda v: v < 3, [1, 2, 3, 1]))
+        tail = list(itertools.dropwhile(lambda v: v < 3, [1, 2, 3, 1]))
+        picked = list(itertools.compress(parts, [1, 0, 1]))
+        pairs = list(itertools.combinations_with_replacement([x, 2], 2))
+        return kept, big, dropped, longest, padded, steps, products, head, tail, picked, pairs
+
+    check(f, torch.randn(3))
+
+
+def test_groupby_hands_out_groups_as_cpython_does():
+    import itertools
+
+    def f(x):
+        runs = [(key, len(list(group))) for key, group in itertools.groupby("aabbbcaa")]
+        by_parity = [(key, [x * v for v in group]) for key, group in itertools.groupby([1, 3, 2, 4, 5], key=lambda v: v % 2)]
+        groups = itertools.groupby("aabb")
+        _, first = next(groups)
+        second_key, second = next(groups)
+        return x * runs[1][1], runs, by_parity, list(first), second_key, list(second)  # `first` ran out when asked past
+
+    check(f, torch.randn(2))
+
+
+def test_count_repeat_cycle_and_tee():
+    import itertools
+
+    def f(x):
+        counted = list(itertools.islice(itertools.count(5, 2), 3))
+        halves = list(itertools.islice(itertools.count(0.5), 2))
+        repeated = list(itertools.repeat(x, 2)) + list(itertools.repeat(1, -1))
+        cycled = list(itertools.islice(itertools.cycle([1, 2]), 5))
+        a, b = itertools.tee([x, x + 1, x + 2])
+        first = next(a)
+        return x * sum(counted) + repeated[1], halves, cycled, first, list(b), list(a), itertools.tee([1], 0)
+
+    check(f, torch.randn(3))
+
+
+def test_itertools_pull_only_the_items_eager_pulls():
+    import itertools
+
+    def f(x):
+        pulled = []
+
+        def source(n):
+            for i in range(n):
+                pulled.append(i)
+                yield i
+
+        numbers = source(10)
+        pairs = list(itertools.islice(itertools.pairwise(numbers), 2))
+        small = list(itertools.takewhile(lambda v: v < 5, numbers))  # takes 3, 4, and 5 (which it drops)
+        rest = next(numbers)
+        lengths = list(itertools.zip_longest(source(1), source(3), source(2)))
+        grouped = itertools.groupby(source(4), key=lambda v: v // 2)
+        next(grouped)
+        return x + rest, pairs, small, list(pulled), lengths
+
+    check(f, torch.randn(2))
+
+
+def test_itertools_errors_are_eagers():
+    import itertools
+
+    def f(x):
+        caught = []
+        for make in (lambda: itertools.tee([1], -1), lambda: itertools.combinations_with_replacement("ab", -1)):
+            try:
+                list(make())
+            except (TypeError, ValueError) as error:
+                caught.append((type(error).__name__, str(error)))
+        return x + len(caught), caught
+
+    check(f, torch.randn(2))
+
+
+def test_islice_of_tuples():
+    import itertools
+
+    def f(x):
+        # islice's end test had compared each item with a sentinel by `is` (a tuple broke the graph)
+        return list(itertools.islice(zip([x, x + 1, x + 2], [1, 2, 3]), 2)), list(itertools.islice(enumerate("abc"), 1, None))
+
+    check(f, torch.randn(2))
