@@ -355,12 +355,34 @@ _FOLDABLE_BUILTINS = {
     all, any, reversed, slice,
 }
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
+# Builtins computed now on constants only (on a traced value they break the graph: a graph node
+# would compute a string from a tensor).
+_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, str.maketrans, bytes.maketrans, bytearray.maketrans)
+# Builtin types whose values never change: their C methods compute new values from their arguments.
+_IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice)
+
+
+def _pure_on_immutable_values(fn):
+    """fn is a method of an immutable builtin type, written in C: reached through the class
+    (str.upper, int.__add__), bound to a value of the type (range(9).index, (1j).conjugate), or a
+    classmethod (int.from_bytes, float.fromhex). Called on constants it only computes a value."""
+    if isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)):
+        return any(fn.__objclass__ is cls for cls in _IMMUTABLE_BUILTIN_TYPES)
+    if not isinstance(fn, types.BuiltinMethodType):
+        return any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
+    owner = fn.__self__
+    if isinstance(owner, type):  # a classmethod; a __new__ makes an instance of any subclass
+        return any(owner is cls for cls in _IMMUTABLE_BUILTIN_TYPES) and fn.__name__ != "__new__"
+    return any(type(owner) is cls for cls in _IMMUTABLE_BUILTIN_TYPES) or any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
 # Objects that never change and are wrapped as constants guarded by identity (besides classes,
 # functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
 IDENTITY_CONSTANT_TYPES = tuple(
     t for t in (__import__("enum").Enum, types.GenericAlias, getattr(types, "UnionType", None),
                 getattr(typing, "_BaseGenericAlias", None), getattr(typing, "_SpecialForm", None),
-                getattr(torch.utils._pytree, "TreeSpec", None)) if t is not None  # pytree's specs are immutable
+                getattr(torch.utils._pytree, "TreeSpec", None),  # pytree's specs are immutable
+                # sys.version_info, sys.float_info, ...: the interpreter's own, fixed at startup
+                *(type(getattr(sys, name, None)) for name in ("version_info", "float_info", "int_info", "hash_info",
+                                                              "thread_info", "flags"))) if t is not None
 )
 # Questions about which object a value is: answered now where the guards fix that object.
 _IDENTITY_QUESTIONS = (id, typing.get_origin, typing.get_args)
@@ -589,6 +611,8 @@ def classify_callable(fn):
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None and isinstance(objclass, type) and issubclass(objclass, torch._C.TensorBase):
         return "graph"
+    if _pure_on_immutable_values(fn):
+        return "fold_constant"  # str.upper("ab"), int.from_bytes(b"..", "little"), hex(255), range(9).index(5)
     if module == "torch" or module.startswith("torch.") or module.startswith("torch._C"):
         if name in _TORCH_UNSUPPORTED or module.startswith(("torch.cuda", "torch.distributed", "torch.random", "torch.autograd", "torch.utils")):
             return f"unsupported:torch.{name} changes global state or reads real data"

@@ -213,3 +213,43 @@ def test_islice_of_tuples():
         return list(itertools.islice(zip([x, x + 1, x + 2], [1, 2, 3]), 2)), list(itertools.islice(enumerate("abc"), 1, None))
 
     check(f, torch.randn(2))
+
+
+def test_pure_builtins_and_immutable_types_methods_fold_on_constants():
+    import sys
+
+    def f(x):
+        r = range(1, 10, 2)
+        try:
+            str.index("abc", "z")
+        except ValueError as error:
+            message = str(error)
+        numbers = ((5).bit_length() + (2.5).is_integer() + (7).bit_count() + int.from_bytes(b"\x01\x00", "little")
+                   + r.index(5) + r.count(3) + (7 in r) + r[-1] + int.__add__(2, 3))
+        texts = (bin(5), hex(255), oct(8), ascii("é"), str.upper("ab"), str.join("-", ["a", "b"]),
+                 "ab".translate(str.maketrans("a", "b")), bytes.fromhex("ff"), float.fromhex("0x1p-1"))
+        values = ((1j).conjugate(), frozenset({1}).union({2}), slice(1, 5).indices(3), tuple.index((1, 2), 2),
+                  (0.75).as_integer_ratio(), list(r[1:3]))
+        return x * numbers, message, texts, values
+
+    check(f, torch.randn(3))
+
+
+def test_a_pure_builtin_of_a_traced_value_breaks_the_graph_not_the_result():
+    def f(x):
+        return x + 1, hex(x.shape[0]), bin(x)  # bin(tensor) reads the tensor's value
+
+    x = torch.tensor([3])
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count == 1 and out.out[1:] == f(x)[1:] and same(out.out[0], x + 1)
+
+
+def test_sys_version_info_is_a_constant():
+    import sys
+
+    def f(x):
+        if sys.version_info >= (3, 8) and sys.version_info[0] == 3 and sys.version_info.major == 3:
+            return x * sys.maxsize.bit_length(), sys.version_info[:2], sys.float_info.epsilon
+        return x
+
+    check(f, torch.randn(2))
