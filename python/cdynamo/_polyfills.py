@@ -22,6 +22,7 @@ except ImportError:  # a torch without it: nothing to stand in for
     _associative_scan = None
 
 from . import _special_calls
+from ._trace_support import builds_namedtuple_by_fields, namedtuple_field_order
 
 
 def map_(function, iterable, *iterables):
@@ -648,23 +649,24 @@ def variable_(data, requires_grad=False, volatile=False):
     return made
 
 
-def _legacy_constructor(dtype):
+def _legacy_constructor(original, dtype):
     # torch.FloatTensor(2, 3), torch.LongTensor([1, 2]), torch.Tensor(size) (pre-1.0 code): sizes
-    # give an uninitialised tensor, a list of numbers its values; other arguments are refused.
-    def make(*args):
-        if len(args) == 1 and isinstance(args[0], torch.Size):
-            args = tuple(args[0])
+    # give an uninitialised tensor, a list of numbers its values; other arguments break the graph
+    # and the original makes the tensor.
+    def make(*given):
+        args = tuple(given[0]) if len(given) == 1 and isinstance(given[0], torch.Size) else given
         if all(type(a) is int for a in args):
             return torch.empty(args, dtype=dtype)
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             return torch.tensor(args[0], dtype=dtype if dtype is not None else torch.get_default_dtype())
-        return _special_calls.refuse("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        _special_calls.break_graph("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        return original(*given)
 
     return make
 
 
 _LEGACY_CONSTRUCTORS = {
-    getattr(torch, name): _legacy_constructor(dtype) for name, dtype in (
+    getattr(torch, name): _legacy_constructor(getattr(torch, name), dtype) for name, dtype in (
         ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
         ("BFloat16Tensor", torch.bfloat16), ("LongTensor", torch.int64), ("IntTensor", torch.int32),
         ("ShortTensor", torch.int16), ("CharTensor", torch.int8), ("ByteTensor", torch.uint8),
@@ -679,6 +681,62 @@ def _partial_call(partial):
     found = _partials.get(partial)
     if found is None:
         found = _partials[partial] = partial_(partial.func, *partial.args, **dict(partial.keywords))
+    return found
+
+
+# A namedtuple class's _make and _replace (collections.namedtuple writes them for each class, on one
+# code each): _make builds the tuple with tuple.__new__, which the interpreter does not call. Where
+# the class's __new__ is the one namedtuple generated (binding the fields in order) and no __init__
+# is added, cls(*items) makes the same tuple; other classes keep the call (a graph break).
+_NamedTupleProbe = collections.namedtuple("_NamedTupleProbe", "field")
+_NAMEDTUPLE_MAKE_CODE = _NamedTupleProbe._make.__func__.__code__
+_NAMEDTUPLE_REPLACE_CODE = _NamedTupleProbe._replace.__code__
+_namedtuple_methods = weakref.WeakKeyDictionary()  # a class's _make/_replace function -> its stand-in
+
+
+def _closure_values(function):
+    return dict(zip(function.__code__.co_freevars, (cell.cell_contents for cell in function.__closure__ or ())))
+
+
+def _namedtuple_make(function):
+    num_fields = _closure_values(function)["num_fields"]
+
+    def make(cls, iterable):
+        items = tuple(iterable)
+        if len(items) != num_fields:
+            raise TypeError(f"Expected {num_fields} arguments, got {len(items)}")
+        if not builds_namedtuple_by_fields(cls):
+            _special_calls.break_graph(f"{cls.__name__}._make() of a class with its own __new__ or __init__")
+            return tuple.__new__(cls, items)
+        return cls(*items)
+
+    return make
+
+
+def _namedtuple_replace(function):
+    field_names = _closure_values(function)["field_names"]
+
+    def replace(self, /, **changes):
+        # The items in order; read by name where that reads them (a namedtuple passed in is not
+        # iterated by the interpreter, its fields are read).
+        by_name = namedtuple_field_order(type(self))
+        items = self if by_name is None else [getattr(self, name) for name in by_name]
+        made = type(self)._make(map(changes.pop, field_names, items))  # (a namedtuple has no instance dict)
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return made
+
+    return replace
+
+
+def _namedtuple_method(function):
+    code = function.__code__
+    if code is not _NAMEDTUPLE_MAKE_CODE and code is not _NAMEDTUPLE_REPLACE_CODE:
+        return None
+    found = _namedtuple_methods.get(function)
+    if found is None:
+        make = _namedtuple_make if code is _NAMEDTUPLE_MAKE_CODE else _namedtuple_replace
+        found = _namedtuple_methods[function] = make(function)
     return found
 
 
@@ -1148,7 +1206,7 @@ def replacement_for(fn):
             return chain_from_iterable
         return None
     if type(fn) is types.FunctionType:
-        return _decorated_replacement(fn)
+        return _namedtuple_method(fn) or _decorated_replacement(fn)
     if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)
     if type(fn) is functools.partial:

@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from . import utils
-from ._special_calls import _forward_side_effect, refuse, transformed
+from ._special_calls import _forward_side_effect, break_graph, refuse, transformed
 
 
 class TraceUnsupported(Exception):
@@ -521,6 +521,40 @@ def copies_attribute_by_attribute(cls):
     return not any(name in vars(base) for base in cls.__mro__[:-1] for name in _COPY_PROTOCOL)
 
 
+_TUPLE_FIELD = type(__import__("collections").namedtuple("_Probe", "field").field)  # collections._tuplegetter
+
+
+def namedtuple_field_order(cls):
+    """The field names of namedtuple class cls in the tuple's order, where reading each by name
+    reads the tuple's item at its position (the accessor namedtuple made, not overridden); else
+    None. Computed at trace time: cls is guarded by identity."""
+    import inspect
+
+    fields = getattr(cls, "_fields", None)
+    if type(fields) is not tuple:
+        return None
+    for position, name in enumerate(fields):
+        accessor = inspect.getattr_static(cls, name, None) if type(name) is str else None
+        if type(accessor) is not _TUPLE_FIELD or accessor.__reduce__()[1][0] != position:
+            return None
+    return fields
+
+
+def builds_namedtuple_by_fields(cls):
+    """Whether cls(*items) makes the tuple of items, as tuple.__new__(cls, items) does: cls.__new__ is
+    the one collections.namedtuple generated and no __init__ is added. At trace time, as above."""
+    new = inspect_static(cls, "__new__")
+    new = new.__func__ if isinstance(new, staticmethod) else new
+    return (type(new) is types.FunctionType and new.__globals__.get("_tuple_new") is tuple.__new__
+            and inspect_static(cls, "__init__") is object.__init__)
+
+
+def inspect_static(cls, name):
+    import inspect
+
+    return inspect.getattr_static(cls, name, None)
+
+
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
@@ -538,7 +572,7 @@ def classify_callable(fn):
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
     'graph_transform' (transformed: a node of transform_node's), 'deferred_call' (print, warnings.warn: made after
-    the graph with the arguments the trace knows), 'refuse' (refuse: a graph break with the reason
+    the graph with the arguments the trace knows), 'refuse' (refuse, break_graph: a graph break with the reason
     a stand-in gives), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
@@ -554,7 +588,7 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
-    if fn is refuse:
+    if fn is refuse or fn is break_graph:
         return "refuse"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
@@ -575,6 +609,8 @@ def classify_callable(fn):
         return "fold"
     if fn is copies_attribute_by_attribute:
         return "fold"
+    if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields:
+        return "fold_constant"  # questions about a class, which the guards fix
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
         return "fold"

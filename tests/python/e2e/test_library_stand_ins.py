@@ -4,6 +4,7 @@ module's functions and methodcaller objects, builtins and itertools iterators ma
 compiled function, pure methods of immutable builtins, namedtuple and functools.partial objects.
 One graph, no break, and eager's results, mutations and exceptions."""
 import operator
+import typing
 
 import pytest
 import torch
@@ -253,3 +254,64 @@ def test_sys_version_info_is_a_constant():
         return x
 
     check(f, torch.randn(2))
+
+
+def _point_classes():
+    import collections
+
+    Point = collections.namedtuple("Point", ["a", "b", "c"], defaults=[0])
+
+    class Pair(typing.NamedTuple):
+        left: torch.Tensor
+        right: int = 1
+
+    class Doubled(Point):
+        def __new__(cls, a):
+            return super().__new__(cls, a, a, a)
+
+    return Point, Pair, Doubled
+
+
+Point, Pair, Doubled = _point_classes()
+
+
+def test_namedtuple_make_and_replace_in_the_function_and_on_an_input():
+    def f(x, given, pair):
+        p = Point(1, 2)
+        q = Point._make(v * x for v in (1, 2, 3))
+        moved = given._replace(b=5)
+        swapped = Pair._make([x, 3])._replace(right=4)
+        try:
+            Point._make([1])
+        except TypeError as error:
+            short = str(error)
+        try:
+            given._replace(d=1)
+        except ValueError as error:
+            unknown = str(error)
+        return (q.a * p.b + p.c + len(Point._fields), q, moved, type(moved) is Point, swapped, pair._replace(right=7),
+                Point._replace(p, a=x), short, unknown)
+
+    x = torch.randn(3)
+    check(f, x, Point(x, 2, 3), Pair(x * 2))
+
+
+def test_namedtuple_make_of_a_class_with_its_own_new_breaks_the_graph_not_the_result():
+    def f(x):
+        made = Doubled._make([x, 1, 2])  # tuple.__new__: Doubled.__new__ does not run
+        return made.a + made.c, type(made) is Doubled
+
+    x = torch.randn(2)
+    out = cdynamo.explain(f)(x)
+    want = f(x)
+    assert out.graph_break_count >= 1 and same(out.out[0], want[0]) and out.out[1] is True
+
+
+def test_a_stand_in_giving_up_breaks_the_graph_and_the_original_runs():
+    def f(x):
+        y = x + 1
+        return torch.FloatTensor(y) + y  # a tensor argument: the stand-in breaks, torch makes it
+
+    x = torch.randn(2)
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count >= 1 and same(out.out, f(x))
