@@ -22,7 +22,7 @@ except ImportError:  # a torch without it: nothing to stand in for
     _associative_scan = None
 
 from . import _special_calls
-from ._trace_support import builds_namedtuple_by_fields, namedtuple_field_order
+from ._trace_support import builds_namedtuple_by_fields, namedtuple_field_order, partial_without_dict
 
 
 def map_(function, iterable, *iterables):
@@ -602,7 +602,7 @@ def nullcontext_(enter_result=None):
 
 
 def partial_(func, /, *args, **keywords):
-    # A functools.partial made in traced code, as a closure (it stays inside the trace).
+    # A call of a functools.partial, as a closure (a partial made in the trace is a Partial).
     def call(*more, **more_keywords):
         return func(*args, *more, **{**keywords, **more_keywords})
 
@@ -613,7 +613,7 @@ def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     # torch.vmap(func): calling the result is one graph node running vmap of func (transform_node).
     def call(*args, **kwargs):
         options = {"in_dims": in_dims, "out_dims": out_dims, "randomness": randomness, "chunk_size": chunk_size}
-        return _special_calls.transformed(torch.vmap, func, options, *args, **kwargs)
+        return _special_calls.transformed(torch.vmap, _as_function(func), options, *args, **kwargs)
 
     return call
 
@@ -622,7 +622,7 @@ def _function_transform(transform):
     # torch.func.grad(func, argnums=0, has_aux=False) and the like: the same, by keyword.
     def stand_in(func, **options):
         def call(*args, **kwargs):
-            return _special_calls.transformed(transform, func, options, *args, **kwargs)
+            return _special_calls.transformed(transform, _as_function(func), options, *args, **kwargs)
 
         return call
 
@@ -972,7 +972,55 @@ class Deque:
         return Deque(self._items + list(other), self._maxlen)
 
 
-STAND_IN_CLASSES = {collections.deque: Deque}
+class Partial:
+    """functools.partial: its function, arguments and keywords (read-only, as partial's), and
+    whether other attributes were set on it (then a partial of it does not merge it in). Leaving
+    the trace it becomes a real partial (_trace_support.fill_object reads these attributes)."""
+
+    _cdynamo_stands_for = functools.partial
+
+    def __init__(self, func, /, *args, **keywords):
+        if isinstance(func, Partial):
+            if not func._has_dict:
+                func, args, keywords = func._func, func._args + args, {**func._keywords, **keywords}
+        elif type(func) is functools.partial and partial_without_dict(func):  # one made outside
+            func, args, keywords = func.func, func.args + args, {**func.keywords, **keywords}
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        object.__setattr__(self, "_func", func)
+        object.__setattr__(self, "_args", args)
+        object.__setattr__(self, "_keywords", keywords)
+        object.__setattr__(self, "_has_dict", False)
+
+    @property
+    def func(self):
+        return self._func
+
+    @property
+    def args(self):
+        return self._args
+
+    @property
+    def keywords(self):
+        return self._keywords
+
+    def __setattr__(self, name, value):
+        if name in ("func", "args", "keywords"):
+            raise AttributeError("readonly attribute")
+        object.__setattr__(self, "_has_dict", True)
+        object.__setattr__(self, name, value)
+
+    def __call__(self, /, *args, **keywords):
+        return self._func(*self._args, *args, **{**self._keywords, **keywords})
+
+
+def _as_function(func):
+    # The transforms' graph node holds a function: a partial made in the trace becomes the closure
+    # it calls.
+    return partial_(func.func, *func.args, **func.keywords) if isinstance(func, Partial) else func
+
+
+STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
 
 
 # Callables replaced wherever they are called.
@@ -1137,7 +1185,6 @@ _BY_OBJECT = {
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
-    functools.partial: partial_,
     torch.vmap: vmap_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},

@@ -549,6 +549,12 @@ def builds_namedtuple_by_fields(cls):
             and inspect_static(cls, "__init__") is object.__init__)
 
 
+def partial_without_dict(partial):
+    """Whether a functools.partial object has no attribute dict of its own (a partial of it then
+    takes over its function and arguments). At trace time: the object is guarded by identity."""
+    return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
+
+
 def inspect_static(cls, name):
     import inspect
 
@@ -609,7 +615,7 @@ def classify_callable(fn):
         return "fold"
     if fn is copies_attribute_by_attribute:
         return "fold"
-    if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields:
+    if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
         return "fold_constant"  # questions about a class, which the guards fix
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
@@ -791,16 +797,38 @@ def module_hooks(module):
 from collections import OrderedDict as _OrderedDict, defaultdict as _defaultdict  # noqa: E402
 
 
+def _unfilled_partial(*args, **kwargs):
+    raise AssertionError("a functools.partial rebuilt after a trace was called before it was filled in")
+
+
 def new_objects(*classes):
     """The objects a trace made, as the transformed code rebuilds them: instances first (so that
-    references between them keep their identity), filled in by fill_object."""
-    return tuple(cls.__new__(cls) for cls in classes)
+    references between them keep their identity), filled in by fill_object. A partial (made
+    through _polyfills.Partial) is first one of a placeholder: partial.__new__ needs a function."""
+    return tuple(functools.partial(_unfilled_partial) if cls is functools.partial else cls.__new__(cls) for cls in classes)
+
+
+_PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.Partial's own attributes
+
+
+def _fill_partial(made, attributes):
+    extra = {name: value for name, value in attributes.items() if name not in _PARTIAL_STATE}
+    made.__setstate__((attributes["_func"], tuple(attributes["_args"]), dict(attributes["_keywords"]), extra or None))
 
 
 def _stand_in_for(cls):
-    from ._polyfills import STAND_IN_CLASSES
+    polyfills = sys.modules.get("cdynamo._polyfills")
+    if polyfills is None:
+        # First imported here, in the compiled code's run (a trace that called nothing): the
+        # module's own code runs uncompiled (compiling it would ask the half-made module).
+        from . import _C
 
-    return STAND_IN_CLASSES.get(cls)
+        previous = _C._enter(None)
+        try:
+            from . import _polyfills as polyfills
+        finally:
+            _C._leave(previous)
+    return polyfills.STAND_IN_CLASSES.get(cls)
 
 
 def fill_object(obj, attributes, items):
@@ -818,6 +846,9 @@ def fill_object(obj, attributes, items):
         return
     if type(obj) is _OrderedDict:
         obj.update(attributes)
+        return
+    if type(obj) is functools.partial:  # for a _polyfills.Partial: attributes are the stand-in's
+        _fill_partial(obj, attributes)
         return
     stand_in = _stand_in_for(type(obj))
     if stand_in is not None:  # a real deque for a _polyfills.Deque: attributes are the stand-in's

@@ -315,3 +315,49 @@ def test_a_stand_in_giving_up_breaks_the_graph_and_the_original_runs():
     x = torch.randn(2)
     out = cdynamo.explain(f)(x)
     assert out.graph_break_count >= 1 and same(out.out, f(x))
+
+
+def scaled_sum(a, b, c=0):
+    return a * b + c
+
+
+def test_partial_objects_made_in_the_function_have_func_args_and_keywords():
+    import functools
+
+    outside = functools.partial(torch.mul, other=2.0)
+
+    def f(x):
+        p = functools.partial(scaled_sum, c=3)
+        q = functools.partial(p, x)  # merges p's function, arguments and keywords
+        tagged = functools.partial(scaled_sum, 1)
+        tagged.note = "kept"  # a partial with attributes of its own is not merged
+        wrapped = functools.partial(tagged, 2)
+        r = functools.partial(outside, x)
+        try:
+            p.func = max
+        except AttributeError as error:
+            readonly = str(error)
+        try:
+            functools.partial(5)
+        except TypeError as error:
+            not_callable = str(error)
+        return (q(2) + p.keywords["c"] + len(q.args), q.func is scaled_sum, q.keywords, wrapped.func is tagged,
+                wrapped.args, wrapped(), r(), r.func is torch.mul, r.keywords, readonly, not_callable,
+                isinstance(q, functools.partial), type(q) is functools.partial, callable(q),
+                torch.vmap(functools.partial(torch.mul, other=2.0))(x), sorted([3, 1, 2], key=functools.partial(max, 0)))
+
+    check(f, torch.randn(3))
+
+
+def test_a_partial_made_in_the_function_leaves_it_as_a_partial():
+    import functools
+
+    def f(x):
+        p = functools.partial(scaled_sum, x, c=1)
+        p.note = "kept"
+        return x + 1, p, functools.partial(p, 2)
+
+    x = torch.randn(3)
+    _, p, q = one_graph(f, x)
+    assert type(p) is functools.partial and p.func is scaled_sum and p.args[0] is not None and p.keywords == {"c": 1}
+    assert p.note == "kept" and q.func is p and q.args == (2,) and same(q(), x * 2 + 1)
