@@ -159,9 +159,13 @@ def permutations_(iterable, r=None):
 
 
 def combinations_with_replacement_(iterable, r):
-    pool = tuple(iterable)
+    pool = tuple(iterable)  # taken, and r checked, when made (as the C object does)
     if r < 0:
         raise ValueError("r must be non-negative")
+    return _with_replacement(pool, r)
+
+
+def _with_replacement(pool, r):
     if not pool and r:
         return
     indices = [0] * r

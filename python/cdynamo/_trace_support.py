@@ -374,6 +374,8 @@ def _pure_on_immutable_values(fn):
     if isinstance(owner, type):  # a classmethod; a __new__ makes an instance of any subclass
         return any(owner is cls for cls in _IMMUTABLE_BUILTIN_TYPES) and fn.__name__ != "__new__"
     return any(type(owner) is cls for cls in _IMMUTABLE_BUILTIN_TYPES) or any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
+
+
 # Objects that never change and are wrapped as constants guarded by identity (besides classes,
 # functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
 IDENTITY_CONSTANT_TYPES = tuple(
@@ -543,22 +545,18 @@ def namedtuple_field_order(cls):
 def builds_namedtuple_by_fields(cls):
     """Whether cls(*items) makes the tuple of items, as tuple.__new__(cls, items) does: cls.__new__ is
     the one collections.namedtuple generated and no __init__ is added. At trace time, as above."""
-    new = inspect_static(cls, "__new__")
+    import inspect
+
+    new = inspect.getattr_static(cls, "__new__", None)
     new = new.__func__ if isinstance(new, staticmethod) else new
     return (type(new) is types.FunctionType and new.__globals__.get("_tuple_new") is tuple.__new__
-            and inspect_static(cls, "__init__") is object.__init__)
+            and inspect.getattr_static(cls, "__init__", None) is object.__init__)
 
 
 def partial_without_dict(partial):
     """Whether a functools.partial object has no attribute dict of its own (a partial of it then
     takes over its function and arguments). At trace time: the object is guarded by identity."""
     return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
-
-
-def inspect_static(cls, name):
-    import inspect
-
-    return inspect.getattr_static(cls, name, None)
 
 
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
@@ -817,18 +815,9 @@ def _fill_partial(made, attributes):
 
 
 def _stand_in_for(cls):
-    polyfills = sys.modules.get("cdynamo._polyfills")
-    if polyfills is None:
-        # First imported here, in the compiled code's run (a trace that called nothing): the
-        # module's own code runs uncompiled (compiling it would ask the half-made module).
-        from . import _C
+    from ._polyfills import STAND_IN_CLASSES
 
-        previous = _C._enter(None)
-        try:
-            from . import _polyfills as polyfills
-        finally:
-            _C._leave(previous)
-    return polyfills.STAND_IN_CLASSES.get(cls)
+    return STAND_IN_CLASSES.get(cls)
 
 
 def fill_object(obj, attributes, items):

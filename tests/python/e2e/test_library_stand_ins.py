@@ -361,3 +361,56 @@ def test_a_partial_made_in_the_function_leaves_it_as_a_partial():
     _, p, q = one_graph(f, x)
     assert type(p) is functools.partial and p.func is scaled_sum and p.args[0] is not None and p.keywords == {"c": 1}
     assert p.note == "kept" and q.func is p and q.args == (2,) and same(q(), x * 2 + 1)
+
+
+class _Counted:
+    """An iterator over items that counts how many times it was asked for one."""
+
+    def __init__(self, items):
+        self.items, self.asked = list(items), 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.asked += 1
+        if self.asked > len(self.items):
+            raise StopIteration
+        return self.items[self.asked - 1]
+
+
+@pytest.mark.parametrize("name, make, take", [
+    ("filter", lambda f, it: f(None, it([0, 1, 2, 0, 3])), lambda r: (next(r), next(r))),
+    ("filterfalse", lambda f, it: f(lambda v: v % 2, it(range(6))), lambda r: (next(r), next(r))),
+    ("zip_longest", lambda f, it: f(it("ab"), it("c"), it("xyz"), fillvalue="-"), lambda r: (next(r), next(r), list(r))),
+    ("zip_longest", lambda f, it: f(it("abc"), it("c")), lambda r: (next(r), next(r))),
+    ("groupby", lambda f, it: f(it("aabbbcaa")), lambda r: [(k, list(g)) for k, g in r]),
+    ("groupby", lambda f, it: f(it([1, 3, 2, 4, 5]), key=lambda v: v % 2), lambda r: [(k, next(g)) for k, g in r]),
+    ("groupby", lambda f, it: f(it("aabb")), lambda r: (lambda a, b: (list(a[1]), b[0], list(b[1])))(next(r), next(r))),
+    ("count", lambda f, it: f(5, 2), lambda r: [next(r) for _ in range(3)]),
+    ("repeat", lambda f, it: f("x", 2), list),
+    ("cycle", lambda f, it: f(it([1, 2])), lambda r: [next(r) for _ in range(5)]),
+    ("pairwise", lambda f, it: f(it([1, 2, 3])), lambda r: (next(r),)),
+    ("starmap", lambda f, it: f(pow, it([(2, 3), [3, 2]])), list),
+    ("takewhile", lambda f, it: f(lambda v: v < 3, it([1, 2, 3, 1])), list),
+    ("dropwhile", lambda f, it: f(lambda v: v < 3, it([1, 2, 3, 1])), lambda r: (next(r),)),
+    ("compress", lambda f, it: f(it("abcd"), it([1, 0, 1])), list),
+    ("tee", lambda f, it: f(it([1, 2, 3]), 3), lambda r: (next(r[0]), list(r[1]), list(r[0]), next(r[2]))),
+    ("combinations_with_replacement", lambda f, it: f(it("abc"), 2), list),
+])
+def test_iterator_stand_ins_give_and_pull_what_the_c_iterators_do(name, make, take):
+    import itertools
+
+    from cdynamo import _polyfills
+
+    original = filter if name == "filter" else getattr(itertools, name)
+    results = []
+    for function in (original, _polyfills.replacement_for(original)):
+        sources = []
+
+        def counted(items):
+            sources.append(_Counted(items))
+            return sources[-1]
+
+        results.append((take(make(function, counted)), [source.asked for source in sources]))
+    assert results[0] == results[1]
