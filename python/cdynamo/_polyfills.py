@@ -1,7 +1,8 @@
-"""Python stand-ins the interpreter traces in place of C-implemented callables (map,
-functools.reduce and partial, itertools' chain/islice/product/accumulate/combinations/
-permutations, operator.attrgetter/itemgetter objects, heapq's C functions, torch.vmap and torch.func's transforms,
-associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate) and of library code it does not trace
+"""Python stand-ins the interpreter traces in place of C-implemented callables (map, filter,
+functools.reduce and partial, itertools' iterators and combinatorics, the operator module's
+functions and attrgetter/itemgetter/methodcaller objects, heapq's C functions, torch.vmap and
+torch.func's transforms, associative_scan, Variable, torch.FloatTensor(...), torch.jit.annotate)
+and of library code it does not trace
 (contextlib.nullcontext, functions decorated with @torch.no_grad() / @torch.enable_grad(), the
 Python function behind a @torch.jit.script one, nn.Module's parameters()/children()/... walks
 and state_dict()).
@@ -21,6 +22,7 @@ except ImportError:  # a torch without it: nothing to stand in for
     _associative_scan = None
 
 from . import _special_calls
+from ._trace_support import builds_namedtuple_by_fields, namedtuple_field_order, partial_without_dict
 
 
 def map_(function, iterable, *iterables):
@@ -124,14 +126,14 @@ def islice_(iterable, *bounds):
     iterator = iter(iterable)
     taken, next_index = 0, start
     while True:
-        while taken < next_index:
-            if next(iterator, _MISSING) is _MISSING:
+        try:
+            while taken < next_index:
+                next(iterator)
+                taken += 1
+            if stop is not None and taken >= stop:
                 return
-            taken += 1
-        if stop is not None and taken >= stop:
-            return
-        item = next(iterator, _MISSING)
-        if item is _MISSING:
+            item = next(iterator)
+        except StopIteration:
             return
         taken += 1
         yield item
@@ -202,6 +204,254 @@ def permutations_(iterable, r=None):
             yield tuple(pool[i] for i in indices)
 
 
+def combinations_with_replacement_(iterable, r):
+    pool = tuple(iterable)  # taken, and r checked, when made (as the C object does)
+    if r < 0:
+        raise ValueError("r must be non-negative")
+    return _with_replacement(pool, r)
+
+
+def _with_replacement(pool, r):
+    if not pool and r:
+        return
+    indices = [0] * r
+    yield tuple(pool[i] for i in indices)
+    while True:
+        for i in reversed(range(r)):
+            if indices[i] != len(pool) - 1:
+                break
+        else:
+            return
+        indices[i:] = [indices[i] + 1] * (r - i)
+        yield tuple(pool[i] for i in indices)
+
+
+# Iterators of builtins and itertools that a compiled function makes. Each takes iter() of its
+# iterables when made, as the C object does (a non-iterable raises there), and pulls an item only
+# where the C object's __next__ would: the rest stay in the iterator the program may hold.
+def filter_(function, iterable):
+    return _kept(function, iter(iterable), True)
+
+
+def filterfalse_(predicate, iterable):
+    return _kept(predicate, iter(iterable), False)
+
+
+def _kept(function, iterator, keep):
+    for item in iterator:
+        if (True if (item if function is None else function(item)) else False) is keep:
+            yield item
+
+
+def zip_longest_(*iterables, fillvalue=None):
+    return _zip_longest(list(iter(iterable) for iterable in iterables), fillvalue)
+
+
+def _zip_longest(iterators, fillvalue):
+    active = len(iterators)
+    while active:
+        row = []
+        for position in range(len(iterators)):
+            if iterators[position] is None:
+                row.append(fillvalue)
+                continue
+            try:
+                row.append(next(iterators[position]))
+            except StopIteration:
+                active -= 1
+                if not active:
+                    return  # the last one ran out: no row, and later ones are not pulled
+                iterators[position] = None
+                row.append(fillvalue)
+        yield tuple(row)
+
+
+class _Groupby:
+    """A groupby's state, shared by the group iterators it hands out: the key being grouped
+    (target), the item read ahead and its key (current; has_current is False once a group handed
+    it out), and which group may still run (a group stops once the next one is asked for).
+    Flags, not sentinels, tell what is there: items may be anything."""
+
+    def __init__(self, iterator, key):
+        self.iterator, self.key = iterator, key
+        self.target = self.current_key = self.current = self.group = None
+        self.has_target = self.has_current = False
+
+    def step(self):
+        try:
+            value = next(self.iterator)
+        except StopIteration:
+            return False
+        key = value if self.key is None else self.key(value)
+        self.current, self.current_key, self.has_current = value, key, True
+        return True
+
+
+def _equal(a, b):
+    return a is b or a == b  # as `in` and the C code compare: identity first
+
+
+def groupby_(iterable, key=None):
+    return _groups(_Groupby(iter(iterable), key))
+
+
+def _groups(state):
+    while True:
+        state.group = None
+        while not state.has_current or (state.has_target and _equal(state.target, state.current_key)):
+            if not state.step():
+                return
+        state.target, state.has_target = state.current_key, True
+        token = state.group = object()
+        yield state.current_key, _group(state, state.target, token)
+
+
+def _group(state, target, token):
+    while state.group is token:
+        if not state.has_current and not state.step():
+            return
+        if not _equal(target, state.current_key):
+            return
+        value = state.current
+        state.current = state.current_key = None
+        state.has_current = False
+        yield value
+
+
+def count_(start=0, step=1):
+    value = start
+    while True:
+        yield value
+        value += step
+
+
+def repeat_(obj, times=None):
+    return _forever(obj) if times is None else _repeated(obj, range(times))
+
+
+def _forever(obj):
+    while True:
+        yield obj
+
+
+def _repeated(obj, times):
+    for _ in times:
+        yield obj
+
+
+def cycle_(iterable):
+    return _cycled(iter(iterable))
+
+
+def _cycled(iterator):
+    saved = []
+    for item in iterator:
+        saved.append(item)
+        yield item
+    while saved:
+        for item in saved:
+            yield item
+
+
+def pairwise_(iterable):
+    return _pairs(iter(iterable))
+
+
+def _pairs(iterator):
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, item
+        previous = item
+
+
+def starmap_(function, iterable):
+    return _starred(function, iter(iterable))
+
+
+def _starred(function, iterator):
+    for args in iterator:
+        yield function(*args)
+
+
+def takewhile_(predicate, iterable):
+    return _taken_while(predicate, iter(iterable))
+
+
+def _taken_while(predicate, iterator):
+    for item in iterator:
+        if not predicate(item):
+            return
+        yield item
+
+
+def dropwhile_(predicate, iterable):
+    return _dropped_while(predicate, iter(iterable))
+
+
+def _dropped_while(predicate, iterator):
+    for item in iterator:
+        if not predicate(item):
+            yield item
+            break
+    for item in iterator:
+        yield item
+
+
+def compress_(data, selectors):
+    return _compressed(iter(data), iter(selectors))
+
+
+def _compressed(data, selectors):
+    while True:
+        try:
+            datum = next(data)
+            selector = next(selectors)
+        except StopIteration:
+            return
+        if selector:
+            yield datum
+
+
+class _Tee:
+    """The items tee's iterators share: each pulls from the iterator only when it is ahead of the
+    others, and reads what another pulled from the list."""
+
+    def __init__(self, iterator):
+        self.iterator, self.items, self.running = iterator, [], False
+
+    def has(self, position):
+        """Whether there is an item at position, pulling it when none of the iterators has yet."""
+        if position < len(self.items):
+            return True
+        if self.running:
+            raise RuntimeError("cannot re-enter the tee iterator")
+        self.running = True
+        try:
+            self.items.append(next(self.iterator))
+        except StopIteration:
+            return False
+        finally:
+            self.running = False
+        return True
+
+
+def tee_(iterable, n=2):
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    shared = _Tee(iter(iterable))
+    return tuple(_teed(shared) for _ in range(n))
+
+
+def _teed(shared):
+    position = 0
+    while shared.has(position):
+        position += 1
+        yield shared.items[position - 1]
+
+
 def _getter_call(getter):
     # operator.attrgetter("a.b", "c") / itemgetter(1, 2) objects: what they were made with is in
     # their __reduce__; the lookups are traced.
@@ -220,12 +470,189 @@ def _getter_call(getter):
     return get
 
 
+def _methodcaller_call(caller):
+    # operator.methodcaller("name", *args, **kwargs) objects: __reduce__ gives back what they
+    # were made with (a partial of the class when there are keywords); the method call is traced.
+    made_by, args = caller.__reduce__()
+    if type(made_by) is functools.partial:
+        name, keywords = made_by.args[0], dict(made_by.keywords)
+    else:
+        name, args, keywords = args[0], args[1:], {}
+
+    def call(obj):
+        return getattr(obj, name)(*args, **keywords)
+
+    return call
+
+
+# The operator module's functions, as the statements and expressions they stand for: the
+# interpreter traces `a[b] = c`, `a += b`, `b in a` with its own rules (a list or dict changed in
+# place, a tensor's item assignment a graph node), where a call of the C function would be one
+# opaque graph node. operator.index and operator.length_hint keep their policy.
+def add_(a, b): return a + b
+def sub_(a, b): return a - b
+def mul_(a, b): return a * b
+def matmul_(a, b): return a @ b
+def truediv_(a, b): return a / b
+def floordiv_(a, b): return a // b
+def mod_(a, b): return a % b
+def pow_(a, b): return a ** b
+def lshift_(a, b): return a << b
+def rshift_(a, b): return a >> b
+def and__(a, b): return a & b
+def or__(a, b): return a | b
+def xor_(a, b): return a ^ b
+def lt_(a, b): return a < b
+def le_(a, b): return a <= b
+def eq_(a, b): return a == b
+def ne_(a, b): return a != b
+def gt_(a, b): return a > b
+def ge_(a, b): return a >= b
+def is__(a, b): return a is b
+def is_not_(a, b): return a is not b
+def neg_(a): return -a
+def pos_(a): return +a
+def invert_(a): return ~a
+def abs_(a): return abs(a)
+def not__(a): return not a
+def truth_(a): return True if a else False
+def contains_(a, b): return b in a
+def getitem_(a, b): return a[b]
+
+
+def setitem_(a, b, c):
+    a[b] = c
+
+
+def delitem_(a, b):
+    del a[b]
+
+
+def iadd_(a, b):
+    a += b
+    return a
+
+
+def isub_(a, b):
+    a -= b
+    return a
+
+
+def imul_(a, b):
+    a *= b
+    return a
+
+
+def imatmul_(a, b):
+    a @= b
+    return a
+
+
+def itruediv_(a, b):
+    a /= b
+    return a
+
+
+def ifloordiv_(a, b):
+    a //= b
+    return a
+
+
+def imod_(a, b):
+    a %= b
+    return a
+
+
+def ipow_(a, b):
+    a **= b
+    return a
+
+
+def ilshift_(a, b):
+    a <<= b
+    return a
+
+
+def irshift_(a, b):
+    a >>= b
+    return a
+
+
+def iand_(a, b):
+    a &= b
+    return a
+
+
+def ior_(a, b):
+    a |= b
+    return a
+
+
+def ixor_(a, b):
+    a ^= b
+    return a
+
+
+def _concatenable(a):
+    if not hasattr(a, "__getitem__"):
+        raise TypeError(f"'{type(a).__name__}' object can't be concatenated")
+
+
+def concat_(a, b):
+    _concatenable(a)
+    return a + b
+
+
+def iconcat_(a, b):
+    _concatenable(a)
+    a += b
+    return a
+
+
+def countOf_(a, b):
+    # Items equal to b, each compared as `in` compares (identity first).
+    found = 0
+    for item in a:
+        if item is b or item == b:
+            found += 1
+    return found
+
+
+def indexOf_(a, b):
+    position = 0
+    for item in a:
+        if item is b or item == b:
+            return position
+        position += 1
+    raise ValueError("sequence.index(x): x not in sequence")
+
+
+def call_(obj, /, *args, **kwargs):
+    return obj(*args, **kwargs)
+
+
+_OPERATOR_STAND_INS = {
+    getattr(operator, name): stand_in for name, stand_in in (
+        ("add", add_), ("sub", sub_), ("mul", mul_), ("matmul", matmul_), ("truediv", truediv_),
+        ("floordiv", floordiv_), ("mod", mod_), ("pow", pow_), ("lshift", lshift_), ("rshift", rshift_),
+        ("and_", and__), ("or_", or__), ("xor", xor_), ("lt", lt_), ("le", le_), ("eq", eq_), ("ne", ne_),
+        ("gt", gt_), ("ge", ge_), ("is_", is__), ("is_not", is_not_), ("neg", neg_), ("pos", pos_),
+        ("invert", invert_), ("inv", invert_), ("abs", abs_), ("not_", not__), ("truth", truth_),
+        ("contains", contains_), ("getitem", getitem_), ("setitem", setitem_), ("delitem", delitem_),
+        ("iadd", iadd_), ("isub", isub_), ("imul", imul_), ("imatmul", imatmul_), ("itruediv", itruediv_),
+        ("ifloordiv", ifloordiv_), ("imod", imod_), ("ipow", ipow_), ("ilshift", ilshift_),
+        ("irshift", irshift_), ("iand", iand_), ("ior", ior_), ("ixor", ixor_), ("concat", concat_),
+        ("iconcat", iconcat_), ("countOf", countOf_), ("indexOf", indexOf_), ("call", call_))
+    if hasattr(operator, name)
+}
+
+
 def nullcontext_(enter_result=None):
     return NullContext(enter_result)
 
 
 def partial_(func, /, *args, **keywords):
-    # A functools.partial made in traced code, as a closure (it stays inside the trace).
+    # A call of a functools.partial, as a closure (a partial made in the trace is a Partial).
     def call(*more, **more_keywords):
         return func(*args, *more, **{**keywords, **more_keywords})
 
@@ -236,7 +663,7 @@ def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     # torch.vmap(func): calling the result is one graph node running vmap of func (transform_node).
     def call(*args, **kwargs):
         options = {"in_dims": in_dims, "out_dims": out_dims, "randomness": randomness, "chunk_size": chunk_size}
-        return _special_calls.transformed(torch.vmap, func, options, *args, **kwargs)
+        return _special_calls.transformed(torch.vmap, _as_function(func), options, *args, **kwargs)
 
     return call
 
@@ -245,7 +672,7 @@ def _function_transform(transform):
     # torch.func.grad(func, argnums=0, has_aux=False) and the like: the same, by keyword.
     def stand_in(func, **options):
         def call(*args, **kwargs):
-            return _special_calls.transformed(transform, func, options, *args, **kwargs)
+            return _special_calls.transformed(transform, _as_function(func), options, *args, **kwargs)
 
         return call
 
@@ -272,23 +699,24 @@ def variable_(data, requires_grad=False, volatile=False):
     return made
 
 
-def _legacy_constructor(dtype):
+def _legacy_constructor(original, dtype):
     # torch.FloatTensor(2, 3), torch.LongTensor([1, 2]), torch.Tensor(size) (pre-1.0 code): sizes
-    # give an uninitialised tensor, a list of numbers its values; other arguments are refused.
-    def make(*args):
-        if len(args) == 1 and isinstance(args[0], torch.Size):
-            args = tuple(args[0])
+    # give an uninitialised tensor, a list of numbers its values; other arguments break the graph
+    # and the original makes the tensor.
+    def make(*given):
+        args = tuple(given[0]) if len(given) == 1 and isinstance(given[0], torch.Size) else given
         if all(type(a) is int for a in args):
             return torch.empty(args, dtype=dtype)
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             return torch.tensor(args[0], dtype=dtype if dtype is not None else torch.get_default_dtype())
-        return _special_calls.refuse("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        _special_calls.break_graph("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        return original(*given)
 
     return make
 
 
 _LEGACY_CONSTRUCTORS = {
-    getattr(torch, name): _legacy_constructor(dtype) for name, dtype in (
+    getattr(torch, name): _legacy_constructor(getattr(torch, name), dtype) for name, dtype in (
         ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
         ("BFloat16Tensor", torch.bfloat16), ("LongTensor", torch.int64), ("IntTensor", torch.int32),
         ("ShortTensor", torch.int16), ("CharTensor", torch.int8), ("ByteTensor", torch.uint8),
@@ -303,6 +731,62 @@ def _partial_call(partial):
     found = _partials.get(partial)
     if found is None:
         found = _partials[partial] = partial_(partial.func, *partial.args, **dict(partial.keywords))
+    return found
+
+
+# A namedtuple class's _make and _replace (collections.namedtuple writes them for each class, on one
+# code each): _make builds the tuple with tuple.__new__, which the interpreter does not call. Where
+# the class's __new__ is the one namedtuple generated (binding the fields in order) and no __init__
+# is added, cls(*items) makes the same tuple; other classes keep the call (a graph break).
+_NamedTupleProbe = collections.namedtuple("_NamedTupleProbe", "field")
+_NAMEDTUPLE_MAKE_CODE = _NamedTupleProbe._make.__func__.__code__
+_NAMEDTUPLE_REPLACE_CODE = _NamedTupleProbe._replace.__code__
+_namedtuple_methods = weakref.WeakKeyDictionary()  # a class's _make/_replace function -> its stand-in
+
+
+def _closure_values(function):
+    return dict(zip(function.__code__.co_freevars, (cell.cell_contents for cell in function.__closure__ or ())))
+
+
+def _namedtuple_make(function):
+    num_fields = _closure_values(function)["num_fields"]
+
+    def make(cls, iterable):
+        items = tuple(iterable)
+        if len(items) != num_fields:
+            raise TypeError(f"Expected {num_fields} arguments, got {len(items)}")
+        if not builds_namedtuple_by_fields(cls):
+            _special_calls.break_graph(f"{cls.__name__}._make() of a class with its own __new__ or __init__")
+            return tuple.__new__(cls, items)
+        return cls(*items)
+
+    return make
+
+
+def _namedtuple_replace(function):
+    field_names = _closure_values(function)["field_names"]
+
+    def replace(self, /, **changes):
+        # The items in order; read by name where that reads them (a namedtuple passed in is not
+        # iterated by the interpreter, its fields are read).
+        by_name = namedtuple_field_order(type(self))
+        items = self if by_name is None else [getattr(self, name) for name in by_name]
+        made = type(self)._make(map(changes.pop, field_names, items))  # (a namedtuple has no instance dict)
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return made
+
+    return replace
+
+
+def _namedtuple_method(function):
+    code = function.__code__
+    if code is not _NAMEDTUPLE_MAKE_CODE and code is not _NAMEDTUPLE_REPLACE_CODE:
+        return None
+    found = _namedtuple_methods.get(function)
+    if found is None:
+        make = _namedtuple_make if code is _NAMEDTUPLE_MAKE_CODE else _namedtuple_replace
+        found = _namedtuple_methods[function] = make(function)
     return found
 
 
@@ -538,7 +1022,55 @@ class Deque:
         return Deque(self._items + list(other), self._maxlen)
 
 
-STAND_IN_CLASSES = {collections.deque: Deque}
+class Partial:
+    """functools.partial: its function, arguments and keywords (read-only, as partial's), and
+    whether other attributes were set on it (then a partial of it does not merge it in). Leaving
+    the trace it becomes a real partial (_trace_support.fill_object reads these attributes)."""
+
+    _cdynamo_stands_for = functools.partial
+
+    def __init__(self, func, /, *args, **keywords):
+        if isinstance(func, Partial):
+            if not func._has_dict:
+                func, args, keywords = func._func, func._args + args, {**func._keywords, **keywords}
+        elif type(func) is functools.partial and partial_without_dict(func):  # one made outside
+            func, args, keywords = func.func, func.args + args, {**func.keywords, **keywords}
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        object.__setattr__(self, "_func", func)
+        object.__setattr__(self, "_args", args)
+        object.__setattr__(self, "_keywords", keywords)
+        object.__setattr__(self, "_has_dict", False)
+
+    @property
+    def func(self):
+        return self._func
+
+    @property
+    def args(self):
+        return self._args
+
+    @property
+    def keywords(self):
+        return self._keywords
+
+    def __setattr__(self, name, value):
+        if name in ("func", "args", "keywords"):
+            raise AttributeError("readonly attribute")
+        object.__setattr__(self, "_has_dict", True)
+        object.__setattr__(self, name, value)
+
+    def __call__(self, /, *args, **keywords):
+        return self._func(*self._args, *args, **{**self._keywords, **keywords})
+
+
+def _as_function(func):
+    # The transforms' graph node holds a function: a partial made in the trace becomes the closure
+    # it calls.
+    return partial_(func.func, *func.args, **func.keywords) if isinstance(func, Partial) else func
+
+
+STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
 
 
 # Callables replaced wherever they are called.
@@ -685,11 +1217,24 @@ _BY_OBJECT = {
     itertools.accumulate: accumulate_,
     itertools.combinations: combinations_,
     itertools.permutations: permutations_,
+    itertools.combinations_with_replacement: combinations_with_replacement_,
+    filter: filter_,
+    itertools.filterfalse: filterfalse_,
+    itertools.zip_longest: zip_longest_,
+    itertools.groupby: groupby_,
+    itertools.count: count_,
+    itertools.repeat: repeat_,
+    itertools.cycle: cycle_,
+    itertools.pairwise: pairwise_,
+    itertools.starmap: starmap_,
+    itertools.takewhile: takewhile_,
+    itertools.dropwhile: dropwhile_,
+    itertools.compress: compress_,
+    itertools.tee: tee_,
     contextlib.nullcontext: nullcontext_,
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
-    functools.partial: partial_,
     torch.vmap: vmap_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
@@ -709,6 +1254,7 @@ _BY_OBJECT = {
     torch.nn.Module.named_buffers: _module_named_buffers,
     torch.nn.Module.buffers: _module_buffers,
     torch.nn.Module.state_dict: _module_state_dict,
+    **_OPERATOR_STAND_INS,
 }
 
 # torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,
@@ -757,13 +1303,15 @@ def replacement_for(fn):
             return chain_from_iterable
         return None
     if type(fn) is types.FunctionType:
-        return _decorated_replacement(fn)
+        return _namedtuple_method(fn) or _decorated_replacement(fn)
     if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)
     if type(fn) is functools.partial:
         return _partial_call(fn)
     if type(fn) in (operator.attrgetter, operator.itemgetter):
         return _getter_call(fn)
+    if type(fn) is operator.methodcaller:
+        return _methodcaller_call(fn)
     if type(fn).__name__ == "OptimizedCallable" and type(fn).__module__ == "cdynamo._C" and isinstance(fn._callback, tuple):
         # A compiled function called from compiled code: its function is traced in place (the
         # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so

@@ -97,6 +97,13 @@ def refuse(reason):
     raise TraceUnsupported(reason)
 
 
+def break_graph(reason):
+    """Called by a stand-in (_polyfills) before it runs the original for arguments it does not
+    trace: in a trace, a graph break with `reason` (policy 'refuse', as refuse). Run for real, which
+    is where the stand-in's frame resumes after that break (config.nested_graph_breaks), it does
+    nothing, and the stand-in's next line runs the original (refuse would raise there)."""
+
+
 def transformed(transform, func, options, *args, **kwargs):
     """What a call of torch.vmap(func, ...)(...) or torch.func.grad(func, ...)(...) is traced as
     (_polyfills' stand-ins): the interpreter makes it one node of transform_node's (policy

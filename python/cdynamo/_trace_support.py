@@ -15,7 +15,7 @@ import torch
 import torch.fx
 
 from . import utils
-from ._special_calls import _forward_side_effect, refuse, transformed
+from ._special_calls import _forward_side_effect, break_graph, refuse, transformed
 
 
 class TraceUnsupported(Exception):
@@ -355,12 +355,36 @@ _FOLDABLE_BUILTINS = {
     all, any, reversed, slice,
 }
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
+# Builtins computed now on constants only (on a traced value they break the graph: a graph node
+# would compute a string from a tensor).
+_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, str.maketrans, bytes.maketrans, bytearray.maketrans)
+# Builtin types whose values never change: their C methods compute new values from their arguments.
+_IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice)
+
+
+def _pure_on_immutable_values(fn):
+    """fn is a method of an immutable builtin type, written in C: reached through the class
+    (str.upper, int.__add__), bound to a value of the type (range(9).index, (1j).conjugate), or a
+    classmethod (int.from_bytes, float.fromhex). Called on constants it only computes a value."""
+    if isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)):
+        return any(fn.__objclass__ is cls for cls in _IMMUTABLE_BUILTIN_TYPES)
+    if not isinstance(fn, types.BuiltinMethodType):
+        return any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
+    owner = fn.__self__
+    if isinstance(owner, type):  # a classmethod; a __new__ makes an instance of any subclass
+        return any(owner is cls for cls in _IMMUTABLE_BUILTIN_TYPES) and fn.__name__ != "__new__"
+    return any(type(owner) is cls for cls in _IMMUTABLE_BUILTIN_TYPES) or any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
+
+
 # Objects that never change and are wrapped as constants guarded by identity (besides classes,
 # functions and modules): enum members, and type expressions such as typing.List[int] or int | None.
 IDENTITY_CONSTANT_TYPES = tuple(
     t for t in (__import__("enum").Enum, types.GenericAlias, getattr(types, "UnionType", None),
                 getattr(typing, "_BaseGenericAlias", None), getattr(typing, "_SpecialForm", None),
-                getattr(torch.utils._pytree, "TreeSpec", None)) if t is not None  # pytree's specs are immutable
+                getattr(torch.utils._pytree, "TreeSpec", None),  # pytree's specs are immutable
+                # sys.version_info, sys.float_info, ...: the interpreter's own, fixed at startup
+                *(type(getattr(sys, name, None)) for name in ("version_info", "float_info", "int_info", "hash_info",
+                                                              "thread_info", "flags"))) if t is not None
 )
 # Questions about which object a value is: answered now where the guards fix that object.
 _IDENTITY_QUESTIONS = (id, typing.get_origin, typing.get_args)
@@ -499,6 +523,42 @@ def copies_attribute_by_attribute(cls):
     return not any(name in vars(base) for base in cls.__mro__[:-1] for name in _COPY_PROTOCOL)
 
 
+_TUPLE_FIELD = type(__import__("collections").namedtuple("_Probe", "field").field)  # collections._tuplegetter
+
+
+def namedtuple_field_order(cls):
+    """The field names of namedtuple class cls in the tuple's order, where reading each by name
+    reads the tuple's item at its position (the accessor namedtuple made, not overridden); else
+    None. Computed at trace time: cls is guarded by identity."""
+    import inspect
+
+    fields = getattr(cls, "_fields", None)
+    if type(fields) is not tuple:
+        return None
+    for position, name in enumerate(fields):
+        accessor = inspect.getattr_static(cls, name, None) if type(name) is str else None
+        if type(accessor) is not _TUPLE_FIELD or accessor.__reduce__()[1][0] != position:
+            return None
+    return fields
+
+
+def builds_namedtuple_by_fields(cls):
+    """Whether cls(*items) makes the tuple of items, as tuple.__new__(cls, items) does: cls.__new__ is
+    the one collections.namedtuple generated and no __init__ is added. At trace time, as above."""
+    import inspect
+
+    new = inspect.getattr_static(cls, "__new__", None)
+    new = new.__func__ if isinstance(new, staticmethod) else new
+    return (type(new) is types.FunctionType and new.__globals__.get("_tuple_new") is tuple.__new__
+            and inspect.getattr_static(cls, "__init__", None) is object.__init__)
+
+
+def partial_without_dict(partial):
+    """Whether a functools.partial object has no attribute dict of its own (a partial of it then
+    takes over its function and arguments). At trace time: the object is guarded by identity."""
+    return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
+
+
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
@@ -516,7 +576,7 @@ def classify_callable(fn):
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
     'graph_transform' (transformed: a node of transform_node's), 'deferred_call' (print, warnings.warn: made after
-    the graph with the arguments the trace knows), 'refuse' (refuse: a graph break with the reason
+    the graph with the arguments the trace knows), 'refuse' (refuse, break_graph: a graph break with the reason
     a stand-in gives), or 'unsupported:<reason>'."""
     if ALLOWED_IN_GRAPH.get(id(fn)) is fn:
         return "graph"
@@ -532,7 +592,7 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
-    if fn is refuse:
+    if fn is refuse or fn is break_graph:
         return "refuse"
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
@@ -553,11 +613,17 @@ def classify_callable(fn):
         return "fold"
     if fn is copies_attribute_by_attribute:
         return "fold"
+    if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
+        return "fold_constant"  # questions about a class, which the guards fix
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
         return "fold"
     if module in ("math",):
         return "fold"
+    if any(fn is cls for cls in (operator.attrgetter, operator.itemgetter, operator.methodcaller)):
+        # Made now from constants (their calls are traced: _polyfills); one holding a value the
+        # trace computes would keep that trace-time value in the graph.
+        return "fold_constant"
     if module in ("operator", "_operator"):
         return "graph"
     if isinstance(fn, type):
@@ -585,6 +651,8 @@ def classify_callable(fn):
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None and isinstance(objclass, type) and issubclass(objclass, torch._C.TensorBase):
         return "graph"
+    if _pure_on_immutable_values(fn):
+        return "fold_constant"  # str.upper("ab"), int.from_bytes(b"..", "little"), hex(255), range(9).index(5)
     if module == "torch" or module.startswith("torch.") or module.startswith("torch._C"):
         if name in _TORCH_UNSUPPORTED or module.startswith(("torch.cuda", "torch.distributed", "torch.random", "torch.autograd", "torch.utils")):
             return f"unsupported:torch.{name} changes global state or reads real data"
@@ -727,10 +795,23 @@ def module_hooks(module):
 from collections import OrderedDict as _OrderedDict, defaultdict as _defaultdict  # noqa: E402
 
 
+def _unfilled_partial(*args, **kwargs):
+    raise AssertionError("a functools.partial rebuilt after a trace was called before it was filled in")
+
+
 def new_objects(*classes):
     """The objects a trace made, as the transformed code rebuilds them: instances first (so that
-    references between them keep their identity), filled in by fill_object."""
-    return tuple(cls.__new__(cls) for cls in classes)
+    references between them keep their identity), filled in by fill_object. A partial (made
+    through _polyfills.Partial) is first one of a placeholder: partial.__new__ needs a function."""
+    return tuple(functools.partial(_unfilled_partial) if cls is functools.partial else cls.__new__(cls) for cls in classes)
+
+
+_PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.Partial's own attributes
+
+
+def _fill_partial(made, attributes):
+    extra = {name: value for name, value in attributes.items() if name not in _PARTIAL_STATE}
+    made.__setstate__((attributes["_func"], tuple(attributes["_args"]), dict(attributes["_keywords"]), extra or None))
 
 
 def _stand_in_for(cls):
@@ -754,6 +835,9 @@ def fill_object(obj, attributes, items):
         return
     if type(obj) is _OrderedDict:
         obj.update(attributes)
+        return
+    if type(obj) is functools.partial:  # for a _polyfills.Partial: attributes are the stand-in's
+        _fill_partial(obj, attributes)
         return
     stand_in = _stand_in_for(type(obj))
     if stand_in is not None:  # a real deque for a _polyfills.Deque: attributes are the stand-in's
