@@ -32,6 +32,7 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
       {"list", &Tracer::builtin_tuple_list},         {"enumerate", &Tracer::builtin_enumerate, true},
       {"zip", &Tracer::builtin_zip, true},           {"getattr", &Tracer::builtin_getattr_hasattr},
       {"hasattr", &Tracer::builtin_getattr_hasattr},      {"sum", &Tracer::builtin_sum, true},
+      {"vars", &Tracer::builtin_vars},               {"delattr", &Tracer::builtin_delattr},
   };
   static const BuiltinTable table = [] {
     BuiltinTable built;
@@ -171,6 +172,23 @@ ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwAr
 ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 3 || !args[1]->is_constant() || !PyUnicode_Check(args[1]->obj.ptr())) return nullptr;
   store_attr(args[0], to_std_string(args[1]->obj), args[2]);
+  return constant(Py_None);
+}
+
+// vars(obj): the object's own __dict__, the live one (writes through it are the object's).
+ValuePtr Tracer::builtin_vars(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 1) return nullptr;
+  if (args[0]->kind == ValueKind::NewObject) {
+    if (!(reinterpret_cast<PyTypeObject*>(args[0]->cls.ptr())->tp_dictoffset)) raise(PyExc_TypeError, "vars() argument must have __dict__ attribute");
+    return args[0]->items[0];
+  }
+  if (args[0]->kind == ValueKind::Object && args[0]->source) return load_attr(args[0], "__dict__");
+  return nullptr;
+}
+
+ValuePtr Tracer::builtin_delattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() != 2 || !args[1]->is_constant() || !PyUnicode_Check(args[1]->obj.ptr())) return nullptr;
+  delete_attr(args[0], to_std_string(args[1]->obj));
   return constant(Py_None);
 }
 

@@ -185,6 +185,19 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
   if (ValuePtr result = call_container_method_with_keywords(self, name, args, kwargs)) return result;
   if (!kwargs.empty()) unsupported(std::string(value_kind_name(self->kind)) + "." + name + "() with keyword arguments");
   const size_t argc = args.size();
+  // x.__len__(), x.__getitem__(k), x.__contains__(v) called by name: what len(x), x[k], v in x do.
+  static PyObject* const len = PyDict_GetItemString(PyEval_GetBuiltins(), "len");  // borrowed; lives forever
+  if (name == "__len__" && argc == 0) return call_value(Value::constant(Ref::borrow(len)), {self}, {});
+  if (name == "__getitem__" && argc == 1 && self->kind != ValueKind::Dict) {
+    subscript(self, args[0]);
+    return pop();
+  }
+  if (name == "__contains__" && argc == 1 && self->kind != ValueKind::Dict) {
+    push(args[0]);
+    push(self);
+    op_contains_op(bytecode::Instruction{});
+    return pop();
+  }
   if (self->kind == ValueKind::Dict) {
     if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2 && is_plain_key(args[0])) {
       int at = self->dict_index(args[0]->obj);
@@ -300,12 +313,20 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
       std::reverse(self->items.begin(), self->items.end());
       return none();
     }
-    if (name == "remove" && argc == 1 && args[0]->is_fully_constant()) {
-      Ref wanted = args[0]->as_python_constant();
+    if (name == "remove" && argc == 1) {
+      // Items compare as list.remove compares them: the same object first (a tensor removed
+      // from a list of tensors), then ==, which the trace can decide only between constants.
+      const ValuePtr& wanted = args[0];
       for (size_t i = 0; i < self->items.size(); ++i) {
-        if (!self->items[i]->is_fully_constant()) unsupported("list.remove() past a " + self->items[i]->describe());
-        int equal = PyObject_RichCompareBool(self->items[i]->as_python_constant().ptr(), wanted.ptr(), Py_EQ);
-        check_status(equal);
+        const ValuePtr& item = self->items[i];
+        bool equal = item == wanted || (item->is_tensor() && wanted->is_tensor() && item->node.ptr() == wanted->node.ptr());
+        if (!equal) {
+          if (!item->is_fully_constant() || !wanted->is_fully_constant())
+            unsupported("list.remove() comparing a " + wanted->describe() + " with a " + item->describe());
+          int compared = PyObject_RichCompareBool(item->as_python_constant().ptr(), wanted->as_python_constant().ptr(), Py_EQ);
+          check_status(compared);
+          equal = compared == 1;
+        }
         if (equal) {
           self->items.erase(self->items.begin() + static_cast<std::ptrdiff_t>(i));
           return none();

@@ -492,6 +492,17 @@ void Tracer::delete_subscript(ValuePtr container, ValuePtr key) {
       store_list_slice(container, key->obj, {});  // del a[i:j] is a[i:j] = []
       return;
     }
+    // del a[::k]: the items the extended slice selects.
+    Py_ssize_t start, stop, slice_step;
+    if (PySlice_Unpack(key->obj.ptr(), &start, &stop, &slice_step) < 0) raise_python_error();
+    Py_ssize_t length = PySlice_AdjustIndices(static_cast<Py_ssize_t>(container->items.size()), &start, &stop, slice_step);
+    std::vector<bool> selected(container->items.size(), false);
+    for (Py_ssize_t i = 0, at = start; i < length; ++i, at += slice_step) selected[static_cast<size_t>(at)] = true;
+    std::vector<ValuePtr> kept;
+    for (size_t i = 0; i < container->items.size(); ++i)
+      if (!selected[i]) kept.push_back(container->items[i]);
+    container->items = std::move(kept);
+    return;
   }
   if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
     int at = container->dict_index(key->obj);

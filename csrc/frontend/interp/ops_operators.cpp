@@ -81,6 +81,8 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
            (rhs->kind == ValueKind::List || rhs->kind == ValueKind::Dict) && !lhs->obj && !rhs->obj)
     same = lhs == rhs;  // lists and dicts read from the frame have one Value per object too (container_inputs_)
   else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
+  else if ((lhs->is_sequence() && !lhs->source) || (rhs->is_sequence() && !rhs->source))
+    same = lhs == rhs;  // a tuple or list the trace made is itself, no object from elsewhere (a sentinel)
   else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
   push(Value::boolean(same != (inst.arg == 1)));
   return true;

@@ -242,7 +242,7 @@ class Tracer {
   // Each returns null where it does not model these arguments.
 #define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
   X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
-  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum)
+  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)
 #define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN

@@ -81,6 +81,14 @@ bool is_torch_module_object(Handle module) {
   return text == "torch" || text.starts_with("torch.");
 }
 
+// A class collections.namedtuple or typing.NamedTuple made: fields, _make, and a tuple base.
+bool is_namedtuple_class(PyTypeObject* type) {
+  if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || !PyType_IsSubtype(type, &PyTuple_Type)) return false;
+  PyObject* fields = _PyType_Lookup(type, Ref(check(PyUnicode_InternFromString("_fields"))).ptr());  // borrowed
+  PyObject* make = _PyType_Lookup(type, Ref(check(PyUnicode_InternFromString("_make"))).ptr());     // borrowed
+  return fields && PyTuple_Check(fields) && make;
+}
+
 // A class written in Python outside torch (whose classes, like its modules, are taken as fixed).
 bool is_user_class(Handle obj) {
   if (!PyType_Check(obj.ptr()) || !(reinterpret_cast<PyTypeObject*>(obj.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE)) return false;
@@ -220,6 +228,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     }
   }
   if (PyTuple_CheckExact(o) || PyList_CheckExact(o) || PyDict_CheckExact(o)) return wrap_container(obj, source, manager);
+  if (PyTuple_Check(o) && is_namedtuple_class(Py_TYPE(o))) {
+    // A namedtuple passed in: a tuple that knows its class, as one the trace makes (its type guarded).
+    ValuePtr value = wrap_container(obj, source, manager);
+    value->obj = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(o)));
+    return value;
+  }
   if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
     // Sets of plain constants (membership tests against option names): specialised by equality.
     PyObject* item;
@@ -465,6 +479,22 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         Ref fields = check(PyObject_GetAttrString(base->obj.ptr(), "__match_args__"));
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields.ptr()); ++i)
           if (to_std_string(PyTuple_GET_ITEM(fields.ptr(), i)) == name) return base->items.at(i);
+      }
+      if (base->kind == ValueKind::Tuple && base->obj && PyType_Check(base->obj.ptr())) {
+        // A method or property a NamedTuple class writes in Python: run in the trace.
+        PyObject* raw = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(base->obj.ptr()), attr_name.ptr());  // borrowed
+        if (raw && PyFunction_Check(raw) && !name.starts_with("_")) {
+          auto method = std::make_shared<Value>();
+          method->kind = ValueKind::UserMethod;
+          method->obj = Ref::borrow(raw);
+          method->name = name;
+          method->items = {base};
+          return method;
+        }
+        if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
+          Ref getter = check(PyObject_GetAttrString(raw, "fget"));
+          if (PyFunction_Check(getter.ptr())) return inline_call(getter, {base}, {});
+        }
       }
       // Anything else is the class's (count, index, _replace): absent there, absent (hasattr).
       Ref type = base->kind == ValueKind::Tuple && base->obj ? base->obj : type_of(base);

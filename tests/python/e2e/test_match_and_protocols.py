@@ -2,6 +2,7 @@
 assert caught by the function, f(*iterator) calls, and __eq__ that declines with NotImplemented:
 one graph, eager's results. PYTEST_DONT_REWRITE: the asserts compiled here must be Python's own."""
 import dataclasses
+import typing
 
 import torch
 
@@ -84,4 +85,37 @@ def test_failed_assert_star_calls_and_declined_equality():
 
     x = torch.randn(2, 3)
     got, want = run_compiled(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+class Pair(typing.NamedTuple):
+    left: torch.Tensor
+    right: int
+
+    def scaled(self):
+        return self.left * self.right
+
+
+class Plain:
+    def __init__(self, a):
+        self.a = a
+
+
+def test_namedtuples_passed_in_list_edits_vars_and_delattr():
+    sentinel = object()
+
+    def f(pair, x):
+        left, right = pair
+        made = Pair(x, 3)
+        items = [x, x + 1, x + 2, x + 3, x + 4]
+        del items[::2]
+        items.remove(items[0])
+        holder = Plain(x)
+        vars(holder)["b"] = 2
+        delattr(holder, "a")
+        return (left * right + pair.scaled() + made.scaled(), pair[1], len(items), hasattr(holder, "a"), holder.b,
+                vars(holder).keys().__len__(), (1, 2) is sentinel)
+
+    pair, x = Pair(torch.randn(2), 2), torch.randn(2)
+    got, want = run_compiled(f, pair, x), f(pair, x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
