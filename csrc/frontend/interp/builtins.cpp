@@ -153,7 +153,10 @@ ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::
 
 ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1) return nullptr;
-  return Value::constant(apparent_type(args[0]));
+  Ref type = apparent_type(args[0]);
+  // type(self) of an object the trace made: read where its class was (class attributes guarded there).
+  if (args[0]->kind == ValueKind::NewObject && type.ptr() == args[0]->cls.ptr()) return Value::constant(type, args[0]->cls_source);
+  return Value::constant(type);
 }
 
 ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {  // set, frozenset

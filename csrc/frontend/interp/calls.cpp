@@ -397,12 +397,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       return fold(fn, args, kwargs);
   }
   PyObject* bound_self = PyCFunction_Check(fn.ptr()) ? PyCFunction_GET_SELF(fn.ptr()) : nullptr;
-  if (bound_self && PyType_Check(bound_self) && args.size() == 1 && kwargs.empty() && args[0]->is_constant() &&
-      PyType_Check(args[0]->obj.ptr()) && std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "__new__" &&
-      _PyType_Lookup(reinterpret_cast<PyTypeObject*>(args[0]->obj.ptr()), Ref(check(PyUnicode_InternFromString("__new__"))).ptr()) ==
-          _PyType_Lookup(reinterpret_cast<PyTypeObject*>(bound_self), Ref(check(PyUnicode_InternFromString("__new__"))).ptr()))
+  if (bound_self && bound_self == reinterpret_cast<PyObject*>(&PyBaseObject_Type) && args.size() == 1 && kwargs.empty() &&
+      args[0]->is_constant() && PyType_Check(args[0]->obj.ptr()) &&
+      std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "__new__")
     // object.__new__(cls) (copy's reconstruction, __new__ overrides calling super().__new__): the object before __init__.
-    if (ValuePtr made = new_object(args[0])) return made;
+    if (ValuePtr made = new_object(args[0], true)) return made;
   if (bound_self && PyType_Check(bound_self) && args.empty() && kwargs.empty()) {
     // cls.__subclasses__(), cls.mro(): about classes, which the guards fix by identity.
     const std::string method = reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name;

@@ -222,7 +222,27 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   // type(cls).__call__ must be type's own: a metaclass __call__ could return anything.
   if (Py_TYPE(obj)->tp_call != PyType_Type.tp_call) return nullptr;
   ValuePtr object = new_object(cls);
-  if (!object) return nullptr;
+  if (!object) {
+    // A __new__ written in Python (that calls super().__new__(cls)): it runs in the trace, then
+    // __init__ when it returned an instance of cls, as type.__call__ does.
+    PyObject* new_entry = _PyType_Lookup(type, interned("__new__").ptr());  // borrowed
+    if (!new_entry || !PyObject_TypeCheck(new_entry, &PyStaticMethod_Type)) return nullptr;
+    Ref new_function = check(PyObject_GetAttrString(new_entry, "__func__"));
+    if (!PyFunction_Check(new_function.ptr()) || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) return nullptr;
+    PyObject* file = reinterpret_cast<PyCodeObject*>(PyFunction_GET_CODE(new_function.ptr()))->co_filename;
+    if (call_helper("cdynamo.utils", "inline_refusal", {Ref::borrow(file)}).ptr() != Py_None) return nullptr;  // library classes (torch.no_grad): their own paths
+    std::vector<ValuePtr> new_args{cls};
+    new_args.insert(new_args.end(), args.begin(), args.end());
+    object = inline_call(new_function, std::move(new_args), kwargs);
+    if (object->kind != ValueKind::NewObject || !PyType_IsSubtype(as_type(object->cls), type)) return object;
+    if (Ref init = special_method_of_class(type, "__init__")) {
+      std::vector<ValuePtr> init_args{object};
+      init_args.insert(init_args.end(), args.begin(), args.end());
+      ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
+      if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
+    }
+    return object;
+  }
   if (Ref init = special_method_of_class(type, "__init__")) {
     std::vector<ValuePtr> init_args{object};
     init_args.insert(init_args.end(), args.begin(), args.end());
@@ -236,7 +256,7 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
   return object;
 }
 
-ValuePtr Tracer::new_object(const ValuePtr& cls) {
+ValuePtr Tracer::new_object(const ValuePtr& cls, bool by_base_new) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
   PyTypeObject* type = as_type(obj);
@@ -251,9 +271,10 @@ ValuePtr Tracer::new_object(const ValuePtr& cls) {
   }
   if (PyType_IsSubtype(type, as_type(PyExc_BaseException))) return nullptr;
   // __new__ must be the builtin base's: a Python __new__ may return another object.
+  // (Unless this is that base __new__ called by name: object.__new__(cls) in a class's own __new__.)
   PyObject* new_method = _PyType_Lookup(type, interned("__new__").ptr());
   PyObject* base_new = _PyType_Lookup(base, interned("__new__").ptr());
-  if (new_method != base_new) return nullptr;
+  if (new_method != base_new && !by_base_new) return nullptr;
 
   auto object = std::make_shared<Value>();
   object->kind = ValueKind::NewObject;
@@ -461,6 +482,8 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
   }
   if ((name == "__getitem__" || name == "__delitem__") && argc == 1) {
     int at = mapping->dict_index(key_of(args[0]));
+    if (at < 0 && name == "__getitem__")  // dict's lookup asks a subclass's __missing__ (Counter's 0)
+      if (Ref missing = python_special_method(self, "__missing__")) return inline_call(missing, {self, args[0]}, {});
     if (at < 0) raise(PyExc_KeyError, args[0]->obj);
     ValuePtr found = mapping->items[at];
     if (name == "__delitem__") {

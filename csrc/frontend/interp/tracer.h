@@ -267,7 +267,7 @@ class Tracer {
   // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
   ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   // cls.__new__(cls) of such a class: the object before __init__; null when not modelled.
-  ValuePtr new_object(const ValuePtr& cls);
+  ValuePtr new_object(const ValuePtr& cls, bool by_base_new = false);  // by_base_new: object.__new__(cls) called by name
   ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
   void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
   // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.

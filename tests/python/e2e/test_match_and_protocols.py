@@ -119,3 +119,38 @@ def test_namedtuples_passed_in_list_edits_vars_and_delattr():
     pair, x = Pair(torch.randn(2), 2), torch.randn(2)
     got, want = run_compiled(f, pair, x), f(pair, x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+class Missing(dict):
+    def __missing__(self, key):
+        return len(key)
+
+
+class Tracked:
+    made = []
+
+    def __new__(cls, value):
+        obj = super().__new__(cls)
+        obj.fresh = True
+        return obj
+
+    def __init__(self, value):
+        self.value = value
+        type(self).made.append(value)
+
+
+def test_missing_keys_python_new_and_class_level_lists():
+    import collections
+
+    def f(x):
+        counts = collections.Counter("aabbc") - collections.Counter("a")
+        first, second = Tracked(2), Tracked(3)
+        return (x * (Missing(a=1)["xyz"] + counts["a"] + counts["zz"]), first.fresh, second.value,
+                list(Tracked.made))
+
+    x = torch.randn(2)
+    Tracked.made.clear()
+    want = f(x)
+    Tracked.made.clear()
+    got = run_compiled(f, x)
+    assert same(got[0], want[0]) and got[1:] == want[1:] and Tracked.made == [2, 3]
