@@ -802,11 +802,11 @@ def _unfilled_partial(*args, **kwargs):
 def new_objects(*classes):
     """The objects a trace made, as the transformed code rebuilds them: instances first (so that
     references between them keep their identity), filled in by fill_object. A partial (made
-    through _polyfills.Partial) is first one of a placeholder: partial.__new__ needs a function."""
+    through _polyfills.classes.Partial) is first one of a placeholder: partial.__new__ needs a function."""
     return tuple(functools.partial(_unfilled_partial) if cls is functools.partial else cls.__new__(cls) for cls in classes)
 
 
-_PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.Partial's own attributes
+_PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.classes.Partial's own attributes
 
 
 def _fill_partial(made, attributes):
@@ -836,11 +836,11 @@ def fill_object(obj, attributes, items):
     if type(obj) is _OrderedDict:
         obj.update(attributes)
         return
-    if type(obj) is functools.partial:  # for a _polyfills.Partial: attributes are the stand-in's
+    if type(obj) is functools.partial:  # for a _polyfills.classes.Partial: attributes are the stand-in's
         _fill_partial(obj, attributes)
         return
     stand_in = _stand_in_for(type(obj))
-    if stand_in is not None:  # a real deque for a _polyfills.Deque: attributes are the stand-in's
+    if stand_in is not None:  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
         obj.__init__(*(attributes[name] for name in stand_in._cdynamo_init_from))
         return
     try:

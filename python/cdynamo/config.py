@@ -107,7 +107,7 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     os.path.join(_own_dir, "verify.py"),
     os.path.join(_own_dir, "bench"),  # the benchmarks' models are what they compile
     os.path.join(_own_dir, "_entry.py"),
-    os.path.join(_own_dir, "_polyfills.py"),  # stand-ins traced in place of C callables
+    os.path.join(_own_dir, "_polyfills", ""),  # the package of stand-ins traced in place of C callables (all its files)
     os.path.join(_own_dir, "_numpy_arrays.py"),  # NumPy arrays made from traced tensors
     # nn.Sequential.forward: compiling a Sequential model captures its layers (as TorchDynamo's
     # inline list does); torch.nn's layers themselves stay single graph nodes.

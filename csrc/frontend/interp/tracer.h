@@ -207,7 +207,7 @@ class Tracer {
   ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
   // The type the program sees: type_of, except for stand-ins (a TracedArray is an np.ndarray, a
-  // _polyfills.Deque a collections.deque).
+  // _polyfills.classes.Deque a collections.deque).
   Ref apparent_type(const ValuePtr& value);
   void guard_defaults(const ValuePtr& function);  // a function with a source: its defaults
   // Guards that the attribute at method_source still binds the function bound_method binds.
@@ -342,7 +342,7 @@ class Tracer {
   bool is_logging_call(const ValuePtr& method) const;  // an enabled level's call: deferred (deferred_calls.cpp)
   ValuePtr silent_log_call(const ValuePtr& method, const std::vector<ValuePtr>& args);
   ValuePtr mapping_as_dict(const ValuePtr& mapping);  // the items {**mapping} merges, as a Dict
-  // The Python function traced in place of a call of fn (cdynamo/_polyfills.py), or null.
+  // The Python function traced in place of a call of fn (the cdynamo/_polyfills/ package), or null.
   Ref polyfill_of(Handle fn);
 
   std::vector<std::shared_ptr<InterpFrame>> frames_;  // shared: generators keep theirs

@@ -1,5 +1,5 @@
 """C-implemented callables and untraced library code the interpreter replaces with Python
-stand-ins (cdynamo/_polyfills.py): map, functools.reduce, itertools.chain/islice,
+stand-ins (cdynamo/_polyfills/): map, functools.reduce, itertools.chain/islice,
 contextlib.nullcontext, @torch.no_grad()/@torch.enable_grad() decorated functions; enum
 members as constants; generators taken whole by sum/min/max/sorted. One graph, no break, and
 eager's results and side effects."""

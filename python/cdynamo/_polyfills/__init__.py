@@ -1,0 +1,139 @@
+"""The stand-ins' registry: replacement_for (the Python function traced in place of a callable) and STAND_IN_CLASSES.
+Assumes identities and plain attributes decide (no code of fn runs); config.trace_dirs traces this whole package."""
+# Python stand-ins the interpreter traces in place of C-implemented callables and of library code it does not trace;
+# each behaves as its original does for the arguments it accepts. One file per concern:
+#   iterators.py    map, enumerate, filter, itertools' iterators and combinatorics (lazy, pulling as the C ones do)
+#   ordering.py     sorted/min/max over classes comparing in Python, heapq's C functions
+#   folds.py        functools.reduce, collections._count_elements
+#   operators.py    the operator module's functions, attrgetter/itemgetter/methodcaller calls
+#   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects
+#   namedtuples.py  a namedtuple class's _make and _replace
+#   copying.py      copy.copy and copy.deepcopy
+#   torch_calls.py  vmap and torch.func's transforms, associative_scan, Variable, legacy constructors, jit.annotate,
+#                   functions decorated with @torch.no_grad() / @torch.enable_grad()
+#   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
+#   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
+# The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES and
+# replacement_for from cdynamo._polyfills, _trace_support imports STAND_IN_CLASSES.
+import collections
+import contextlib
+import functools
+import itertools
+import operator
+import types
+
+import torch
+
+from .classes import Deque, NullContext, Partial, _partial_call, nullcontext_, partial_
+from .copying import _MISSING, copy_, deepcopy_
+from .folds import _NO_INITIAL, count_elements_, reduce_
+from .iterators import (
+    accumulate_, chain_, chain_from_iterable, combinations_, combinations_with_replacement_, compress_, count_, cycle_,
+    dropwhile_, enumerate_, filter_, filterfalse_, groupby_, islice_, map_, pairwise_, permutations_, product_,
+    repeat_, starmap_, takewhile_, tee_, zip_longest_,
+)
+from .namedtuples import _namedtuple_method
+from .nn_modules import (
+    _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
+    _module_named_modules, _module_named_parameters, _module_parameters, _module_state_dict,
+)
+from .operators import (
+    _OPERATOR_STAND_INS, _getter_call, _methodcaller_call, abs_, add_, and__, call_, concat_, contains_, countOf_,
+    delitem_, eq_, floordiv_, ge_, getitem_, gt_, iadd_, iand_, iconcat_, ifloordiv_, ilshift_, imatmul_, imod_, imul_,
+    indexOf_, invert_, ior_, ipow_, irshift_, is__, is_not_, isub_, itruediv_, ixor_, le_, lshift_, lt_, matmul_, mod_,
+    mul_, ne_, neg_, not__, or__, pos_, pow_, rshift_, setitem_, sub_, truediv_, truth_, xor_,
+)
+from .ordering import (
+    _NO_DEFAULT, _heapify_max_, _heappop_max_, _heapreplace_max_, heapify_, heappop_, heappush_, heappushpop_,
+    heapreplace_, max_, min_, sorted_,
+)
+from .torch_calls import (
+    _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
+    jit_annotate_, variable_, vmap_,
+)
+
+STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
+
+# Callables replaced wherever they are called.
+_BY_OBJECT = {
+    map: map_,
+    functools.reduce: reduce_,
+    itertools.chain: chain_,
+    itertools.islice: islice_,
+    itertools.product: product_,
+    itertools.accumulate: accumulate_,
+    itertools.combinations: combinations_,
+    itertools.permutations: permutations_,
+    itertools.combinations_with_replacement: combinations_with_replacement_,
+    filter: filter_,
+    itertools.filterfalse: filterfalse_,
+    itertools.zip_longest: zip_longest_,
+    itertools.groupby: groupby_,
+    itertools.count: count_,
+    itertools.repeat: repeat_,
+    itertools.cycle: cycle_,
+    itertools.pairwise: pairwise_,
+    itertools.starmap: starmap_,
+    itertools.takewhile: takewhile_,
+    itertools.dropwhile: dropwhile_,
+    itertools.compress: compress_,
+    itertools.tee: tee_,
+    contextlib.nullcontext: nullcontext_,
+    __import__("copy").deepcopy: deepcopy_,
+    __import__("copy").copy: copy_,
+    __import__("collections")._count_elements: count_elements_,
+    torch.vmap: vmap_,
+    **{transform: _function_transform(transform) for transform in (
+        torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
+    torch.autograd.Variable: variable_,
+    torch.jit.annotate: jit_annotate_,
+    **{getattr(__import__("heapq"), name): stand_in for name, stand_in in (
+        ("heapify", heapify_), ("heappop", heappop_), ("heapreplace", heapreplace_), ("heappush", heappush_),
+        ("heappushpop", heappushpop_), ("_heapify_max", _heapify_max_), ("_heappop_max", _heappop_max_),
+        ("_heapreplace_max", _heapreplace_max_)) if hasattr(__import__("heapq"), name)},
+    **_LEGACY_CONSTRUCTORS,
+    torch.nn.Module.named_modules: _module_named_modules,
+    torch.nn.Module.modules: _module_modules,
+    torch.nn.Module.named_children: _module_named_children,
+    torch.nn.Module.children: _module_children,
+    torch.nn.Module.named_parameters: _module_named_parameters,
+    torch.nn.Module.parameters: _module_parameters,
+    torch.nn.Module.named_buffers: _module_named_buffers,
+    torch.nn.Module.buffers: _module_buffers,
+    torch.nn.Module.state_dict: _module_state_dict,
+    **_OPERATOR_STAND_INS,
+}
+if _associative_scan is not None:
+    _BY_OBJECT[_associative_scan] = associative_scan_
+_BY_ID = {id(original): stand_in for original, stand_in in _BY_OBJECT.items()}  # _BY_OBJECT keeps them alive
+
+
+def replacement_for(fn):
+    """The function the interpreter traces in place of a call of fn, or None. Looks only at
+    identities and plain attributes of functions and builtins: no code of the callable runs."""
+    found = _BY_ID.get(id(fn))
+    if found is not None:
+        return found
+    if type(fn) is types.BuiltinFunctionType:
+        if fn.__self__ is itertools.chain and fn.__name__ == "from_iterable":
+            return chain_from_iterable
+        return None
+    if type(fn) is types.FunctionType:
+        return _namedtuple_method(fn) or _decorated_replacement(fn)
+    if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
+        return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)
+    if type(fn) is functools.partial:
+        return _partial_call(fn)
+    if type(fn) in (operator.attrgetter, operator.itemgetter):
+        return _getter_call(fn)
+    if type(fn) is operator.methodcaller:
+        return _methodcaller_call(fn)
+    if type(fn).__name__ == "OptimizedCallable" and type(fn).__module__ == "cdynamo._C" and isinstance(fn._callback, tuple):
+        # A compiled function called from compiled code: its function is traced in place (the
+        # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so
+        # for disable()'d or run()-only functions: their calls stay outside the graphs.
+        return fn._fn if type(fn._fn) is types.FunctionType else None
+    if type(fn) is torch.jit.ScriptFunction:  # @torch.jit.script: its Python source, kept by torch
+        original = getattr(fn, "_torchdynamo_inline", None)
+        return original if type(original) is types.FunctionType else None
+    return None

@@ -1,0 +1,111 @@
+"""nn.Module's named_modules/children/parameters/buffers walks and state_dict(): library code not traced.
+Assumes torch's walk over _modules, _parameters and _buffers, duplicates told apart by identity as torch does."""
+import collections
+
+import torch
+
+from .as_written import _as_written
+
+
+_STATE_DICT_AS_WRITTEN = _as_written(torch.nn.Module.state_dict)
+
+
+# nn.Module's own iteration methods (library code, not traced): the same walk over _modules,
+# _parameters and _buffers, duplicates told apart by identity as torch does.
+def _module_named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    if memo is None:
+        memo = []
+    if remove_duplicate:
+        if any(self is seen for seen in memo):
+            return
+        memo.append(self)
+    yield prefix, self
+    for name, child in self._modules.items():
+        if child is None:
+            continue
+        child_prefix = prefix + ("." if prefix else "") + name
+        for item in _module_named_modules(child, memo, child_prefix, remove_duplicate):
+            yield item
+
+
+def _module_modules(self):
+    for _, module in _module_named_modules(self):
+        yield module
+
+
+def _module_named_children(self):
+    memo = []
+    for name, child in self._modules.items():
+        if child is not None and not any(child is seen for seen in memo):
+            memo.append(child)
+            yield name, child
+
+
+def _module_children(self):
+    for _, child in _module_named_children(self):
+        yield child
+
+
+def _named_members(module, attribute, prefix, recurse, remove_duplicate):
+    seen = []
+    modules = _module_named_modules(module, prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, module)]
+    for module_prefix, owner in modules:
+        for name, value in getattr(owner, attribute).items():
+            if value is None:
+                continue
+            if remove_duplicate:
+                if any(value is other for other in seen):
+                    continue
+                seen.append(value)
+            yield module_prefix + ("." if module_prefix else "") + name, value
+
+
+def _member_walks(attribute):
+    """named_parameters/parameters (or the buffers' pair) over module.<attribute>."""
+
+    def named(self, prefix="", recurse=True, remove_duplicate=True):
+        for item in _named_members(self, attribute, prefix, recurse, remove_duplicate):
+            yield item
+
+    def plain(self, recurse=True):
+        for _, value in _named_members(self, attribute, "", recurse, True):
+            yield value
+
+    return named, plain
+
+
+_module_named_parameters, _module_parameters = _member_walks("_parameters")
+_module_named_buffers, _module_buffers = _member_walks("_buffers")
+
+
+def _has_state_dict_hooks(module):
+    return any(m._state_dict_pre_hooks or m._state_dict_hooks for m in _module_modules(module))
+
+
+def _module_state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+    """nn.Module.state_dict: the same entries in the same order. The result lacks the
+    `_metadata` attribute (module versions), which load_state_dict reads only when present.
+    Hooks and the deprecated positional arguments run the original (a graph break there)."""
+    if args or _has_state_dict_hooks(self):
+        return _STATE_DICT_AS_WRITTEN(self, *args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+    if destination is None:
+        destination = collections.OrderedDict()
+    _save_state(self, destination, prefix, keep_vars)
+    return destination
+
+
+def _save_state(module, destination, prefix, keep_vars):
+    if type(module)._save_to_state_dict is not torch.nn.Module._save_to_state_dict:
+        module._save_to_state_dict(destination, prefix, keep_vars)
+    else:
+        for name, param in module._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in module._buffers.items():
+            if buf is not None and name not in module._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(module).get_extra_state is not torch.nn.Module.get_extra_state:
+            destination[prefix + "_extra_state"] = module.get_extra_state()
+    for name, child in module._modules.items():
+        if child is not None:
+            _save_state(child, destination, prefix + name + ".", keep_vars)

@@ -1,0 +1,121 @@
+"""sorted/min/max and heapq's C functions written out, so that classes' __lt__ and __gt__ run in the trace.
+Assumes the C code's comparisons in its order: sorted stable (a merge sort), heaps kept with `<` only."""
+
+
+# sorted/min/max over objects whose classes compare in Python (interp/key_builtins.cpp): the
+# builtins' algorithms with the same comparisons, so __lt__ and __gt__ run in the trace.
+def sorted_(iterable, /, *, key=None, reverse=False):
+    items = list(iterable)
+    keys = items if key is None else [key(item) for item in items]
+    order = list(range(len(items)))
+    width = 1
+    while width < len(order):  # bottom-up merge sort: stable, as list.sort is
+        merged = []
+        for start in range(0, len(order), 2 * width):
+            left, right = order[start:start + width], order[start + width:start + 2 * width]
+            while left and right:
+                # reverse=True reverses each comparison, keeping equal items in their order.
+                right_first = keys[left[0]] < keys[right[0]] if reverse else keys[right[0]] < keys[left[0]]
+                merged.append(right.pop(0) if right_first else left.pop(0))
+            merged.extend(left)
+            merged.extend(right)
+        order = merged
+        width *= 2
+    return [items[i] for i in order]
+
+
+def _extreme(name, better):
+    def extreme(*args, key=None, default=_NO_DEFAULT):
+        if not args:
+            raise TypeError(f"{name} expected at least 1 argument, got 0")
+        items = args[0] if len(args) == 1 else args
+        best, best_key = _NO_DEFAULT, None
+        for item in items:
+            item_key = item if key is None else key(item)
+            if best is _NO_DEFAULT or better(item_key, best_key):
+                best, best_key = item, item_key
+        if best is _NO_DEFAULT:
+            if default is not _NO_DEFAULT:
+                return default
+            raise ValueError(f"{name}() iterable argument is empty")
+        return best
+
+    return extreme
+
+
+_NO_DEFAULT = object()
+min_ = _extreme("min", lambda a, b: a < b)
+max_ = _extreme("max", lambda a, b: a > b)
+
+
+# heapq's C functions (heapq.nlargest/nsmallest/merge, which are Python, call them): the same
+# heap invariant on the same list, kept with `<` only as the C code compares.
+def _sift_up(heap, index, before):
+    item = heap[index]
+    while index > 0:
+        parent = (index - 1) >> 1
+        if not before(item, heap[parent]):
+            break
+        heap[index] = heap[parent]
+        index = parent
+    heap[index] = item
+
+
+def _sift_down(heap, index, before):
+    size, item = len(heap), heap[index]
+    while True:
+        child = 2 * index + 1
+        if child >= size:
+            break
+        if child + 1 < size and before(heap[child + 1], heap[child]):
+            child += 1
+        if not before(heap[child], item):
+            break
+        heap[index] = heap[child]
+        index = child
+    heap[index] = item
+
+
+def _smaller(a, b):
+    return a < b
+
+
+def _larger(a, b):
+    return b < a
+
+
+def _heap_functions(before):
+    def heapify(heap):
+        for index in reversed(range(len(heap) // 2)):
+            _sift_down(heap, index, before)
+
+    def heappop(heap):
+        last = heap.pop()  # IndexError on an empty heap, as heapq's
+        if not heap:
+            return last
+        top, heap[0] = heap[0], last
+        _sift_down(heap, 0, before)
+        return top
+
+    def heapreplace(heap, item):
+        top, heap[0] = heap[0], item
+        _sift_down(heap, 0, before)
+        return top
+
+    return heapify, heappop, heapreplace
+
+
+heapify_, heappop_, heapreplace_ = _heap_functions(_smaller)
+_heapify_max_, _heappop_max_, _heapreplace_max_ = _heap_functions(_larger)
+
+
+def heappush_(heap, item):
+    heap.append(item)
+    _sift_up(heap, len(heap) - 1, _smaller)
+
+
+def heappushpop_(heap, item):
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        _sift_down(heap, 0, _smaller)
+    return item

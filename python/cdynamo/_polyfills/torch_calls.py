@@ -1,0 +1,121 @@
+"""torch callables: vmap, torch.func transforms, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad.
+Assumes _special_calls.transformed makes a transform one node; torch's decorators wrap with decorate_context."""
+import weakref
+
+import torch
+try:
+    from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
+except ImportError:  # a torch without it: nothing to stand in for
+    _associative_scan = None
+
+from .. import _special_calls
+from .as_written import _as_written
+from .classes import Partial, partial_
+
+_ASSOCIATIVE_SCAN_AS_WRITTEN = _as_written(_associative_scan) if _associative_scan is not None else None
+
+
+def vmap_(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    # torch.vmap(func): calling the result is one graph node running vmap of func (transform_node).
+    def call(*args, **kwargs):
+        options = {"in_dims": in_dims, "out_dims": out_dims, "randomness": randomness, "chunk_size": chunk_size}
+        return _special_calls.transformed(torch.vmap, _as_function(func), options, *args, **kwargs)
+
+    return call
+
+
+def _function_transform(transform):
+    # torch.func.grad(func, argnums=0, has_aux=False) and the like: the same, by keyword.
+    def stand_in(func, **options):
+        def call(*args, **kwargs):
+            return _special_calls.transformed(transform, _as_function(func), options, *args, **kwargs)
+
+        return call
+
+    return stand_in
+
+
+def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):
+    # "pointwise" has torch.compile build one scan kernel from combine_fn; "generic" computes the
+    # same scan from torch operators and vmap (torch's own code, traced), which a graph holds.
+    if combine_mode == "pointwise" and not all(
+            leaf.device.type in ("cuda", "xpu") for leaf in torch.utils._pytree.tree_leaves(xs)):
+        raise ValueError("For combine_mode='pointwise', all input tensors need to be on CUDA or XPU")
+    return _ASSOCIATIVE_SCAN_AS_WRITTEN(combine_fn, xs, dim, reverse=reverse, combine_mode="generic")
+
+
+def variable_(data, requires_grad=False, volatile=False):
+    # torch.autograd.Variable(t) (PyTorch 0.3 code): a new tensor sharing t's data, without its
+    # history; requires_grad=True makes it a leaf. volatile is ignored, as torch ignores it now.
+    if not isinstance(data, torch.Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    made = data.detach()
+    if requires_grad:
+        made.requires_grad_()
+    return made
+
+
+def _legacy_constructor(original, dtype):
+    # torch.FloatTensor(2, 3), torch.LongTensor([1, 2]), torch.Tensor(size) (pre-1.0 code): sizes
+    # give an uninitialised tensor, a list of numbers its values; other arguments break the graph
+    # and the original makes the tensor.
+    def make(*given):
+        args = tuple(given[0]) if len(given) == 1 and isinstance(given[0], torch.Size) else given
+        if all(type(a) is int for a in args):
+            return torch.empty(args, dtype=dtype)
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            return torch.tensor(args[0], dtype=dtype if dtype is not None else torch.get_default_dtype())
+        _special_calls.break_graph("a legacy tensor constructor with arguments other than sizes or a list of numbers")
+        return original(*given)
+
+    return make
+
+
+_LEGACY_CONSTRUCTORS = {
+    getattr(torch, name): _legacy_constructor(getattr(torch, name), dtype) for name, dtype in (
+        ("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
+        ("BFloat16Tensor", torch.bfloat16), ("LongTensor", torch.int64), ("IntTensor", torch.int32),
+        ("ShortTensor", torch.int16), ("CharTensor", torch.int8), ("ByteTensor", torch.uint8),
+        ("BoolTensor", torch.bool), ("Tensor", None))
+}
+
+
+def _as_function(func):
+    # The transforms' graph node holds a function: a partial made in the trace becomes the closure
+    # it calls.
+    return partial_(func.func, *func.args, **func.keywords) if isinstance(func, Partial) else func
+
+
+def jit_annotate_(the_type, the_value):
+    # torch.jit.annotate(List[T], []): the value itself (the list stays the one the trace made).
+    return the_value
+
+
+# torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,
+# which enters `ctx_factory()` (a clone of the decorator's context manager) around the call.
+_GRAD_MODES = (torch.no_grad, torch.enable_grad)
+_DECORATE_CONTEXT_CODE = torch.no_grad()(lambda: None).__code__
+_decorated = weakref.WeakKeyDictionary()  # decorated function -> its stand-in
+
+
+def _grad_mode_call(func, mode):
+    def call(*args, **kwargs):
+        with mode():
+            return func(*args, **kwargs)
+
+    return call
+
+
+def _decorated_replacement(fn):
+    if getattr(fn, "__code__", None) is not _DECORATE_CONTEXT_CODE or not fn.__closure__:
+        return None
+    found = _decorated.get(fn)
+    if found is not None:
+        return found
+    cells = dict(zip(fn.__code__.co_freevars, (cell.cell_contents for cell in fn.__closure__)))
+    factory, func = cells.get("ctx_factory"), cells.get("func")
+    mode = type(getattr(factory, "__self__", None))
+    if func is None or mode not in _GRAD_MODES or getattr(factory, "__name__", "") != "clone":
+        return None  # another context manager (inference_mode, autocast): not replaced
+    found = _decorated[fn] = _grad_mode_call(func, mode)
+    return found
