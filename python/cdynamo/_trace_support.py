@@ -354,6 +354,9 @@ _FOLDABLE_BUILTINS = {
     abs, min, max, round, int, float, bool, complex, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
     all, any, reversed, slice,
 }
+# sys.intern of a constant string; the thread's id, a constant of the trace (reprlib's
+# recursive_repr keys its in-progress set with it, which a per-trace constant serves as well).
+_FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident}
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
 # would compute a string from a tensor).

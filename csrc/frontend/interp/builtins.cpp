@@ -196,6 +196,10 @@ ValuePtr Tracer::builtin_delattr(Handle, std::vector<ValuePtr>& args, graph::KwA
 }
 
 ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (args.size() == 2) {  // iter(function, sentinel): a generator calling it until the sentinel
+    static Ref& calls = *new Ref(import_attr("cdynamo._polyfills", "call_iterator_"));  // never freed: outlives the interpreter
+    return inline_call(calls, args, {});
+  }
   if (args.size() != 1) return nullptr;
   if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
   return Value::sequence(ValueKind::Iterator, iterate(args[0]));

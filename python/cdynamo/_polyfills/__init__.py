@@ -28,7 +28,7 @@ from .classes import Deque, NullContext, Partial, _partial_call, nullcontext_, p
 from .copying import _MISSING, copy_, deepcopy_
 from .folds import _NO_INITIAL, count_elements_, reduce_
 from .iterators import (
-    accumulate_, chain_, chain_from_iterable, combinations_, combinations_with_replacement_, compress_, count_, cycle_,
+    accumulate_, call_iterator_, chain_, chain_from_iterable, combinations_, combinations_with_replacement_, compress_, count_, cycle_,
     dropwhile_, enumerate_, filter_, filterfalse_, groupby_, islice_, map_, pairwise_, permutations_, product_,
     repeat_, starmap_, takewhile_, tee_, zip_longest_,
 )
@@ -49,7 +49,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    jit_annotate_, variable_, vmap_,
+    checkpoint_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
@@ -57,6 +57,7 @@ STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
 # Callables replaced wherever they are called.
 _BY_OBJECT = {
     map: map_,
+    torch.utils.checkpoint.checkpoint: checkpoint_,
     functools.reduce: reduce_,
     itertools.chain: chain_,
     itertools.islice: islice_,
@@ -133,6 +134,8 @@ def replacement_for(fn):
         # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so
         # for disable()'d or run()-only functions: their calls stay outside the graphs.
         return fn._fn if type(fn._fn) is types.FunctionType else None
+    if (decorate := grad_mode_decorator_for(fn)) is not None:
+        return decorate  # @torch.no_grad() on a function defined in the compiled one
     if type(fn) is torch.jit.ScriptFunction:  # @torch.jit.script: its Python source, kept by torch
         original = getattr(fn, "_torchdynamo_inline", None)
         return original if type(original) is types.FunctionType else None

@@ -350,3 +350,13 @@ def _teed(shared):
     while shared.has(position):
         position += 1
         yield shared.items[position - 1]
+
+
+def call_iterator_(function, sentinel):
+    """iter(function, sentinel): calls function until it returns the sentinel (compared as
+    CPython compares it: the same object, or ==)."""
+    while True:
+        value = function()
+        if value is sentinel or sentinel == value:
+            return
+        yield value

@@ -1,8 +1,9 @@
-"""torch callables: vmap, torch.func transforms, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad.
+"""torch callables: vmap, torch.func transforms, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
 Assumes _special_calls.transformed makes a transform one node; torch's decorators wrap with decorate_context."""
 import weakref
 
 import torch
+import torch.utils.checkpoint
 try:
     from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
 except ImportError:  # a torch without it: nothing to stand in for
@@ -104,6 +105,40 @@ def _grad_mode_call(func, mode):
             return func(*args, **kwargs)
 
     return call
+
+
+def _grad_mode_decorator(mode):
+    # torch.no_grad() / torch.enable_grad() applied as a decorator inside the compiled function.
+    def decorate(func):
+        return _grad_mode_call(func, mode)
+
+    return decorate
+
+
+_DECORATORS = {mode: _grad_mode_decorator(mode) for mode in _GRAD_MODES}
+
+
+def grad_mode_decorator_for(fn):
+    """The stand-in of calling a no_grad()/enable_grad() object (decorating a function), or None."""
+    return _DECORATORS.get(type(fn))
+
+
+_CHECKPOINT_AS_WRITTEN = _as_written(torch.utils.checkpoint.checkpoint)
+
+
+def checkpoint_(function, *args, use_reentrant=None, context_fn=None, determinism_check="default", debug=False,
+                **kwargs):
+    """torch.utils.checkpoint.checkpoint: the forward computed once, as the checkpointed forward
+    computes it (the backward's recomputation gives the same values; the compiled graph decides
+    what to keep). The reentrant form under grad mode (its outputs follow only the inputs'
+    requires_grad) and custom contexts run the original."""
+    if context_fn is not None or debug or (use_reentrant is not False and torch.is_grad_enabled()):
+        return _CHECKPOINT_AS_WRITTEN(function, *args, use_reentrant=use_reentrant, context_fn=context_fn,
+                                      determinism_check=determinism_check, debug=debug, **kwargs)
+    kwargs.pop("preserve_rng_state", None)
+    if kwargs and use_reentrant is not False:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    return function(*args, **kwargs)
 
 
 def _decorated_replacement(fn):

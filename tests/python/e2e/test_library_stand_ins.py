@@ -414,3 +414,25 @@ def test_iterator_stand_ins_give_and_pull_what_the_c_iterators_do(name, make, ta
 
         results.append((take(make(function, counted)), [source.asked for source in sources]))
     assert results[0] == results[1]
+
+
+def test_checkpoint_no_grad_decorator_and_iter_with_a_sentinel():
+    import torch.utils.checkpoint
+
+    layer = torch.nn.Linear(3, 3)
+
+    def f(x):
+        @torch.no_grad()
+        def doubled(t):
+            return t * 2
+
+        values = iter([3, 2, 1, 0, 5])
+        taken = list(iter(lambda: next(values), 0))
+        out = torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=False)
+        return out, doubled(x), doubled(x).requires_grad, taken, list(values)
+
+    x = torch.randn(2, 3, requires_grad=True)
+    want, got = f(x), one_graph(f, x)
+    assert same(got[0], want[0]) and same(got[1], want[1]) and got[2:] == want[2:]
+    got[0].sum().backward()
+    assert layer.weight.grad is not None
