@@ -562,6 +562,8 @@ def partial_without_dict(partial):
     return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
 
 
+_READING_SLOTS = {"__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                  "__repr__", "__str__", "__hash__", "__bool__"}
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
@@ -664,6 +666,8 @@ def classify_callable(fn):
         return "user_function"
     if isinstance(fn, types.MethodWrapperType) and type(fn.__self__) in _IMMUTABLE_RECEIVERS:
         return "fold"  # (3).__eq__, "a".__add__: a slot of an immutable value, computed now on constants
+    if isinstance(fn, types.MethodWrapperType) and fn.__name__ in _READING_SLOTS and type(fn.__self__) in (list, dict, set):
+        return "fold"  # a constant list's __len__ (a folded sum's result): reads it, changes nothing
     if isinstance(fn, types.BuiltinFunctionType):
         return f"unsupported:calling the builtin {name}() is not supported yet"
     return f"unsupported:calling {type(fn).__name__} objects is not supported yet"

@@ -121,6 +121,16 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         return call_nn_module(module, std::move(args), std::move(kwargs), false, direct);
       }
       if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
+          !args.empty() && (args[0]->kind == ValueKind::Dict || args[0]->kind == ValueKind::List) && !args[0]->dict_type &&
+          reinterpret_cast<PyDescrObject*>(callable->obj.ptr())->d_type ==
+              (args[0]->kind == ValueKind::Dict ? &PyDict_Type : &PyList_Type)) {
+        // dict.__setitem__(d, k, v), list.append(l, v): the method of the container the trace holds.
+        ValuePtr self = args[0];
+        args.erase(args.begin());
+        Ref name = check(PyObject_GetAttrString(callable->obj.ptr(), "__name__"));
+        return call_container_method(self, to_std_string(name), std::move(args), std::move(kwargs));
+      }
+      if ((Py_TYPE(callable->obj.ptr()) == &PyMethodDescr_Type || Py_TYPE(callable->obj.ptr()) == &PyWrapperDescr_Type) &&
           !args.empty() && args[0]->kind == ValueKind::NewObject) {
         // object.__setattr__(obj, ...), dict.__setitem__(obj, ...): the builtin base's own method.
         ValuePtr self = args[0];
@@ -385,6 +395,17 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (ValuePtr compared = compare_objects_in_trace(fn, args, kwargs)) return compared;
   if (ValuePtr sorted = sorted_with_key(fn, args, kwargs)) return sorted;
   if (ValuePtr result = call_special_method_builtin(fn, args, kwargs)) return result;
+  static Ref& exc_info = *new Ref(import_attr("sys", "exc_info"));  // never freed: outlives the interpreter
+  static Ref& exception = *new Ref(import_attr("sys", "exception"));  // likewise
+  if ((fn.ptr() == exc_info.ptr() || fn.ptr() == exception.ptr()) && args.empty() && kwargs.empty()) {
+    // The exception the trace is handling (contextlib.ExitStack asks), or None; the trace keeps
+    // no traceback, so exc_info()'s third item is None.
+    ValuePtr none = Value::constant(Ref::borrow(Py_None));
+    if (fn.ptr() == exception.ptr()) return handled_exception_ ? handled_exception_ : none;
+    if (!handled_exception_) return Value::sequence(ValueKind::Tuple, {none, none, none});
+    Ref type = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(handled_exception_->obj.ptr())));
+    return Value::sequence(ValueKind::Tuple, {Value::constant(type), handled_exception_, none});
+  }
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());

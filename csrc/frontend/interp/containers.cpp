@@ -185,12 +185,21 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
   if (ValuePtr result = call_container_method_with_keywords(self, name, args, kwargs)) return result;
   if (!kwargs.empty()) unsupported(std::string(value_kind_name(self->kind)) + "." + name + "() with keyword arguments");
   const size_t argc = args.size();
-  // x.__len__(), x.__getitem__(k), x.__contains__(v) called by name: what len(x), x[k], v in x do.
+  // x.__len__(), x.__getitem__(k), x.__contains__(v), x.__setitem__(k, v), x.__delitem__(k) called
+  // by name: what len(x), x[k], v in x, x[k] = v and del x[k] do.
   static PyObject* const len = PyDict_GetItemString(PyEval_GetBuiltins(), "len");  // borrowed; lives forever
   if (name == "__len__" && argc == 0) return call_value(Value::constant(Ref::borrow(len)), {self}, {});
   if (name == "__getitem__" && argc == 1 && self->kind != ValueKind::Dict) {
     subscript(self, args[0]);
     return pop();
+  }
+  if (name == "__setitem__" && argc == 2) {
+    store_subscript(self, args[0], args[1]);
+    return none();
+  }
+  if (name == "__delitem__" && argc == 1) {
+    delete_subscript(self, args[0]);
+    return none();
   }
   if (name == "__contains__" && argc == 1 && self->kind != ValueKind::Dict) {
     push(args[0]);

@@ -182,6 +182,15 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     for (auto& [key, value] : kwargs) made->dict_set(check(PyUnicode_FromString(key.c_str())), value);
     return made;
   }
+  if (obj == reinterpret_cast<PyObject*>(&PyMethod_Type) && args.size() == 2 && kwargs.empty() && args[0]->is_constant() &&
+      PyFunction_Check(args[0]->obj.ptr())) {
+    // types.MethodType(function, obj) (contextlib.ExitStack binds each __exit__ so): a bound method.
+    auto method = std::make_shared<Value>();
+    method->kind = ValueKind::UserMethod;
+    method->obj = args[0]->obj;
+    method->items = {args[1]};
+    return method;
+  }
   if (obj == reinterpret_cast<PyObject*>(&PyBaseObject_Type)) {
     // object(): a sentinel (heapq's, dataclasses' MISSING), unique per call and without a
     // __dict__ (attribute writes raise, as in eager).

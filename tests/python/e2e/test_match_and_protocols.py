@@ -154,3 +154,39 @@ def test_missing_keys_python_new_and_class_level_lists():
     Tracked.made.clear()
     got = run_compiled(f, x)
     assert same(got[0], want[0]) and got[1:] == want[1:] and Tracked.made == [2, 3]
+
+
+class Tracker:
+    def __init__(self):
+        self.log = []
+
+    def __enter__(self):
+        self.log.append("in")
+        return self
+
+    def __exit__(self, *exc):
+        self.log.append("out")
+        return False
+
+
+def test_exit_stack_exc_info_and_container_methods_by_name():
+    import contextlib
+    import sys
+
+    def f(x):
+        trackers = [Tracker(), Tracker()]
+        with contextlib.ExitStack() as stack:
+            for t in trackers:
+                stack.enter_context(t)
+            y = x + 1
+        try:
+            raise KeyError("k")
+        except KeyError:
+            kind = sys.exc_info()[0].__name__
+        d = {}
+        dict.__setitem__(d, "a", 3)
+        return y * d["a"], [t.log for t in trackers], kind, sys.exc_info()[0], sum([[1], [2]], []).__len__()
+
+    x = torch.randn(2)
+    got, want = run_compiled(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
