@@ -206,6 +206,7 @@ class Tracer {
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
   ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
+  ValuePtr tensor_autograd_state(const ValuePtr& tensor, const std::string& name);  // .grad, .is_leaf
   // The type the program sees: type_of, except for stand-ins (a TracedArray is an np.ndarray, a
   // _polyfills.classes.Deque a collections.deque).
   Ref apparent_type(const ValuePtr& value);

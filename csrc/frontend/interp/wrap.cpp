@@ -385,6 +385,28 @@ Ref Tracer::apparent_type(const ValuePtr& value) {
   return type_of(value);
 }
 
+// tensor.grad and tensor.is_leaf: of a tensor from the frame (an argument, a parameter), its own,
+// guarded there; of one the graph computes, what autograd gives such a tensor: no .grad, and a
+// leaf unless it requires grad through its computation. Null where the trace cannot tell.
+ValuePtr Tracer::tensor_autograd_state(const ValuePtr& tensor, const std::string& name) {
+  PyObject* real = nullptr;
+  for (const auto& [object, input] : tensor_inputs_)
+    if (input == tensor) real = object;
+  for (const auto& [object, attribute] : attributes_)
+    if (attribute == tensor) real = object;
+  if (real && tensor->source) return wrap(check(PyObject_GetAttrString(real, name.c_str())), Source::attr(tensor->source, name));
+  if (real) return nullptr;
+  Ref requires_grad = check(PyObject_GetAttrString(tensor->fake.ptr(), "requires_grad"));
+  if (name == "grad") {
+    if (requires_grad.ptr() == Py_True) return nullptr;  // a leaf made in the graph may get one later
+    return Value::constant(Ref::borrow(Py_None));
+  }
+  if (requires_grad.ptr() != Py_True) return Value::boolean(true);
+  // requires_grad_() made it a leaf; anything else computed it from tensors that require grad.
+  Ref target = check(PyObject_GetAttrString(tensor->node.ptr(), "target"));
+  return Value::boolean(PyUnicode_Check(target.ptr()) && to_std_string(target) == "requires_grad_");
+}
+
 Ref Tracer::type_of(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Tensor: {
@@ -437,6 +459,8 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       return wrap(attr, Source::attr(base->source, name));
     }
     case ValueKind::Tensor: {
+      if (name == "grad" || name == "is_leaf")
+        if (ValuePtr state = tensor_autograd_state(base, name)) return state;
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));

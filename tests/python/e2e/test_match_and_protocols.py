@@ -190,3 +190,20 @@ def test_exit_stack_exc_info_and_container_methods_by_name():
     x = torch.randn(2)
     got, want = run_compiled(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_grad_and_is_leaf_of_arguments_parameters_and_results():
+    layer = torch.nn.Linear(3, 3)
+
+    def f(x):
+        detached = x.detach()
+        return (x * sum(p.grad is None for p in layer.parameters()), x.is_leaf, (x * 2).is_leaf, detached.is_leaf,
+                detached.grad is None, (x * 2).requires_grad)
+
+    x = torch.randn(2, 3, requires_grad=True)
+    compiled = cdynamo.optimize("eager")(f)
+    got, want = compiled(x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    layer(x).sum().backward()  # the parameters get .grad: the guard on p.grad retraces
+    got, want = compiled(x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
