@@ -353,6 +353,8 @@ ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name
       if (!PyFunction_Check(getter.ptr())) unsupported("the property " + name + " with a builtin getter");
       return inline_call(getter, {object}, {});
     }
+    if (Ref get = special_method_of_class(Py_TYPE(found), "__get__"))  // a data descriptor written in Python
+      return inline_call(get, {Value::constant(keep), object, Value::constant(object->cls, object->cls_source)}, {});
     unsupported("the attribute " + name + " (a " + std::string(Py_TYPE(found)->tp_name) + " of the class)");
   }
   const ValuePtr& dict = object->items[0];
@@ -378,6 +380,10 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
     if (!slot && !descriptor && type->tp_dictoffset == 0)  // neither a slot, a setter nor a __dict__
       raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
     if (descriptor) {
+      if (Ref set = special_method_of_class(Py_TYPE(found), "__set__")) {  // a data descriptor written in Python
+        inline_call(set, {Value::constant(Ref::borrow(found)), object, std::move(value)}, {});
+        return;
+      }
       if (!PyObject_TypeCheck(found, &PyProperty_Type)) unsupported("assigning the attribute " + name + " (a descriptor)");
       Ref setter = check(PyObject_GetAttrString(found, "fset"));
       if (setter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' has no setter");

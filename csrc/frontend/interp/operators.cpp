@@ -246,6 +246,15 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(graph_.call("call_function", op, {lhs, rhs}, {}, what));
     return;
   }
+  if ((what == "operator.or_" || what == "operator.ior") && lhs->kind == ValueKind::Dict && rhs->kind == ValueKind::Dict &&
+      !lhs->dict_type && !rhs->dict_type) {
+    // d | other: a new dict with other's items last; d |= other updates d itself.
+    ValuePtr target = what == "operator.ior" ? lhs : Value::dict(lhs->keys, lhs->items);
+    if (what == "operator.ior" && !trace_owned(lhs)) unsupported("|= on a dict passed into the function (a side effect)");
+    for (size_t i = 0; i < rhs->keys.size(); ++i) target->dict_set(rhs->keys[i], rhs->items[i]);
+    push(target);
+    return;
+  }
   if (lhs->kind == ValueKind::Set && rhs->is_fully_constant() && what.starts_with("operator.i")) {
     // s |= t changes s itself: every reference to it sees the change.
     Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), lhs->obj.ptr(), rhs->as_python_constant().ptr(), nullptr));
@@ -567,6 +576,19 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
         return iterate(iterator_of(iterable, method));
       }
       if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
+      if (Ref getitem = python_special_method(iterable, "__getitem__")) {
+        // The sequence protocol: obj[0], obj[1], ... until IndexError (or StopIteration).
+        std::vector<ValuePtr> items;
+        for (long i = 0;; ++i) {
+          if (i > 100000) unsupported("a __getitem__ iteration of more than 100000 items");
+          try {
+            items.push_back(inline_call(getitem, {iterable, Value::constant(check(PyLong_FromLong(i)))}, {}));
+          } catch (const TracedException& raised) {
+            if (!is_instance_of(raised, PyExc_IndexError) && !is_instance_of(raised, PyExc_StopIteration)) throw;
+            return items;
+          }
+        }
+      }
       unsupported("iterating over a " + iterable->describe());
     }
     case ValueKind::Set: {

@@ -599,6 +599,11 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       return Value::constant(std::move(attr));
     }
     case ValueKind::Function: return function_attr(base, name);
+    case ValueKind::UserMethod:
+      // A bound method as a value: what it binds.
+      if (name == "__self__" && !base->items.empty()) return base->items[0];
+      if (name == "__func__" && base->obj) return Value::constant(base->obj);
+      [[fallthrough]];
     default: unsupported("attribute " + name + " of a " + base->describe());
   }
 }

@@ -35,7 +35,8 @@ from .iterators import (
 from .namedtuples import _namedtuple_method
 from .nn_modules import (
     _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
-    _module_named_modules, _module_named_parameters, _module_parameters, _module_state_dict,
+    _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
+    _module_state_dict,
 )
 from .operators import (
     _OPERATOR_STAND_INS, _getter_call, _methodcaller_call, abs_, add_, and__, call_, concat_, contains_, countOf_,
@@ -102,6 +103,8 @@ _BY_OBJECT = {
     torch.nn.Module.named_buffers: _module_named_buffers,
     torch.nn.Module.buffers: _module_buffers,
     torch.nn.Module.state_dict: _module_state_dict,
+    torch.nn.Module.get_submodule: _module_get_submodule,
+    torch.nn.Module.get_parameter: _module_get_parameter,
     **_OPERATOR_STAND_INS,
 }
 if _associative_scan is not None:

@@ -1,4 +1,4 @@
-"""nn.Module's named_modules/children/parameters/buffers walks and state_dict(): library code not traced.
+"""nn.Module's named_modules/children/parameters/buffers walks, state_dict(), get_submodule/get_parameter: library code not traced.
 Assumes torch's walk over _modules, _parameters and _buffers, duplicates told apart by identity as torch does."""
 import collections
 
@@ -109,3 +109,29 @@ def _save_state(module, destination, prefix, keep_vars):
     for name, child in module._modules.items():
         if child is not None:
             _save_state(child, destination, prefix + name + ".", keep_vars)
+
+
+def _module_get_submodule(self, target):
+    """nn.Module.get_submodule: the module at a dotted path, with torch's errors."""
+    module = self
+    if target == "":
+        return module
+    for item in target.split("."):
+        if not hasattr(module, item):
+            raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+        module = getattr(module, item)
+        if not isinstance(module, torch.nn.Module):
+            raise AttributeError("`" + item + "` is not an nn.Module")
+    return module
+
+
+def _module_get_parameter(self, target):
+    """nn.Module.get_parameter: the parameter at a dotted path, with torch's errors."""
+    module_path, _, name = target.rpartition(".")
+    module = _module_get_submodule(self, module_path)
+    if not hasattr(module, name):
+        raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+    parameter = getattr(module, name)
+    if not isinstance(parameter, torch.nn.Parameter):
+        raise AttributeError("`" + name + "` is not an nn.Parameter")
+    return parameter

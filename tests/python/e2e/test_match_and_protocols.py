@@ -207,3 +207,47 @@ def test_grad_and_is_leaf_of_arguments_parameters_and_results():
     layer(x).sum().backward()  # the parameters get .grad: the guard on p.grad retraces
     got, want = compiled(x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+class Doubling:
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        return getattr(obj, self.slot, 0) * 10
+
+    def __set__(self, obj, value):
+        setattr(obj, self.slot, value + 1)
+
+
+class WithDescriptor:
+    v = Doubling()
+
+
+class Countdown:
+    def __init__(self, n):
+        self.n = n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError
+        return i * 2
+
+
+def test_descriptors_sequence_protocol_dict_merge_bound_methods_and_submodules():
+    tree = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+
+    def f(x):
+        obj = WithDescriptor()
+        obj.v = 2
+        d = {"a": 1}
+        merged = d | {"b": 2}
+        d |= {"a": 10}
+        bound = Countdown(2).__getitem__
+        return (x * obj.v + sum(Countdown(4)), list(Countdown(3)), merged, d, bound.__self__.n,
+                tree.get_submodule("0")(x), tree.get_parameter("0.bias"))
+
+    x = torch.randn(2, 3)
+    got, want = run_compiled(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:5] == want[1:5]
+    assert same(got[5], want[5]) and same(got[6], want[6])
