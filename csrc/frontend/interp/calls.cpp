@@ -597,6 +597,10 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     return graph_.call("call_method", method_name, all_args, kwargs, "Tensor.requires_grad_()");
   }
   if (name == "numpy") return tensor_numpy(self, std::move(args), std::move(kwargs));
+  if (name == "__len__" && args.empty() && kwargs.empty()) {  // x.__len__(): len(x), the size of dimension 0
+    static PyObject* const len = PyDict_GetItemString(PyEval_GetBuiltins(), "len");  // borrowed; lives forever
+    return call_value(Value::constant(Ref::borrow(len)), {self}, {});
+  }
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");

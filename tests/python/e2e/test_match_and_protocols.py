@@ -244,7 +244,7 @@ def test_descriptors_sequence_protocol_dict_merge_bound_methods_and_submodules()
         merged = d | {"b": 2}
         d |= {"a": 10}
         bound = Countdown(2).__getitem__
-        return (x * obj.v + sum(Countdown(4)), list(Countdown(3)), merged, d, bound.__self__.n,
+        return (x * obj.v + sum(Countdown(4)) + x.__len__(), list(Countdown(3)), merged, d, bound.__self__.n,
                 tree.get_submodule("0")(x), tree.get_parameter("0.bias"))
 
     x = torch.randn(2, 3)
