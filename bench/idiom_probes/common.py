@@ -1,3 +1,4 @@
+"""The probes' registry (probe, collector) and shared inputs (x, xr)."""
 import torch
 P = []
 def probe(*args, state=None, reset=None, args2=None, between=None):
@@ -7,6 +8,17 @@ def probe(*args, state=None, reset=None, args2=None, between=None):
         P.append(dict(fn=fn, args=args, state=state, reset=reset, args2=args2, between=between))
         return fn
     return deco
+
+
+def collector(probes):
+    """A probe decorator of one file: registers with `probe` and keeps the entry in `probes`."""
+    def file_probe(*args, **kwargs):
+        def deco(fn):
+            probe(*args, **kwargs)(fn)
+            probes.append(P.pop())
+            return fn
+        return deco
+    return file_probe
 
 torch.manual_seed(0)
 x = torch.randn(4, 3)

@@ -1,12 +1,9 @@
 # closures, nonlocal, generators, comprehensions, lambdas, recursion
 import torch, itertools, functools, operator
-from common import probe, x, xr
-P = []
+from common import x, xr
 import common
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+P = []
+probe = common.collector(P)
 
 @probe(x)
 def closure_cell_modified_after_def(x):

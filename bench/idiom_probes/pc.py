@@ -3,10 +3,7 @@ import torch, math, functools, itertools, operator, collections, dataclasses, en
 from common import x, xr
 import common
 P = []
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+probe = common.collector(P)
 
 @probe(x)
 def map_two_iterables(x):

@@ -3,10 +3,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from common import x, xr
 import common
 P = []
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+probe = common.collector(P)
 torch.manual_seed(1)
 
 class MLP(nn.Module):

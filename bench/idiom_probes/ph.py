@@ -3,10 +3,7 @@ import torch, math, sys, os, collections, dataclasses, torch.nn as nn
 from common import x, xr
 import common
 P = []
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+probe = common.collector(P)
 
 Pt = collections.namedtuple("Pt", "a b")
 

@@ -4,10 +4,7 @@ import torch.utils._pytree as pytree
 from common import x, xr
 import common
 P = []
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+probe = common.collector(P)
 
 @probe(x)
 def hop_cond(x):

@@ -3,10 +3,7 @@ import torch, math
 from common import x, xr
 import common
 P = []
-def probe(*a, **k):
-    def deco(fn):
-        common.probe(*a, **k)(fn); P.append(common.P.pop()); return fn
-    return deco
+probe = common.collector(P)
 
 x6 = torch.randn(6, 3)
 

@@ -121,6 +121,13 @@ ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValueP
   return nullptr;
 }
 
+void Tracer::run_python_init(Handle init, const ValuePtr& object, const std::vector<ValuePtr>& args, graph::KwArgs kwargs) {
+  std::vector<ValuePtr> init_args{object};
+  init_args.insert(init_args.end(), args.begin(), args.end());
+  ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
+  if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
+}
+
 ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   PyObject* obj = cls->obj.ptr();
   if (!PyType_Check(obj)) return nullptr;
@@ -244,19 +251,11 @@ ValuePtr Tracer::construct_object(const ValuePtr& cls, std::vector<ValuePtr>& ar
     new_args.insert(new_args.end(), args.begin(), args.end());
     object = inline_call(new_function, std::move(new_args), kwargs);
     if (object->kind != ValueKind::NewObject || !PyType_IsSubtype(as_type(object->cls), type)) return object;
-    if (Ref init = special_method_of_class(type, "__init__")) {
-      std::vector<ValuePtr> init_args{object};
-      init_args.insert(init_args.end(), args.begin(), args.end());
-      ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
-      if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
-    }
+    if (Ref init = special_method_of_class(type, "__init__")) run_python_init(init, object, args, std::move(kwargs));
     return object;
   }
   if (Ref init = special_method_of_class(type, "__init__")) {
-    std::vector<ValuePtr> init_args{object};
-    init_args.insert(init_args.end(), args.begin(), args.end());
-    ValuePtr result = inline_call(init, std::move(init_args), std::move(kwargs));
-    if (!result->is_constant() || result->obj.ptr() != Py_None) raise(PyExc_TypeError, "__init__() should return None");
+    run_python_init(init, object, args, std::move(kwargs));
     return object;
   }
   PyObject* init = _PyType_Lookup(type, interned("__init__").ptr());

@@ -268,6 +268,8 @@ class Tracer {
   // cls(*args, **kwargs) for a plain Python class; null when the class cannot be modelled.
   ValuePtr construct_object(const ValuePtr& cls, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   // cls.__new__(cls) of such a class: the object before __init__; null when not modelled.
+  // A class's __init__ written in Python, run on the object the trace made; it must return None.
+  void run_python_init(Handle init, const ValuePtr& object, const std::vector<ValuePtr>& args, graph::KwArgs kwargs);
   ValuePtr new_object(const ValuePtr& cls, bool by_base_new = false);  // by_base_new: object.__new__(cls) called by name
   ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
   void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);

@@ -5,15 +5,9 @@ import contextlib
 
 import torch
 
-import cdynamo
 from cdynamo.testing import same
 
-
-def one_graph(fn, *args):
-    cdynamo.reset()
-    out = cdynamo.explain(fn)(*args)
-    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
-    return out.out
+from .helpers import one_graph
 
 
 def accumulator():

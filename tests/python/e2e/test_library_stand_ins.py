@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import cdynamo
+from .helpers import one_graph
 from cdynamo.testing import same
 
 
@@ -19,11 +20,6 @@ def fresh():
     yield
     cdynamo.reset()
 
-
-def one_graph(fn, *args):
-    out = cdynamo.explain(fn)(*args)
-    assert out.graph_count == 1 and out.graph_break_count == 0, out
-    return out.out
 
 
 def same_nested(got, want):

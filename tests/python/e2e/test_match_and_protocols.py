@@ -9,6 +9,8 @@ import torch
 import cdynamo
 from cdynamo.testing import same
 
+from .helpers import one_graph
+
 
 @dataclasses.dataclass
 class Box:
@@ -38,13 +40,6 @@ def classify(value):
             return -1
 
 
-def run_compiled(fn, *args):
-    cdynamo.reset()
-    out = cdynamo.explain(fn)(*args)
-    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
-    return out.out
-
-
 def test_match_statements_take_eagers_branches():
     values = [0, [1, 2], [1, 2, 3], {"k": 5}, Box(3, 2), Box(3, 4), "abcd", 7, 1.5, None]
 
@@ -58,7 +53,7 @@ def test_match_statements_take_eagers_branches():
         return x * sum(scores), scores, shape_case
 
     x = torch.randn(2, 3)
-    got, want = run_compiled(f, x), f(x)
+    got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
 
 
@@ -84,7 +79,7 @@ def test_failed_assert_star_calls_and_declined_equality():
         return flipped, message, p == 0, 0 == p, p == Point(1), p != 0
 
     x = torch.randn(2, 3)
-    got, want = run_compiled(f, x), f(x)
+    got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
 
 
@@ -117,7 +112,7 @@ def test_namedtuples_passed_in_list_edits_vars_and_delattr():
                 vars(holder).keys().__len__(), (1, 2) is sentinel)
 
     pair, x = Pair(torch.randn(2), 2), torch.randn(2)
-    got, want = run_compiled(f, pair, x), f(pair, x)
+    got, want = one_graph(f, pair, x), f(pair, x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
 
 
@@ -152,7 +147,7 @@ def test_missing_keys_python_new_and_class_level_lists():
     Tracked.made.clear()
     want = f(x)
     Tracked.made.clear()
-    got = run_compiled(f, x)
+    got = one_graph(f, x)
     assert same(got[0], want[0]) and got[1:] == want[1:] and Tracked.made == [2, 3]
 
 
@@ -188,7 +183,7 @@ def test_exit_stack_exc_info_and_container_methods_by_name():
         return y * d["a"], [t.log for t in trackers], kind, sys.exc_info()[0], sum([[1], [2]], []).__len__()
 
     x = torch.randn(2)
-    got, want = run_compiled(f, x), f(x)
+    got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
 
 
@@ -248,6 +243,6 @@ def test_descriptors_sequence_protocol_dict_merge_bound_methods_and_submodules()
                 tree.get_submodule("0")(x), tree.get_parameter("0.bias"))
 
     x = torch.randn(2, 3)
-    got, want = run_compiled(f, x), f(x)
+    got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:5] == want[1:5]
     assert same(got[5], want[5]) and same(got[6], want[6])

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import cdynamo
+from .helpers import one_graph
 from cdynamo.testing import CompileCounter, same
 
 
@@ -24,11 +25,6 @@ def fresh():
     yield
     cdynamo.reset()
 
-
-def one_graph(fn, *args):
-    out = cdynamo.explain(fn)(*args)
-    assert out.graph_count == 1 and out.graph_break_count == 0, out
-    return out.out
 
 
 def test_map_is_lazy_and_traced():
