@@ -886,3 +886,18 @@ def resolve_relative_import(name, frame_globals, level):
         return importlib.util.resolve_name("." * level + name, package)
     except ImportError:
         return None
+
+
+def dict_view_types():
+    """The classes of dict.keys(), values() and items(), by method name."""
+    sample = {}
+    return {"keys": type(sample.keys()), "values": type(sample.values()), "items": type(sample.items())}
+
+
+def as_dict_view(items, view_type):
+    """A real view of the kind view_type over the trace's snapshot of it (constants)."""
+    if view_type is type({}.items()):
+        return dict(items).items()
+    if view_type is type({}.keys()):
+        return dict.fromkeys(items).keys()
+    return dict(enumerate(items)).values()

@@ -201,12 +201,7 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
     delete_subscript(self, args[0]);
     return none();
   }
-  if (name == "__contains__" && argc == 1 && self->kind != ValueKind::Dict) {
-    push(args[0]);
-    push(self);
-    op_contains_op(bytecode::Instruction{});
-    return pop();
-  }
+  if (name == "__contains__" && argc == 1 && self->kind != ValueKind::Dict) return Value::boolean(contains(self, args[0]));
   if (self->kind == ValueKind::Dict) {
     if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2 && is_plain_key(args[0])) {
       int at = self->dict_index(args[0]->obj);
@@ -235,7 +230,12 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
         else if (name == "values") result.push_back(self->items[i]);
         else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
       }
-      return Value::sequence(ValueKind::List, std::move(result));
+      // A snapshot list that knows it stands for a view (type(), comparisons and set operations
+      // answer as the view's; iteration, len and `in` are a list's anyway).
+      static Ref& view_types = *new Ref(check(PyObject_CallNoArgs(import_attr("cdynamo._trace_support", "dict_view_types").ptr())));  // never freed
+      ValuePtr view = Value::sequence(ValueKind::List, std::move(result));
+      view->view_type = Ref::borrow(PyDict_GetItemString(view_types.ptr(), name.c_str()));
+      return view;
     }
     if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);
     if (name == "__getitem__" && argc == 1 && is_plain_key(args[0])) {

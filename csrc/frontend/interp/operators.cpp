@@ -262,6 +262,20 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(lhs);
     return;
   }
+  if ((lhs->kind == ValueKind::List && lhs->view_type) || (rhs->kind == ValueKind::List && rhs->view_type)) {
+    // A dict view (keys() == {...}, a.keys() & b.keys()): the real view's answer, from constants.
+    if (!lhs->is_fully_constant() || !rhs->is_fully_constant())
+      unsupported(what + " of a dict view holding values the trace computes");
+    auto as_view = [](const ValuePtr& v) {
+      Ref object = v->as_python_constant();
+      if (v->kind != ValueKind::List || !v->view_type) return object;
+      return call_helper("cdynamo._trace_support", "as_dict_view", {object, v->view_type});
+    };
+    Ref result = checked(PyObject_CallFunctionObjArgs(op.ptr(), as_view(lhs).ptr(), as_view(rhs).ptr(), nullptr));
+    if (PySet_CheckExact(result.ptr())) push(new_set(std::move(result)));
+    else push(Value::constant(std::move(result)));
+    return;
+  }
   // A list on the left is folded only where the result is a new bool, not a list (a list
   // result must stay a List value: it can be changed in place).
   const bool comparison = what == "operator.eq" || what == "operator.ne" || what == "operator.lt" ||

@@ -91,12 +91,15 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
 bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
   ValuePtr container = pop();
   ValuePtr item = pop();
-  const bool negated = inst.arg == 1;
+  push(Value::boolean(contains(std::move(container), item) != (inst.arg == 1)));
+  return true;
+}
+
+bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
   if (container->kind == ValueKind::Set && item->is_fully_constant()) {
     int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
     if (found < 0) raise_python_error();
-    push(Value::boolean(found != negated));
-    return true;
+    return found;
   }
   if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
       !python_special_method(container, "__contains__")) {
@@ -109,23 +112,15 @@ bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
     // fixed by the module's identity (guarded), as it does when it reads them.
     int found = PySequence_Contains(container->obj.ptr(), item->obj.ptr());
     if (found < 0) raise_python_error();
-    push(Value::boolean(found != negated));
-    return true;
+    return found;
   }
-  if (container->kind == ValueKind::Dict && item->is_constant()) {
-    push(Value::boolean((container->dict_index(item->obj) >= 0) != negated));
-    return true;
-  }
-  if (Ref method = python_special_method(container, "__contains__")) {
-    bool found = truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
-    push(Value::boolean(found != negated));
-    return true;
-  }
+  if (container->kind == ValueKind::Dict && item->is_constant()) return container->dict_index(item->obj) >= 0;
+  if (Ref method = python_special_method(container, "__contains__"))
+    return truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
   if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());
   int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
   if (found < 0) raise_python_error();
-  push(Value::boolean(found != negated));
-  return true;
+  return found;
 }
 
 bool Tracer::op_format_value(const bytecode::Instruction& inst) {

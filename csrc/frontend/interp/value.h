@@ -99,6 +99,7 @@ struct Value {
   Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after
   SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
   Ref dict_type;                // Dict made as collections.OrderedDict or defaultdict: that class (null: dict)
+  Ref view_type;                // List made by dict.keys()/values()/items(): dict_keys, ... (null: a list)
   ValuePtr default_factory;     // Dict made as a defaultdict: its default_factory (None included)
   ValuePtr attributes;          // Function: its __dict__ as the trace wrote it (functools.wraps), or null
 

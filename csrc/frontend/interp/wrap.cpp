@@ -419,7 +419,9 @@ Ref Tracer::type_of(const ValuePtr& value) {
     case ValueKind::Tuple:
       if (value->obj) return value->obj;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
-    case ValueKind::List: return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
+    case ValueKind::List:
+      if (value->view_type) return value->view_type;
+      return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
     case ValueKind::Dict:
       if (value->dict_type) return value->dict_type;
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));

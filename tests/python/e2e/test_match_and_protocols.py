@@ -246,3 +246,15 @@ def test_descriptors_sequence_protocol_dict_merge_bound_methods_and_submodules()
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:5] == want[1:5]
     assert same(got[5], want[5]) and same(got[6], want[6])
+
+
+def test_dict_views_compare_and_combine_as_views():
+    def f(x):
+        a, b = {"a": 1, "b": 2}, {"b": 3, "c": 4}
+        return (x + 1, a.keys() == {"a", "b"}, a.keys() == ["a", "b"], ("a", 1) in a.items(), 2 in a.values(),
+                a.keys() & b.keys(), a.keys() | b.keys(), a.items() == {("a", 1), ("b", 2)}, type(a.keys()).__name__,
+                "a" in a.keys(), a.keys().__contains__("z"))
+
+    x = torch.randn(2)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
