@@ -1,6 +1,7 @@
 """Python-side helpers of the C++ interpreter: fake-tensor propagation, callable policy, and
 GraphModule assembly. Called at compile time only, never on the per-call path."""
 import builtins
+import collections
 import functools
 import logging
 import math
@@ -620,6 +621,10 @@ def classify_callable(fn):
         return "fold"
     if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
         return "fold_constant"  # questions about a class, which the guards fix
+    if fn is collections.namedtuple:
+        # A namedtuple class made in the function (its code is made with eval): made now from the
+        # constant names: one class per compiled code, where eager makes one per call.
+        return "fold_constant"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):
         return "fold"

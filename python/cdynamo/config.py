@@ -74,6 +74,17 @@ def _dir_prefixes(*paths):
     return prefixes
 
 
+def _file_forms(*paths):
+    """Single files, each also in its symlink-resolved form (as _dir_prefixes does for folders):
+    a file under a symlinked virtual environment is met by either path."""
+    forms = []
+    for path in paths:
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            if form not in forms:
+                forms.append(form)
+    return forms
+
+
 def _package_dir(module_name):
     module = sys.modules.get(module_name)
     if module is None:
@@ -102,12 +113,12 @@ skip_dirs = _dir_prefixes(
 # often lies inside the standard library directory (a venv's platstdlib, a system Python's
 # stdlib) and user packages live there; cdynamo's demo, verify and benchmarks compile their own
 # functions and models.
-trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
+trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib"), os.path.join(_own_dir, "_polyfills")) + _file_forms(
     os.path.join(_own_dir, "demo.py"),
     os.path.join(_own_dir, "verify.py"),
     os.path.join(_own_dir, "bench"),  # the benchmarks' models are what they compile
     os.path.join(_own_dir, "_entry.py"),
-    os.path.join(_own_dir, "_polyfills", ""),  # the package of stand-ins traced in place of C callables (all its files)
+    # (and, above, _polyfills: the package of stand-ins traced in place of C callables, all its files)
     os.path.join(_own_dir, "_numpy_arrays.py"),  # NumPy arrays made from traced tensors
     # nn.Sequential.forward: compiling a Sequential model captures its layers (as TorchDynamo's
     # inline list does); torch.nn's layers themselves stay single graph nodes.
@@ -122,17 +133,17 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib")) + [
     # through, FloatFunctional's add/mul/cat are torch operations.
     os.path.join(_package_dir("torch") or "", "ao", "quantization", "stubs.py"),
     os.path.join(_package_dir("torch") or "", "ao", "nn", "quantized", "modules", "functional_modules.py"),
-]
+)
 
 # Files traced when traced code calls into them whose frames are never compiled on their own:
 # torch's own code calls them everywhere (vmap's machinery flattens with pytree), and compiling
 # those calls would only add graphs inside torch. pytree's flatten/unflatten/map over containers
 # of tensors (its specs are constants), and associative_scan's generic algorithm (torch operators
 # and vmap), which uses it.
-inline_only_files = [
+inline_only_files = _file_forms(
     os.path.join(_package_dir("torch") or "", "utils", "_pytree.py"),
     os.path.join(_package_dir("torch") or "", "_higher_order_ops", "associative_scan.py"),
-]
+)
 trace_dirs += inline_only_files
 
 # The standard library is traced into when user code calls it (copy.deepcopy, typing, enum,

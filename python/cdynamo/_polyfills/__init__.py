@@ -9,8 +9,8 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects
 #   namedtuples.py  a namedtuple class's _make and _replace
 #   copying.py      copy.copy and copy.deepcopy
-#   torch_calls.py  vmap and torch.func's transforms, associative_scan, Variable, legacy constructors, jit.annotate,
-#                   functions decorated with @torch.no_grad() / @torch.enable_grad()
+#   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, Variable,
+#                   legacy constructors, jit.annotate, functions decorated with @torch.no_grad() / @torch.enable_grad()
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES and
@@ -26,7 +26,7 @@ import torch
 
 from .classes import Deque, NullContext, Partial, _partial_call, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
-from .folds import _NO_INITIAL, count_elements_, reduce_
+from .folds import count_elements_, reduce_
 from .iterators import (
     accumulate_, call_iterator_, chain_, chain_from_iterable, combinations_, combinations_with_replacement_, compress_, count_, cycle_,
     dropwhile_, enumerate_, filter_, filterfalse_, groupby_, islice_, map_, pairwise_, permutations_, product_,
@@ -50,7 +50,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, cond_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
@@ -85,6 +85,8 @@ _BY_OBJECT = {
     __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
     torch.vmap: vmap_,
+    torch.cond: cond_,
+    torch.func.jvp: jvp_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,

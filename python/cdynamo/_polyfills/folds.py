@@ -1,17 +1,20 @@
 """Stand-ins for C functions folding an iterable into one value: functools.reduce, collections._count_elements.
 Assumes the iterable is consumed in order, calling only what the original calls."""
-_NO_INITIAL = object()
 
 
-def reduce_(function, iterable, initial=_NO_INITIAL):
+def reduce_(function, iterable, *initial):
+    """functools.reduce. The initial value, when given, is never compared by identity with a
+    sentinel: it may be a list or dict the trace built, which `is` cannot weigh against an object."""
+    if len(initial) > 1:
+        raise TypeError(f"reduce expected at most 3 arguments, got {2 + len(initial)}")
     iterator = iter(iterable)
-    if initial is _NO_INITIAL:
+    if not initial:
         try:
             value = next(iterator)
         except StopIteration:
             raise TypeError("reduce() of empty iterable with no initial value") from None
     else:
-        value = initial
+        value = initial[0]
     for item in iterator:
         value = function(value, item)
     return value

@@ -1,4 +1,4 @@
-"""torch callables: vmap, torch.func transforms, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
+"""torch callables: vmap, torch.func transforms, torch.cond on a Python predicate, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
 Assumes _special_calls.transformed makes a transform one node; torch's decorators wrap with decorate_context."""
 import weakref
 
@@ -34,6 +34,35 @@ def _function_transform(transform):
         return call
 
     return stand_in
+
+
+_COND = torch.cond
+
+
+def cond_(pred, true_fn, false_fn, operands=()):
+    """torch.cond with a Python predicate (a size comparison, a flag): the branch it picks, called
+    on the operands, as torch.cond does in eager. A tensor predicate (both branches as subgraphs
+    of one node) is not captured: a graph break, and the original runs."""
+    if isinstance(pred, (bool, int, float)):
+        return true_fn(*operands) if pred else false_fn(*operands)
+    _special_calls.break_graph("torch.cond with a tensor predicate (both branches as subgraphs) is not supported yet")
+    return _COND(pred, true_fn, false_fn, operands)
+
+
+def _jvp_at(func, **options):
+    # torch.func.jvp as a transform of func alone: what its graph node calls on (primals, tangents).
+    def at(primals, tangents):
+        return torch.func.jvp(func, primals, tangents, **options)
+
+    return at
+
+
+_jvp_at.__name__ = "jvp"
+
+
+def jvp_(func, primals, tangents, **options):
+    # torch.func.jvp(func, primals, tangents, strict=..., has_aux=...): one graph node, as the transforms above.
+    return _special_calls.transformed(_jvp_at, _as_function(func), options, primals, tangents)
 
 
 def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):

@@ -1,0 +1,112 @@
+"""Idioms of TorchDynamo-style unit tests found failing by bench/idiom_probes/pl.py and pm.py, each
+fixed by a general mechanism on the Python side: one graph, no break, eager's results."""
+import functools
+import os
+
+import pytest
+import torch
+import torch.nn as nn
+
+import cdynamo
+from cdynamo import config, utils
+from .helpers import one_graph
+from cdynamo.testing import same
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+def test_traced_library_files_are_met_by_their_symlink_resolved_path_too():
+    # A virtual environment reached through a symlink: co_filename may hold either path.
+    for entry in config.trace_dirs:
+        if entry.endswith(".py"):
+            assert os.path.realpath(entry) in config.trace_dirs, entry
+    container_py = nn.ParameterDict.values.__code__.co_filename
+    for form in (os.path.abspath(container_py), os.path.realpath(container_py)):
+        assert utils.inline_refusal(form) is None, form
+
+
+def test_parameter_dict_values_and_items_generators_are_traced():
+    pd = nn.ParameterDict({"b": nn.Parameter(torch.randn(3)), "a": nn.Parameter(torch.randn(3))})
+
+    def f(x):
+        return x + sum(pd.values()), [k for k, _ in pd.items()], [v * 2 for _, v in pd.items()]
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1] == want[1] and all(same(g, w) for g, w in zip(got[2], want[2]))
+
+
+def test_reduce_with_an_initial_dict_or_list_built_in_the_function():
+    def f(x):
+        parts = [{"a": x}, {"b": x * 2}, {"a": x * 3}]
+        merged = functools.reduce(lambda acc, d: {**acc, **d}, parts, {})
+        flat = functools.reduce(lambda acc, t: acc + [t.sum()], [x, x], [])
+        return merged, flat, functools.reduce(lambda a, b: a * b, [x, x + 1])
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert list(got[0]) == list(want[0]) and all(same(got[0][k], want[0][k]) for k in want[0])
+    assert all(same(g, w) for g, w in zip(got[1], want[1])) and same(got[2], want[2])
+
+
+def test_reduce_errors_are_eagers():
+    def f(x):
+        try:
+            functools.reduce(lambda a, b: a + b, [])
+        except TypeError as e:
+            return x * len(str(e))
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_cond_on_a_python_predicate_calls_the_branch_it_picks():
+    def f(x):
+        k = x.mean()
+        by_size = torch.cond(x.shape[0] > 2, lambda a, b: a + b + k, lambda a, b: a - b, (x, x * 2))
+        by_flag = torch.cond(False, lambda a: a * 2, lambda a: a - k, [x])
+        return by_size, by_flag
+
+    x = torch.randn(4, 3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and same(got[1], want[1])
+
+
+def test_cond_on_a_tensor_predicate_breaks_the_graph_and_runs_as_eager():
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    x = torch.randn(4, 3)
+    want = f(x)  # eager's torch.cond compiles with torch's own compiler: its imports are made first
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count >= 1 and any("tensor predicate" in str(r) for r in out.break_reasons)
+    assert same(out.out, want)
+
+
+def test_func_jvp_of_a_torch_function_and_of_a_lambda_is_one_node():
+    def f(x):
+        _, tangent = torch.func.jvp(torch.sin, (x,), (torch.ones_like(x),))
+        out, tangent2 = torch.func.jvp(lambda a, b: a * b, (x, x), (x, torch.ones_like(x)))
+        return tangent, out, tangent2
+
+    x = torch.randn(4, 3)
+    got, want = one_graph(f, x), f(x)
+    assert all(same(g, w) for g, w in zip(got, want))
+
+
+def test_namedtuple_class_made_in_the_function():
+    import collections
+
+    def f(x, k):
+        Pair = collections.namedtuple("Pair", ["a", "b"], defaults=[7])
+        p = Pair(x, k)
+        return p.a * p.b + Pair(1).b, Pair._fields, p._replace(b=3).b, type(p).__name__, len(p)
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x, 2), f(x, 2)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
