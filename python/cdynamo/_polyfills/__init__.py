@@ -3,7 +3,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 # Python stand-ins the interpreter traces in place of C-implemented callables and of library code it does not trace;
 # each behaves as its original does for the arguments it accepts. One file per concern:
 #   iterators.py    map, enumerate, filter, itertools' iterators and combinatorics (lazy, pulling as the C ones do)
-#   ordering.py     sorted/min/max over classes comparing in Python, heapq's C functions
+#   ordering.py     sorted/min/max over classes comparing in Python, heapq's and bisect's C functions
 #   folds.py        functools.reduce, collections._count_elements
 #   operators.py    the operator module's functions, attrgetter/itemgetter/methodcaller calls
 #   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects
@@ -45,8 +45,8 @@ from .operators import (
     mul_, ne_, neg_, not__, or__, pos_, pow_, rshift_, setitem_, sub_, truediv_, truth_, xor_,
 )
 from .ordering import (
-    _NO_DEFAULT, _heapify_max_, _heappop_max_, _heapreplace_max_, heapify_, heappop_, heappush_, heappushpop_,
-    heapreplace_, max_, min_, sorted_,
+    _NO_DEFAULT, _heapify_max_, _heappop_max_, _heapreplace_max_, bisect_left_, bisect_right_, heapify_, heappop_,
+    heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, min_, sorted_,
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
@@ -95,6 +95,9 @@ _BY_OBJECT = {
         ("heapify", heapify_), ("heappop", heappop_), ("heapreplace", heapreplace_), ("heappush", heappush_),
         ("heappushpop", heappushpop_), ("_heapify_max", _heapify_max_), ("_heappop_max", _heappop_max_),
         ("_heapreplace_max", _heapreplace_max_)) if hasattr(__import__("heapq"), name)},
+    **{getattr(__import__("bisect"), name): stand_in for name, stand_in in (
+        ("bisect_left", bisect_left_), ("bisect_right", bisect_right_), ("insort_left", insort_left_),
+        ("insort_right", insort_right_))},
     **_LEGACY_CONSTRUCTORS,
     torch.nn.Module.named_modules: _module_named_modules,
     torch.nn.Module.modules: _module_modules,

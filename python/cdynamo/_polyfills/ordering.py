@@ -1,4 +1,4 @@
-"""sorted/min/max and heapq's C functions written out, so that classes' __lt__ and __gt__ run in the trace.
+"""sorted/min/max, heapq's and bisect's C functions written out, so that classes' __lt__ and __gt__ run in the trace.
 Assumes the C code's comparisons in its order: sorted stable (a merge sort), heaps kept with `<` only."""
 
 
@@ -119,3 +119,41 @@ def heappushpop_(heap, item):
         item, heap[0] = heap[0], item
         _sift_down(heap, 0, _smaller)
     return item
+
+
+# bisect's C functions: the same binary search with `<` only (key applied to the list's items, not
+# to x), so that classes' __lt__ runs in the trace; insort inserts with the list's insert.
+def bisect_left_(a, x, lo=0, hi=None, *, key=None):
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a[mid] if key is None else key(a[mid])) < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def bisect_right_(a, x, lo=0, hi=None, *, key=None):
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    if hi is None:
+        hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < (a[mid] if key is None else key(a[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def insort_left_(a, x, lo=0, hi=None, *, key=None):
+    a.insert(bisect_left_(a, x if key is None else key(x), lo, hi, key=key), x)
+
+
+def insort_right_(a, x, lo=0, hi=None, *, key=None):
+    a.insert(bisect_right_(a, x if key is None else key(x), lo, hi, key=key), x)

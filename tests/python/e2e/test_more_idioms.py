@@ -110,3 +110,27 @@ def test_namedtuple_class_made_in_the_function():
     x = torch.randn(3)
     got, want = one_graph(f, x, 2), f(x, 2)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_bisect_functions_search_and_insert_as_the_c_ones():
+    import bisect
+
+    def f(x, bounds):
+        i = bisect.bisect_left(bounds, x.shape[0])
+        j = bisect.bisect(bounds, 9, 1)
+        k = bisect.bisect_right([(1, "a"), (4, "b")], 2, key=lambda p: p[0])
+        bisect.insort(bounds, 5)
+        bisect.insort_left(bounds, 0, hi=2)
+        named = [("w", 3), ("b", 1)]
+        bisect.insort(named, ("c", 2), key=lambda p: p[1])
+        try:
+            bisect.bisect_left(bounds, 1, -1)
+        except ValueError as e:
+            message = str(e)
+        return x * i + j + k, named, message
+
+    x = torch.randn(4)
+    want_bounds, got_bounds = [1, 4, 9, 16], [1, 4, 9, 16]
+    want = f(x, want_bounds)
+    got = one_graph(f, x, got_bounds)
+    assert same(got[0], want[0]) and got[1:] == want[1:] and got_bounds == want_bounds
