@@ -1,4 +1,4 @@
-"""577 small TorchDynamo-style programs (closures, generators, containers, user classes,
+"""834 small TorchDynamo-style programs (closures, generators, containers, user classes,
 exceptions, modules, tensor idioms, guards, symbolic sizes), each run eagerly and compiled with
 fullgraph=True (backend: a counting eager backend), compared on results, mutated arguments,
 aliasing, a second call after a change, and side state. Usage:
@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 TC = os.environ.get("TC") == "1"
 if not TC:
     import cdynamo
-MODS = ["pa", "pb", "pc", "pd", "pe", "pf", "pg", "ph", "pi", "pj", "pk", "pl", "pm", "pn"]
+MODS = ["pa", "pb", "pc", "pd", "pe", "pf", "pg", "ph", "pi", "pj", "pk", "pl", "pm", "pn", "po"]
 only = sys.argv[1:]
 P = []
 for m in MODS:
