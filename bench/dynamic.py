@@ -3,11 +3,14 @@ ResNet-18, compiled by cdynamo and by torch.compile (same backend kind, same thr
 system and model in a process of its own. Per row: compiles over the sweep, total compile time
 (first call at each shape, minus an eager call at that shape), steady-state time per call of the
 dynamic compile against a static compile of the same shape, and the per-call cost of the shape
-guard (a tiny function, dynamic vs static).
+guard (a tiny function, dynamic vs static). --mode train times training steps (forward, the
+mean of the first output, backward); --mode reduce-overhead gives both compilers that mode.
 
     PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
         [--backend inductor|eager] [--device cpu|cuda] [--size small|full]
+        [--mode inference|train|reduce-overhead]
 """
+import contextlib
 import argparse
 import json
 import os
@@ -70,12 +73,26 @@ def timed(fn, args, device, repeat=1):
     return (time.perf_counter() - start) / repeat
 
 
-def compiler(system, backend, dynamic):
+def compiler(system, backend, dynamic, mode):
+    options = {"mode": mode} if mode == "reduce-overhead" else {}
     if system == "cdynamo":
         import cdynamo
 
-        return lambda m: cdynamo.compile(m, backend=backend, dynamic=dynamic)
-    return lambda m: torch.compile(m, backend=backend, dynamic=dynamic)
+        return lambda m: cdynamo.compile(m, backend=backend, dynamic=dynamic, **options)
+    return lambda m: torch.compile(m, backend=backend, dynamic=dynamic, **options)
+
+
+def as_step(fn, mode):
+    """What one timed call runs: the model, or a training step through it."""
+    if mode != "train":
+        return fn
+
+    def step(*args):
+        out = fn(*args)
+        first = out if isinstance(out, torch.Tensor) else out[0]  # logits, last hidden state
+        first.float().mean().backward()
+
+    return step
 
 
 def reset(system):
@@ -97,31 +114,36 @@ def compile_count(system):
     return counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
 
 
-def child(model_name, system, backend, size, device):
+def child(model_name, system, backend, size, device, mode):
     model, make_input = build(model_name, size, device)
+    if mode == "train":
+        model.train()
     inputs = [make_input(k) for k in range(SWEEP)]
-    with torch.no_grad():
-        eager_times = [timed(model, x, device) for x in inputs]  # warms eager too
-        eager_times = [timed(model, x, device) for x in inputs]
-        compiled = compiler(system, backend, None)(model)
+    eager = as_step(model, mode)
+    with torch.no_grad() if mode != "train" else contextlib.nullcontext():
+        eager_times = [timed(eager, x, device) for x in inputs]  # warms eager too
+        eager_times = [timed(eager, x, device) for x in inputs]
+        compiled = as_step(compiler(system, backend, None, mode)(model), mode)
         first_calls = [timed(compiled, x, device) for x in inputs]
         compiles, breaks = compile_count(system)
         steady_k = SWEEP // 2
         steady_dynamic = statistics.median(timed(compiled, inputs[steady_k], device) for _ in range(20))
         reset(system)  # the static compile must not find the dynamic one's cache entries
-        static = compiler(system, backend, False)(model)
+        static = as_step(compiler(system, backend, False, mode)(model), mode)
         timed(static, inputs[steady_k], device)
         steady_static = statistics.median(timed(static, inputs[steady_k], device) for _ in range(20))
+        eager_ms = statistics.median(timed(eager, inputs[steady_k], device) for _ in range(5)) * 1e3
     compile_total = sum(max(0.0, f - e) for f, e in zip(first_calls, eager_times))
     notes = {}
     if system == "cdynamo":  # graphs the inductor ran as captured, and per-size compiles past the cap
         from cdynamo.utils import counters
 
         notes = {k: v for k, v in {**counters["inductor"], **counters["dynamic"]}.items()
-                 if "fallback" in k or "static" in k or "captured" in k}
+                 if "fallback" in k or "static" in k or "captured" in k or "per sizes" in k}
+        notes.update({f"cudagraphs {k}": v for k, v in counters["cudagraphs"].items() if k in ("recorded", "replays")})
     print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total, "notes": notes,
                       "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
-                      "eager_ms": statistics.median(timed(model, inputs[steady_k], device) for _ in range(5)) * 1e3}))
+                      "eager_ms": eager_ms}))
 
 
 def guard_cost_child(system):
@@ -131,7 +153,7 @@ def guard_cost_child(system):
     for dynamic in (True, False):
         namespace = {}
         exec(compile(source, __file__, "exec"), namespace)
-        fn = compiler(system, "eager", dynamic)(namespace["f"])
+        fn = compiler(system, "eager", dynamic, "default")(namespace["f"])
         x, y = torch.randn(8, 4), torch.randn(8, 4)
         for _ in range(200):
             fn(x, y)
@@ -164,22 +186,24 @@ def main():
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--size", default="small")
+    parser.add_argument("--mode", default="inference", choices=["inference", "train", "reduce-overhead"])
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--guard-cost")
     options = parser.parse_args()
     if options.child:
-        return child(options.child[0], options.child[1], options.backend, options.size, options.device)
+        return child(options.child[0], options.child[1], options.backend, options.size, options.device, options.mode)
     if options.guard_cost:
         return guard_cost_child(options.guard_cost)
     print(f"torch {torch.__version__}, {options.device}, threads {torch.get_num_threads()}, backend {options.backend}, "
-          f"size {options.size}, {SWEEP} shapes per model\n")
+          f"size {options.size}, mode {options.mode}, {SWEEP} shapes per model\n")
     print("| model | system | compiles | graph breaks | compile time over the sweep (s) | steady dynamic / static | "
           "eager ms | dynamic ms |")
     print("|---|---|---|---|---|---|---|---|")
     for model_name in options.models.split(","):
         rows = {}
         for system in ("cdynamo", "torch.compile"):
-            common = ["--backend", options.backend, "--device", options.device, "--size", options.size]
+            common = ["--backend", options.backend, "--device", options.device, "--size", options.size,
+                      "--mode", options.mode]
             rows[system] = r = run_child(["--child", model_name, system, *common])
             if "error" in r:
                 print(f"| {model_name} | {system} | error: {r['error'][:120]} |")

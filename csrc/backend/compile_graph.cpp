@@ -60,14 +60,16 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   CDYNAMO_BOUNDARY_END(nullptr)
 }
 
-// _inductor_load(blob, constants) -> callable or None: the program stored by _inductor_compile,
-// constants = [(buffer name, tensor), ...]; None when a kernel library is missing from the cache.
-// Raises ValueError for a malformed blob.
+// _inductor_load(blob, constants, eager_fallback=None) -> callable or None: the program stored by
+// _inductor_compile, constants = [(buffer name, tensor), ...]; None when a kernel library is
+// missing from the cache. eager_fallback: the graph as captured, for a symbolic program's calls
+// past its kernels' 32-bit limits. Raises ValueError for a malformed blob.
 // Ownership contract: borrows the arguments; returns a new reference, or NULL with an error set.
 PyObject* py_inductor_load(PyObject*, PyObject* args) {
   Py_buffer blob;
   PyObject* constant_list;
-  if (!PyArg_ParseTuple(args, "y*O", &blob, &constant_list)) return nullptr;
+  PyObject* eager_fallback = Py_None;
+  if (!PyArg_ParseTuple(args, "y*O|O", &blob, &constant_list, &eager_fallback)) return nullptr;
   CDYNAMO_BOUNDARY_BEGIN
   struct Release {
     Py_buffer* b;
@@ -81,7 +83,8 @@ PyObject* py_inductor_load(PyObject*, PyObject* args) {
       throw UserError("constants must be (name, tensor) pairs", PyExc_TypeError);
     constants.emplace_back(PyUnicode_AsUTF8(PyTuple_GET_ITEM(pair, 0)), Ref::borrow(PyTuple_GET_ITEM(pair, 1)));
   }
-  Ref compiled = runtime::load_program(std::string_view(static_cast<const char*>(blob.buf), static_cast<size_t>(blob.len)), constants);
+  Ref compiled = runtime::load_program(std::string_view(static_cast<const char*>(blob.buf), static_cast<size_t>(blob.len)), constants,
+                                         Handle(eager_fallback));
   if (!compiled) Py_RETURN_NONE;
   return compiled.release();
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -121,7 +124,7 @@ PyMethodDef inductor_methods[] = {
      "_inductor_compile(aten_gm, eager_fallback, want_blob=False, target='cpp', device_type='cpu') -> callable, or "
      "(callable, blob or None)"},
     {"_inductor_load", py_inductor_load, METH_VARARGS,
-     "_inductor_load(blob, [(name, tensor), ...]) -> callable, or None if a kernel is missing"},
+     "_inductor_load(blob, [(name, tensor), ...], eager_fallback=None) -> callable, or None if a kernel is missing"},
     {"_inductor_toolchain_key", py_inductor_toolchain_key, METH_NOARGS,
      "_inductor_toolchain_key() -> str: the compiler/CPU/flags/prelude hash in every kernel key"},
     {nullptr, nullptr, 0, nullptr}};

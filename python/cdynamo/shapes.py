@@ -693,11 +693,11 @@ def per_shape(compile_static, gm, example_inputs):
 _NUMBERS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
-def _next_static_compile(compiled, gm, args, compile_for):
+def _next_static_compile(compiled, gm, args, compile_for, counted_as="static compiles of symbolic graphs"):
     from . import config, utils
 
     if len(compiled) < config.static_compiles_per_graph:
-        utils.counters["dynamic"]["static compiles of symbolic graphs"] += 1
+        utils.counters["dynamic"][counted_as] += 1
         return compile_for(args)
     utils.counters["dynamic"]["sizes run as captured (past static_compiles_per_graph)"] += 1
     if len(compiled) == config.static_compiles_per_graph:
@@ -746,11 +746,11 @@ def _propagate_static(gm, args):
         propagate()
 
 
-def _with_constant_inputs(gm, values):
+def _with_constant_inputs(gm, values, keep_examples=False):
     """gm with the placeholders at the given positions replaced by constants (a copy, when any)."""
     if not values:
         return gm
-    copy = _with_outputs(gm, list(_output_node(gm).args[0]), only_needed=False)
+    copy = _with_outputs(gm, list(_output_node(gm).args[0]), only_needed=False, keep_examples=keep_examples)
     placeholders = [n for n in copy.graph.nodes if n.op == "placeholder"]
     for k, value in values.items():
         node = placeholders[k]

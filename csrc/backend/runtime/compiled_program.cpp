@@ -239,25 +239,29 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   return obj;
 }
 
-Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants) {
+Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants, Handle eager_fallback) {
   Stopwatch watch;
   ProgramBlob stored = deserialize_program(blob);
+  ExecutorOptions options = executor_options_from_config();
+  // A symbolic program runs calls past its kernels' 32-bit limits through the graph as captured.
+  if (!stored.program.symbols.empty() && eager_fallback && eager_fallback.ptr() != Py_None)
+    options.oversize_fallback = Ref::borrow(eager_fallback.ptr());
   if (!stored.kernel_keys.empty() && target::is_triton_blob_key(stored.kernel_keys.front())) {
     std::vector<Launcher> launchers = target::triton_launchers_from_blob(stored.program, stored.kernel_keys);
     watch.lap("kernels");
-    return make_executor(std::move(stored.program), constants, std::move(launchers), executor_options_from_config());
+    return make_executor(std::move(stored.program), constants, std::move(launchers), options);
   }
-  cache::CacheOptions options = cache_options_from_config();
+  cache::CacheOptions cache_options = cache_options_from_config();
   std::vector<cache::KernelFn> kernels;
   {
     GilRelease nogil;
-    kernels = cache::load_kernels(stored.kernel_keys, stored.kernel_symbols, options);
+    kernels = cache::load_kernels(stored.kernel_keys, stored.kernel_symbols, cache_options);
   }
   watch.lap("kernels");
   if (kernels.size() != stored.kernel_keys.size()) return Ref();
   std::vector<Launcher> launchers;
   for (cache::KernelFn fn : kernels) launchers.push_back(cpu_launcher(fn));
-  Ref executor = make_executor(std::move(stored.program), constants, std::move(launchers), executor_options_from_config());
+  Ref executor = make_executor(std::move(stored.program), constants, std::move(launchers), options);
   watch.lap("executor");
   return executor;
 }

@@ -27,16 +27,17 @@ namespace cdynamo::runtime {
 //
 // With blob non-null, *blob receives the program as bytes for the compiled-graph cache
 // (program_blob.h, kernels named by their cache keys), or stays empty if it cannot be stored.
-// target: "cpp" or "triton" (target/target.h). Only the C++ target's programs are storable.
+// target: "cpp" or "triton" (target/target.h).
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
                     std::string* blob = nullptr, const std::string& target = "cpp");
 
 // The callable of a program stored by compile_program(..., blob), its kernels loaded from the
 // kernel cache (never compiled): a null Ref when a kernel library is missing (the caller
 // compiles instead). Throws UserError (ValueError) for a malformed blob, and whatever
-// make_executor throws (a constant missing or of the wrong kind).
+// make_executor throws (a constant missing or of the wrong kind). eager_fallback (borrowed, may
+// be null or None) runs a symbolic program's calls past its kernels' 32-bit limits.
 // Ownership contract: constants are tensor references the executor keeps; returns a new reference.
-Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants);
+Ref load_program(std::string_view blob, const std::vector<std::pair<std::string, Ref>>& constants, Handle eager_fallback);
 
 // The kernel cache's options from cdynamo.config: cache_dir, cxx (the compiler), cxx_flags.
 // Throws PythonError or UserError (a knob of the wrong type).

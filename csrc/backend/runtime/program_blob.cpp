@@ -1,15 +1,16 @@
 // Program <-> bytes for the compiled-graph cache: a flat stream of length-prefixed fields
 // ("5:hello"), so any string (names, quoted constants) round-trips and a reader can bound-check.
-// Assumes the program's layouts are constants (the C++ runtime supports nothing else yet).
+// Sizes are expressions in ir::parse_expr's syntax; symbolic programs carry their symbol table.
 #include "backend/runtime/program_blob.h"
 #include <charconv>
+#include "backend/ir/expr_parser.h"
 #include "common/error.h"
 
 namespace cdynamo::runtime {
 namespace {
 
 // Bump on any change of the layout below: an older blob is then rejected (a cache miss).
-constexpr std::string_view kMagic = "cdynamo-program-v2";
+constexpr std::string_view kMagic = "cdynamo-program-v3";
 
 class Writer {
  public:
@@ -19,13 +20,11 @@ class Writer {
     out_ += s;
   }
   void num(int64_t v) { str(std::to_string(v)); }
-  void expr(const ir::Expr& e, const std::string& what) {
-    if (!e.is_const()) throw UserError("cannot store a program with a symbolic " + what + " (" + e.str() + ")");
-    num(e.const_value());
-  }
-  void exprs(const std::vector<ir::Expr>& v, const std::string& what) {
+  // Python syntax, which parse_expr reads back (constants print as plain integers).
+  void expr(const ir::Expr& e) { str(e.py_str()); }
+  void exprs(const std::vector<ir::Expr>& v) {
     num(static_cast<int64_t>(v.size()));
-    for (const ir::Expr& e : v) expr(e, what);
+    for (const ir::Expr& e : v) expr(e);
   }
   void strs(const std::vector<std::string>& v) {
     num(static_cast<int64_t>(v.size()));
@@ -66,15 +65,29 @@ class Reader {
     if (n < 0 || static_cast<size_t>(n) > (data_.size() - pos_) / 2 + 1) corrupt("bad count");
     return static_cast<size_t>(n);
   }
+  ir::Expr expr() {
+    std::string text(str());
+    try {
+      return ir::parse_expr(text);
+    } catch (const UserError&) {
+      corrupt("bad size expression");
+    }
+  }
   std::vector<ir::Expr> exprs() {
     std::vector<ir::Expr> v(count(), ir::Expr(0));
-    for (ir::Expr& e : v) e = ir::Expr(num());
+    for (ir::Expr& e : v) e = expr();
     return v;
   }
   std::vector<std::string> strs() {
     std::vector<std::string> v(count());
     for (std::string& s : v) s = std::string(str());
     return v;
+  }
+  // An argument position or dimension: small and non-negative.
+  int small_int() {
+    int64_t v = num();
+    if (v < 0 || v > (1 << 20)) corrupt("bad argument position");
+    return static_cast<int>(v);
   }
   bool at_end() const { return pos_ == data_.size(); }
 
@@ -134,9 +147,6 @@ ir::Extern read_extern(Reader& r) {
 
 std::string serialize_program(const ir::Program& program, const std::vector<std::string>& kernel_keys,
                               const std::vector<std::string>& kernel_symbols) {
-  // Symbolic programs are compiled per graph and not stored (their key would be the symbolic graph).
-  if (!program.symbols.empty() || !program.input_arguments.empty())
-    throw UserError("cannot store a program with symbolic sizes or number arguments");
   Writer w;
   w.str(kMagic);
   w.num(static_cast<int64_t>(program.buffers.size()));
@@ -144,14 +154,25 @@ std::string serialize_program(const ir::Program& program, const std::vector<std:
     w.str(b.name);
     w.num(static_cast<int64_t>(b.kind));
     w.num(static_cast<int64_t>(b.dtype));
-    w.exprs(b.sizes, b.name + " size");
-    w.exprs(b.strides, b.name + " stride");
-    w.expr(b.offset, b.name + " offset");
+    w.exprs(b.sizes);
+    w.exprs(b.strides);
+    w.expr(b.offset);
     w.str(b.reuses);
     w.str(b.device);
     w.num(b.cached ? 1 : 0);
   }
   w.strs(program.inputs);
+  w.num(static_cast<int64_t>(program.symbols.size()));
+  for (const ir::Symbol& symbol : program.symbols) {
+    w.str(symbol.name);
+    w.num(static_cast<int64_t>(symbol.source));
+    w.num(symbol.argument);
+    w.num(symbol.dim);
+    w.num(symbol.hint);
+  }
+  w.num(static_cast<int64_t>(program.input_arguments.size()));
+  for (int argument : program.input_arguments) w.num(argument);
+  w.num(program.arguments);
   w.strs(program.outputs);
   w.num(static_cast<int64_t>(program.steps.size()));
   size_t kernel = 0;
@@ -188,12 +209,24 @@ ProgramBlob deserialize_program(std::string_view data) {
     b.dtype = enum_in_range(r.num(), ir::DType::Float64);
     b.sizes = r.exprs();
     b.strides = r.exprs();
-    b.offset = ir::Expr(r.num());
+    b.offset = r.expr();
     b.reuses = r.str();
     b.device = r.str();
     b.cached = r.num() != 0;
   }
   p.inputs = r.strs();
+  p.symbols.resize(r.count());
+  for (ir::Symbol& symbol : p.symbols) {
+    symbol.name = r.str();
+    symbol.source = enum_in_range(r.num(), ir::Symbol::Source::Scalar);
+    symbol.argument = r.small_int();
+    symbol.dim = r.small_int();
+    symbol.hint = r.num();
+  }
+  p.input_arguments.resize(r.count());
+  for (int& argument : p.input_arguments) argument = r.small_int();
+  p.arguments = static_cast<int>(r.num());
+  if (p.arguments < -1 || p.arguments > (1 << 20)) corrupt("bad argument count");
   p.outputs = r.strs();
   size_t steps = r.count();
   for (size_t s = 0; s < steps; ++s) {

@@ -1,5 +1,5 @@
 // A compiled program as bytes (the value of the compiled-graph cache): what the executor needs,
-// without kernel bodies, plus the kernel cache keys. Assumes constant (non-symbolic) layouts.
+// without kernel bodies, plus the kernel cache keys; symbolic programs with their symbol table.
 #pragma once
 #include <string>
 #include <string_view>
@@ -17,7 +17,6 @@ struct ProgramBlob {
   std::vector<std::string> kernel_symbols;
 };
 
-// Throws UserError when the program cannot be stored (a symbolic size): the caller skips caching.
 std::string serialize_program(const ir::Program& program, const std::vector<std::string>& kernel_keys,
                               const std::vector<std::string>& kernel_symbols);
 

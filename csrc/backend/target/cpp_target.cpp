@@ -41,7 +41,7 @@ class CppTarget final : public Target {
         }
         *blob = runtime::serialize_program(program, keys, symbols);
       } catch (const UserError&) {
-        blob->clear();  // not storable (symbolic sizes): compiled, just not cached
+        blob->clear();  // no kernel keys (the compiler cannot be run): compiled, just not cached
       }
     }
     return [sources = std::move(sources), options] {

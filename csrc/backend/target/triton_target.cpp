@@ -200,7 +200,7 @@ std::string storable(const ir::Program& program, const Ref& descriptions) {
   try {
     return runtime::serialize_program(program, keys, symbols);
   } catch (const UserError&) {
-    return "";  // not storable (symbolic sizes): compiled, just not cached
+    return "";  // not storable: compiled, just not cached
   }
 }
 

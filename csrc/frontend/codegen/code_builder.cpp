@@ -115,6 +115,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     case ValueKind::Tuple:
     case ValueKind::List: {
+      interp::refresh_view(*value);  // a dict view leaves the trace as its dict is at the end
       bool structseq = value->kind == ValueKind::Tuple && value->obj;
       if (structseq) {
         // torch.return_types take the tuple; a namedtuple is made from it by cls._make.
@@ -166,9 +167,9 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       // A loop's iterator at a graph break, as the tuple of the items it has not produced yet
       // (the trace knew them all when the loop began): the resume function's prologue makes it
       // an iterator again (resume_code).
-      for (size_t i = value->cursor; i < value->items.size(); ++i)
-        rebuild(code, value->items[i], outputs, depth + static_cast<int>(i - value->cursor));
-      code.emit(BUILD_TUPLE, static_cast<int>(value->items.size() - value->cursor));
+      std::vector<ValuePtr> pending = interp::iterator_pending(*value);
+      for (size_t i = 0; i < pending.size(); ++i) rebuild(code, pending[i], outputs, depth + static_cast<int>(i));
+      code.emit(BUILD_TUPLE, static_cast<int>(pending.size()));
       return;
     }
     case ValueKind::NewObject:
@@ -237,6 +238,7 @@ void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr
     if (!v) continue;
     bool walk_items = has_items(*v);
     if (walk_items && !seen.insert(v.get()).second) continue;
+    interp::refresh_view(*v);
     fn(v);
     if (walk_items)
       for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(&*item);
@@ -260,6 +262,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
     ValuePtr v = std::move(pending.back());
     pending.pop_back();
     if (!v) continue;
+    interp::refresh_view(*v);
     bool container = (v->kind == ValueKind::List || v->kind == ValueKind::Dict || v->kind == ValueKind::Set) && !v->source;
     if (interp::is_traced_array(v)) continue;  // rebuilt in place, from its tensor (a graph output)
     if (container || v->kind == ValueKind::NewObject) {

@@ -431,7 +431,7 @@ void check_carried(const ValuePtr& value, bool null_allowed, bool iterator_allow
   if (value->kind == ValueKind::Iterator) {
     if (!iterator_allowed)
       throw interp::Unsupported("a partial graph that passes a loop iterator to the unsupported instruction");
-    for (size_t i = value->cursor; i < value->items.size(); ++i) check_rebuildable(value->items[i], false);
+    for (const ValuePtr& item : interp::iterator_pending(*value)) check_rebuildable(item, false);
     return;
   }
   check_rebuildable(value, null_allowed);

@@ -254,12 +254,13 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   } catch (...) {
     // A backend failure or a bug of ours: eager fallback with a warning, or the error itself.
     set_python_error_from_current_exception();
+    // fullgraph=True promised one graph: the error itself, as torch.compile raises it.
     bool suppress = false;
     {
       PyObject *type, *value, *traceback;
       PyErr_Fetch(&type, &value, &traceback);
       try {
-        suppress = config_bool("suppress_errors");
+        suppress = config_bool("suppress_errors") && !options_flag(callback, "nopython");
       } catch (...) {
         PyErr_Clear();
       }

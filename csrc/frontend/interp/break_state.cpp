@@ -42,6 +42,19 @@ BreakState Tracer::nested_break_state() const {
   return state;
 }
 
+void freeze_iterators(BreakState& state) {
+  auto freeze = [](const std::vector<ValuePtr>& values) {
+    for (const ValuePtr& value : values)
+      if (value && value->kind == ValueKind::Iterator) freeze_iterator(*value);
+  };
+  freeze(state.stack);
+  freeze(state.locals);
+  for (const InlinedBreakFrame& frame : state.inlined) {
+    freeze(frame.stack);
+    freeze(frame.locals);
+  }
+}
+
 bool Tracer::can_break_nested() const {
   if (frames_.size() < 2 || frames_.front()->code->co_ncellvars > 0) return false;
   for (size_t k = 0; k < frames_.size(); ++k) {

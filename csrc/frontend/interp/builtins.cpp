@@ -114,6 +114,7 @@ ValuePtr Tracer::builtin_super(Handle, std::vector<ValuePtr>& args, graph::KwArg
 ValuePtr Tracer::builtin_len(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1) return nullptr;
   const ValuePtr& x = args[0];
+  refresh_view(*x);
   if (x->is_sequence() || x->kind == ValueKind::Dict) return Value::constant(check(PyLong_FromSize_t(x->items.size())));
   if (x->kind == ValueKind::NewObject && !python_special_method(x, "__len__")) {
     if (x->items.size() < 2 || !x->items[1]) raise(PyExc_TypeError, "object has no len()");
@@ -202,7 +203,7 @@ ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs
   }
   if (args.size() != 1) return nullptr;
   if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
-  return Value::sequence(ValueKind::Iterator, iterate(args[0]));
+  return iterator_over(args[0]);
 }
 
 ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
@@ -269,6 +270,13 @@ ValuePtr Tracer::builtin_enumerate(Handle, std::vector<ValuePtr>& args, graph::K
     return inline_call(lazy, std::move(args), {});
   }
   long index = args.size() > 1 ? PyLong_AsLong(args[1]->obj.ptr()) : 0;
+  if (args[0]->kind == ValueKind::List && !args[0]->view_type) {
+    // Read as the list is at each step (a loop that appends to the list it enumerates sees the
+    // new items); a graph break inside the loop carries what is left, as for any loop iterator.
+    ValuePtr iterator = iterator_over(args[0]);
+    iterator->enumerate_start = index;
+    return iterator;
+  }
   std::vector<ValuePtr> items;
   for (auto& item : iterate(args[0]))
     items.push_back(Value::sequence(ValueKind::Tuple, {Value::constant(check(PyLong_FromLong(index++))), item}));
@@ -278,7 +286,7 @@ ValuePtr Tracer::builtin_enumerate(Handle, std::vector<ValuePtr>& args, graph::K
 ValuePtr Tracer::next_item(const ValuePtr& iterator) {
   if (iterator->kind == ValueKind::Generator) return resume_generator(iterator);
   if (iterator->kind != ValueKind::Iterator) throw InternalError("next_item() of a " + iterator->describe());
-  return iterator->cursor < iterator->items.size() ? iterator->items[iterator->cursor++] : nullptr;
+  return iterator_next(*iterator);
 }
 
 namespace {

@@ -223,18 +223,15 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
       return found;
     }
     if ((name == "keys" || name == "values" || name == "items") && argc == 0) {
-      std::vector<ValuePtr> result;
-      for (size_t i = 0; i < self->items.size(); ++i) {
-        ValuePtr key = Value::constant(self->keys[i]);
-        if (name == "keys") result.push_back(key);
-        else if (name == "values") result.push_back(self->items[i]);
-        else result.push_back(Value::sequence(ValueKind::Tuple, {key, self->items[i]}));
-      }
-      // A snapshot list that knows it stands for a view (type(), comparisons and set operations
-      // answer as the view's; iteration, len and `in` are a list's anyway).
+      // A list that knows it stands for a view of this dict (type(), comparisons and set
+      // operations answer as the view's; iteration, len and `in` are a list's anyway), its
+      // items read from the dict again at each use (refresh_view): a view sees later writes.
       static Ref& view_types = *new Ref(check(PyObject_CallNoArgs(import_attr("cdynamo._trace_support", "dict_view_types").ptr())));  // never freed
-      ValuePtr view = Value::sequence(ValueKind::List, std::move(result));
+      ValuePtr view = Value::sequence(ValueKind::List, {});
       view->view_type = Ref::borrow(PyDict_GetItemString(view_types.ptr(), name.c_str()));
+      view->view_of = self;
+      view->name = name;
+      refresh_view(*view);
       return view;
     }
     if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);

@@ -229,8 +229,8 @@ void Tracer::send_none(int target) {
     }
   } else if (receiver->kind != ValueKind::Iterator) {
     throw InternalError("SEND without an iterator");
-  } else if (receiver->cursor < receiver->items.size()) {
-    push(receiver->items[receiver->cursor++]);
+  } else if (ValuePtr item = iterator_next(*receiver)) {
+    push(std::move(item));
     return;
   }
   ValuePtr returned = receiver->kind == ValueKind::Generator ? receiver->frame->return_value : nullptr;

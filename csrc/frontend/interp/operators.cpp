@@ -262,6 +262,8 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(lhs);
     return;
   }
+  refresh_view(*lhs);
+  refresh_view(*rhs);
   if ((lhs->kind == ValueKind::List && lhs->view_type) || (rhs->kind == ValueKind::List && rhs->view_type)) {
     // A dict view (keys() == {...}, a.keys() & b.keys()): the real view's answer, from constants.
     if (!lhs->is_fully_constant() || !rhs->is_fully_constant())
@@ -554,12 +556,15 @@ ValuePtr Tracer::iterator_of(const ValuePtr& iterable, Handle method) {
 
 std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
   switch (iterable->kind) {
-    case ValueKind::Tuple:
-    case ValueKind::List: return iterable->items;
+    case ValueKind::Tuple: return iterable->items;
+    case ValueKind::List:
+      refresh_view(*iterable);
+      return iterable->items;
     case ValueKind::Iterator: {
       // Consumes the iterator, as iterating a real one does.
-      std::vector<ValuePtr> rest(iterable->items.begin() + iterable->cursor, iterable->items.end());
-      iterable->cursor = iterable->items.size();
+      std::vector<ValuePtr> rest = iterator_pending(*iterable);
+      while (iterator_next(*iterable)) {
+      }
       return rest;
     }
     case ValueKind::Generator: {
@@ -688,8 +693,18 @@ void Tracer::get_iter(ValuePtr iterable) {
       return;
     }
   }
-  auto iterator = Value::sequence(ValueKind::Iterator, iterate(iterable));
-  push(iterator);
+  push(iterator_over(iterable));
+}
+
+ValuePtr Tracer::iterator_over(const ValuePtr& iterable) {
+  // A list the trace holds is read as it is at each step: a loop that appends to the list it
+  // walks (a worklist) sees the new items, as in CPython. Dict views are snapshots already.
+  if (iterable->kind == ValueKind::List && !iterable->view_type) {
+    auto iterator = Value::sequence(ValueKind::Iterator, {});
+    iterator->live_list = iterable;
+    return iterator;
+  }
+  return Value::sequence(ValueKind::Iterator, iterate(iterable));
 }
 
 void Tracer::unpack_sequence(ValuePtr sequence, int count) {

@@ -70,8 +70,8 @@ bool Tracer::op_for_iter(const bytecode::Instruction& inst) {
     }
   } else if (iterator->kind != ValueKind::Iterator) {
     throw InternalError("FOR_ITER without an iterator");
-  } else if (iterator->cursor < iterator->items.size()) {
-    push(iterator->items[iterator->cursor++]);
+  } else if (ValuePtr item = iterator_next(*iterator)) {
+    push(std::move(item));
     return true;
   }
   pop();

@@ -70,7 +70,10 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
   ValuePtr lhs = pop();
   bool same;
   if (lhs->is_constant() && rhs->is_constant()) same = lhs->obj.ptr() == rhs->obj.ptr();
-  else if (lhs->is_tensor() && rhs->is_tensor()) same = lhs->node.ptr() == rhs->node.ptr();
+  else if (lhs->is_tensor() && rhs->is_tensor())
+    // One fake per tensor object: an in-place method's result, or x.contiguous() of a contiguous
+    // x, is the very tensor it was called on (its own graph node, the same fake), as in eager.
+    same = lhs->fake && rhs->fake ? lhs->fake.ptr() == rhs->fake.ptr() : lhs->node.ptr() == rhs->node.ptr();
   else if (lhs->is_tensor() || rhs->is_tensor()) same = false;  // every tensor the trace holds is a Tensor value
   else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
   else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
@@ -95,7 +98,16 @@ bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
   return true;
 }
 
+// True only where lhs and rhs are one object for certain (one Value, one constant, one tensor).
+static bool certainly_identical(const ValuePtr& lhs, const ValuePtr& rhs) {
+  if (lhs == rhs) return true;
+  if (lhs->is_constant() && rhs->is_constant()) return lhs->obj.ptr() == rhs->obj.ptr();
+  if (lhs->is_tensor() && rhs->is_tensor()) return lhs->fake && lhs->fake.ptr() == rhs->fake.ptr();
+  return false;
+}
+
 bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
+  refresh_view(*container);
   if (container->kind == ValueKind::Set && item->is_fully_constant()) {
     int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
     if (found < 0) raise_python_error();
@@ -117,6 +129,18 @@ bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
   if (container->kind == ValueKind::Dict && item->is_constant()) return container->dict_index(item->obj) >= 0;
   if (Ref method = python_special_method(container, "__contains__"))
     return truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
+  if (container->is_sequence() && !(container->is_fully_constant() && item->is_fully_constant())) {
+    // As list and tuple do: each element is the item itself, or `element == item` is true
+    // (objects' __eq__ written in Python, NotImplemented handled as the operator does).
+    for (const ValuePtr& element : container->items) {
+      if (certainly_identical(element, item)) return true;
+      if (element->is_tensor() || item->is_tensor())
+        unsupported("'in' comparing a tensor with == (its values decide, not the trace)");
+      compare_op(Py_EQ, element, item);
+      if (truth_value(pop())) return true;
+    }
+    return false;
+  }
   if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());
   int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
   if (found < 0) raise_python_error();

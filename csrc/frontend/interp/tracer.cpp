@@ -172,6 +172,7 @@ TraceResult Tracer::run() {
     } catch (const ReachedNestedBreak&) {
       result.break_state = std::move(nested_break_);
     }
+    if (result.break_state) freeze_iterators(*result.break_state);
     check_context_vars_reset();
     for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
     result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
@@ -188,6 +189,7 @@ TraceResult Tracer::run() {
       for (size_t slot = 0; slot < state.locals.size() && slot < live.size(); ++slot)
         if (!live[slot]) state.locals[slot] = nullptr;
       state.kw_names = root.kw_names;
+      freeze_iterators(state);
       result.break_state = std::move(state);
     }
   } catch (const TracedException& raised) {

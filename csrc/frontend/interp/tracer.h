@@ -42,6 +42,11 @@ struct InlinedBreakFrame {
   bool shares_root_globals = false;      // its globals are the traced frame's
 };
 
+struct BreakState;
+// Loop iterators over live lists become snapshots of what they have left: the transformed code
+// carries iterators across a break as tuples (codegen/resume.cpp).
+void freeze_iterators(BreakState& state);
+
 // The traced frame's state where a graph break stops the trace: the transformed code rebuilds
 // it, runs the unsupported instruction itself, and continues in a resume function.
 struct BreakState {
@@ -196,6 +201,7 @@ class Tracer {
   void delete_subscript(ValuePtr container, ValuePtr key);  // DELETE_SUBSCR on trace-owned lists and dicts
   void store_subscript(ValuePtr container, ValuePtr key, ValuePtr value);
   void get_iter(ValuePtr iterable);
+  ValuePtr iterator_over(const ValuePtr& iterable);  // iter(iterable) of a value that is not an iterator
   void unpack_sequence(ValuePtr sequence, int count);
 
   // --- chapter: values from the frame (wrap.cpp) -------------------------------------------

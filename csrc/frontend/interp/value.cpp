@@ -143,6 +143,64 @@ ValuePtr Value::sequence(ValueKind kind, std::vector<ValuePtr> items, SourcePtr 
   return value;
 }
 
+void refresh_view(Value& view) {
+  if (!view.view_of) return;
+  const Value& dict = *view.view_of;
+  std::vector<ValuePtr> items;
+  for (size_t i = 0; i < dict.items.size(); ++i) {
+    if (view.name == "values") {
+      items.push_back(dict.items[i]);
+      continue;
+    }
+    ValuePtr key = Value::constant(dict.keys[i]);
+    items.push_back(view.name == "keys" ? key : Value::sequence(ValueKind::Tuple, {key, dict.items[i]}));
+  }
+  view.items = std::move(items);
+}
+
+namespace {
+// The k-th item of a live list iterator: the list's item, or (start + k, item) for enumerate.
+ValuePtr live_item(const Value& iterator, size_t k) {
+  const ValuePtr& item = iterator.live_list->items[k];
+  if (iterator.enumerate_start < 0) return item;
+  Ref index = check(PyLong_FromLong(iterator.enumerate_start + static_cast<long>(k)));
+  return Value::sequence(ValueKind::Tuple, {Value::constant(std::move(index)), item});
+}
+}  // namespace
+
+ValuePtr iterator_next(Value& iterator) {
+  if (iterator.live_list && iterator.cursor < iterator.live_list->items.size()) {
+    ValuePtr item = live_item(iterator, iterator.cursor);
+    ++iterator.cursor;
+    return item;
+  }
+  if (!iterator.live_list && iterator.cursor < iterator.items.size()) return iterator.items[iterator.cursor++];
+  iterator.live_list.reset();  // exhausted: a list that grows later is not read again
+  iterator.enumerate_start = -1;
+  iterator.items.clear();
+  iterator.cursor = 0;
+  return nullptr;
+}
+
+std::vector<ValuePtr> iterator_pending(const Value& iterator) {
+  if (iterator.live_list) {
+    std::vector<ValuePtr> pending;
+    for (size_t k = iterator.cursor; k < iterator.live_list->items.size(); ++k) pending.push_back(live_item(iterator, k));
+    return pending;
+  }
+  const std::vector<ValuePtr>& items = iterator.items;
+  if (iterator.cursor >= items.size()) return {};
+  return std::vector<ValuePtr>(items.begin() + static_cast<std::ptrdiff_t>(iterator.cursor), items.end());
+}
+
+void freeze_iterator(Value& iterator) {
+  if (!iterator.live_list) return;
+  iterator.items = iterator_pending(iterator);
+  iterator.cursor = 0;
+  iterator.live_list.reset();
+  iterator.enumerate_start = -1;
+}
+
 ValuePtr Value::null() {
   auto value = std::make_shared<Value>();
   value->kind = ValueKind::Null;

@@ -87,9 +87,13 @@ struct Value {
   Ref fake;   // Tensor: the fake tensor that stands for it while tracing
   std::vector<ValuePtr> items;  // Tuple/List/Iterator/Dict items; TensorMethod: {self}
   std::vector<Ref> keys;        // Dict: the constant keys, parallel to items
-  std::string name;             // TensorMethod: the method name
+  std::string name;             // TensorMethod: the method name; a dict view: "keys", "values" or "items"
   // Per-kind state: each field means one thing, for the kinds named.
   size_t cursor = 0;                   // Iterator: the index of the next item
+  // Iterator over a list (iter(lst), a for loop over it): reads the list as it is at each step,
+  // as CPython's list iterator does (items stay empty); null for a snapshot of items.
+  std::shared_ptr<Value> live_list;
+  long enumerate_start = -1;  // Iterator over a live list made by enumerate(lst, start): items are (index, item)
   bool read_only = false;              // Dict, Cell: the trace may not change it
   bool restores_grad_enabled = false;  // GradModeExit: the grad mode its __exit__ sets back
   bool exhausted = false;              // Generator: it returned (next() raises StopIteration)
@@ -100,6 +104,7 @@ struct Value {
   SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
   Ref dict_type;                // Dict made as collections.OrderedDict or defaultdict: that class (null: dict)
   Ref view_type;                // List made by dict.keys()/values()/items(): dict_keys, ... (null: a list)
+  std::shared_ptr<Value> view_of;  // that List's dict: read again at each use (refresh_view), as a view is live
   ValuePtr default_factory;     // Dict made as a defaultdict: its default_factory (None included)
   ValuePtr attributes;          // Function: its __dict__ as the trace wrote it (functools.wraps), or null
 
@@ -127,6 +132,18 @@ struct Value {
   bool is_fully_constant(WalkPath& path) const;
   Ref as_python_constant(WalkPath& path) const;
 };
+
+// A dict view (a List with view_of): its items made again from the dict as it is now. Every read
+// of a view's items goes through it (len, in, iteration, comparisons, leaving the trace).
+void refresh_view(Value& view);
+
+// Iterator: its next item, or null once exhausted (and from then on, as CPython's iterators).
+ValuePtr iterator_next(Value& iterator);
+// Iterator: the items it has not produced yet, left unconsumed.
+std::vector<ValuePtr> iterator_pending(const Value& iterator);
+// Iterator: a snapshot of its pending items in place of a live list (a graph break carries
+// iterators as tuples of what they have left).
+void freeze_iterator(Value& iterator);
 
 // A NumPy array made from a traced tensor (cdynamo/_numpy_arrays.py's TracedArray, a NewObject),
 // and its tensor; leaving the trace it becomes a real ndarray (numpy_arrays.cpp).

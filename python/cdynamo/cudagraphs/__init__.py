@@ -25,7 +25,14 @@ def cudagraphify(fn, gm=None, example_inputs=None, runtime=None):
 
 @register_backend(name="cudagraphs")
 def cudagraphs(gm, example_inputs):
-    """The captured graph run as it is (gm.forward), recorded into CUDA graphs and replayed."""
-    from ..shapes import per_shape
+    """The captured graph run as it is (gm.forward), recorded into CUDA graphs and replayed: one
+    recording per input sizes met (and per value of the number inputs); sizes the graph returns as
+    numbers are computed beside it."""
+    from ..shapes import NumberOutputs, graph_is_symbolic
 
-    return per_shape(lambda g, inputs: cudagraphify(g.forward, g, inputs), gm, example_inputs)
+    if not graph_is_symbolic(gm):
+        return cudagraphify(gm.forward, gm, example_inputs)
+    split = NumberOutputs(gm, keep_examples=True)
+    if not split.runs_tensor_graph:
+        return split.number_fn
+    return split.wrap(cudagraphify(split.tensor_gm.forward, split.tensor_gm, example_inputs))

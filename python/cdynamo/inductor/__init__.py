@@ -20,25 +20,28 @@ def inductor(gm, example_inputs):
     if compiled is not None:
         return compiled
     # A graph with symbolic sizes compiles once for all sizes where its kernels can take them as
-    # arguments (symbolic.py says where); otherwise once per sizes met.
-    if not config.cudagraphs:
-        from . import symbolic
+    # arguments (symbolic.py says where); otherwise once per sizes met. CUDA graphs record one
+    # graph per input sizes either way (CudaGraphed keys its recordings by them).
+    from . import symbolic
 
-        compiled = symbolic.try_compile(gm, example_inputs)
-        if compiled is not None:
-            return compiled
+    compiled = symbolic.try_compile(gm, example_inputs)
+    if compiled is not None:
+        return _with_cudagraphs(compiled, gm, example_inputs) if config.cudagraphs else compiled
     return per_shape(_compile_static, gm, example_inputs)
+
+
+def _with_cudagraphs(compiled, gm, example_inputs):
+    """compile(mode="reduce-overhead") and options={"triton.cudagraphs": True}."""
+    from ..cudagraphs import cudagraphify
+
+    return cudagraphify(compiled, gm, example_inputs)
 
 
 def _compile_static(gm, example_inputs):
     from .compile_fx import compile_fx
 
     compiled = compile_fx(gm, example_inputs)
-    if config.cudagraphs:  # compile(mode="reduce-overhead") and options={"triton.cudagraphs": True}
-        from ..cudagraphs import cudagraphify
-
-        compiled = cudagraphify(compiled, gm, example_inputs)
-    return compiled
+    return _with_cudagraphs(compiled, gm, example_inputs) if config.cudagraphs else compiled
 
 
 class _CallableModule(types.ModuleType):

@@ -31,11 +31,12 @@ def _needs_autograd(gm, example_inputs):
     return any(t.requires_grad for t in tensors)
 
 
-def _training_path(gm, example_inputs):
+def training_path(gm, example_inputs, symbolic=False):
     """Forward and backward compiled (training.py), or the graph as captured with eager autograd:
     under config.compiled_training = False, where AOTAutograd would not give eager's gradients,
     or where the joint trace fails (a write into a tensor autograd saved for backward, which
-    eager reports only when backward runs)."""
+    eager reports only when backward runs). symbolic: example_inputs are the fakes of a graph
+    with symbolic sizes; a failing joint trace raises (the caller compiles per sizes instead)."""
     if not config.compiled_training:
         return _with_eager_autograd(gm, "config.compiled_training is False")
     if not torch.is_grad_enabled():
@@ -54,6 +55,8 @@ def _training_path(gm, example_inputs):
         with _ATEN_TRACE_LOCK:
             compiled = training.compile_training(gm, example_inputs, target, device_type)
     except Exception as error:  # noqa: BLE001 - eager autograd is always a correct answer
+        if symbolic:
+            raise
         first_line = str(error).splitlines()[0] if str(error) else ""
         return _with_eager_autograd(gm, f"the joint forward/backward trace failed: {type(error).__name__}: {first_line}")
     utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
@@ -221,7 +224,7 @@ def _compile_fx(gm, example_inputs):
     if reason is not None:
         return targets.run_as_captured(gm, reason)
     if _needs_autograd(gm, example_inputs):
-        return _training_path(gm, example_inputs)
+        return training_path(gm, example_inputs)
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
@@ -247,6 +250,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
     from . import graph_cache
 
     symbolic = fake_mode is not None
+    guards_before = graph_cache.guard_count(example_inputs)
     start = time.perf_counter()
     with _ATEN_TRACE_LOCK:
         aten_gm = aten_graph(gm, example_inputs, fake_mode=fake_mode)
@@ -274,5 +278,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
         return _C._inductor_compile(aten_gm, gm.forward, False, target, device_type), None
     compiled, blob = _C._inductor_compile(aten_gm, gm.forward, True, target, device_type)
     if blob is not None:
-        graph_cache.store(key, gm, aten_gm, blob)
+        # Facts about sizes this compile relied on: a later process loading the entry guards them too.
+        relied_on = graph_cache.guards_since(example_inputs, guards_before)
+        graph_cache.store(key, gm, aten_gm, blob, relied_on)
     return compiled, None

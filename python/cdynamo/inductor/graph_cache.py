@@ -6,7 +6,10 @@ arguments), the metadata of every tensor it reads (example inputs, parameters, b
 dtype, shape, strides, offset, device, requires_grad, and which of them are the same tensor or
 share storage), the plain attributes of the nn.Modules it calls, grad/inference/autocast modes,
 default dtype and deterministic algorithms, the backend's own version (the extension and these Python files), torch and Python versions, and the
-C++ toolchain. Anything it cannot describe exactly makes the graph uncacheable, never a guess.
+C++ toolchain. A graph with symbolic sizes is described by its inputs' size expressions, the
+symbols' ranges and the facts its ShapeEnv holds; facts the compile adds are stored with the entry
+and recorded again by the process that loads it. Anything it cannot describe exactly makes the
+graph uncacheable, never a guess.
 
 Value: one file <cache_dir>/graphs/<key[:2]>/<key>: a magic line, a SHA-256 of the rest, a JSON
 header (the key again; how to bind each constant), the program as the C++ runtime stores it
@@ -15,11 +18,13 @@ Parameters and buffers are bound by attribute path in the new process, never sto
 Written to a temporary file and renamed into place, so readers see whole entries or none; a
 corrupt, stale or unloadable entry is ignored (counted) and the graph compiles as usual.
 """
+import base64
 import hashlib
 import importlib
 import io
 import json
 import os
+import pickle
 import sys
 import time
 
@@ -136,6 +141,8 @@ class _Describer:
         self._modules = {}
 
     def tensor(self, t):
+        if _is_symbolic_fake(t):
+            return self._symbolic_tensor(t)
         if type(t) not in (torch.Tensor, torch.nn.Parameter):
             raise Uncacheable(f"tensor of type {type(t).__qualname__}")
         if t.layout != torch.strided or t.is_quantized:
@@ -147,6 +154,23 @@ class _Describer:
             f"T{index}/{shares}:{type(t).__name__}:{t.dtype}:{tuple(t.shape)}:{t.stride()}:{t.storage_offset()}:"
             f"{t.device}:{int(t.requires_grad)}:{int(t.is_conj())}:{int(t.is_neg())}:{int(t.is_inference())}"
         )
+
+    def _symbolic_tensor(self, t):
+        """A fake input of a graph with symbolic sizes: its sizes, strides and offset as
+        expressions over the size symbols (ShapeEnv.symbol_material adds what they range over)."""
+        from .output_aliases import storage_of
+
+        index = self._tensor_ids.setdefault(id(t), len(self._tensor_ids))
+        shares = self._storages.setdefault(storage_of(t), index)
+        layout = ",".join(_number_text(v) for v in (*t.shape, "/", *t.stride(), "/", t.storage_offset()))
+        return (f"S{index}/{shares}:{t.dtype}:{layout}:{t.device}:{int(t.requires_grad)}:{int(t.is_conj())}:"
+                f"{int(t.is_neg())}:{int(t.is_inference())}")
+
+    def number(self, v):
+        """A number input: a symbolic one by its expression, a plain one by its value."""
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return f"{type(v).__name__}:{_number_text(v)}"
+        return self.value(v)
 
     def value(self, v):
         """A constant argument (or a module attribute) as text that determines it exactly."""
@@ -190,6 +214,83 @@ class _Describer:
         for name, child in m._modules.items():
             fields.append(f"m.{name}={'None' if child is None else self.module(child)}")
         return f"{cls.__module__}:{cls.__qualname__}[" + ";".join(fields) + "]"
+
+
+def _is_symbolic_fake(t):
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor) and t.fake_mode.shape_env is not None
+
+
+def _number_text(v):
+    """A size or number as text: an int as itself, a symbolic one as its expression after the
+    ShapeEnv's replacements (s1 == s0 read as s0)."""
+    if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        node = v.node
+        return f"<{node.shape_env.simplify(node.expr)}>"
+    return str(v)
+
+
+def _shape_env_of(example_inputs):
+    for v in example_inputs:
+        if _is_symbolic_fake(v):
+            return v.fake_mode.shape_env
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return v.node.shape_env
+    return None
+
+
+def _symbol_material(env):
+    """What the ShapeEnv knows that tracing a symbolic graph reads: each symbol's range and
+    every fact recorded so far (the frontend's guards). The program never depends on a hint."""
+    ranges = getattr(env, "var_to_range", {})
+    parts = [f"range {symbol}={ranges[symbol]}" for symbol in sorted(ranges, key=str)]
+    parts += sorted(f"guard {guard.expr}" for guard in env.guards)
+    return parts
+
+
+def guard_count(example_inputs):
+    """How many facts the inputs' ShapeEnv holds (0 for static inputs)."""
+    env = _shape_env_of(example_inputs)
+    return 0 if env is None else len(env.guards)
+
+
+def guards_since(example_inputs, count):
+    """The facts about sizes recorded since guard_count gave `count` (a compile's own: tracing
+    took a branch by a size), as sympy expressions."""
+    env = _shape_env_of(example_inputs)
+    return [] if env is None else [guard.expr for guard in list(env.guards)[count:]]
+
+
+def _encoded_guards(exprs):
+    """Sympy expressions as text for the entry's header (pickled: torch's sympy functions
+    included; the cache folder is trusted as the kernel libraries it holds are)."""
+    if not exprs:
+        return ""
+    try:
+        return base64.b64encode(pickle.dumps(list(exprs))).decode()
+    except Exception as error:  # noqa: BLE001 - an expression that does not pickle
+        raise Uncacheable(f"a size guard that cannot be stored ({error!r})") from None
+
+
+def _replay_guards(text, example_inputs):
+    """Records in this process's ShapeEnv the facts the stored program was compiled under, when
+    they hold for these inputs; False (a miss) when one does not."""
+    if not text:
+        return True
+    env = _shape_env_of(example_inputs)
+    if env is None:
+        return False
+    exprs = pickle.loads(base64.b64decode(text))
+    values = getattr(env, "backed_var_to_val", None)
+    if values is None:
+        values = env.var_to_val
+    for expr in exprs:
+        if not all(symbol in values for symbol in expr.free_symbols) or not bool(expr.xreplace(values)):
+            return False
+    for expr in exprs:
+        env.evaluate_expr(expr)  # true at the hints: guarded from now on
+    return True
 
 
 def _resolve_or_none(module_name, qualname):
@@ -239,9 +340,10 @@ def graph_key(gm, example_inputs):
             raise Uncacheable("global nn.Module hooks are installed")
         d.parts.append(_global_state())
         for t in example_inputs:
-            if not isinstance(t, torch.Tensor):
-                raise Uncacheable(f"a non-tensor input ({type(t).__name__})")
-            d.parts.append("in " + d.tensor(t))
+            d.parts.append("in " + (d.tensor(t) if isinstance(t, torch.Tensor) else d.number(t)))
+        env = _shape_env_of(example_inputs)
+        if env is not None:
+            d.parts.extend(_symbol_material(env))
         for node in gm.graph.nodes:
             target = node.target
             if node.op == "call_function":
@@ -278,9 +380,10 @@ def _meta(t):
     return [str(t.dtype), list(t.shape), list(t.stride()), t.storage_offset(), str(t.device)]
 
 
-def store(key, gm, aten_gm, blob):
+def store(key, gm, aten_gm, blob, guards=()):
     """Writes the entry for key: blob from _C._inductor_compile, constants bound by path into gm
-    where they are gm's tensors, by value where tracing made them. Failures only cost the entry."""
+    where they are gm's tensors, by value where tracing made them, and the size guards the
+    compile added (guards_since). Failures only cost the entry."""
     try:
         paths = {}
         for name, t in list(gm.named_parameters(remove_duplicate=False)) + list(gm.named_buffers(remove_duplicate=False)):
@@ -308,7 +411,8 @@ def store(key, gm, aten_gm, blob):
             buffer = io.BytesIO()
             torch.save(values, buffer)
             value_bytes = buffer.getvalue()
-        header = json.dumps({"key": key, "program": len(blob), "values": len(value_bytes), "constants": constants}).encode()
+        header = json.dumps({"key": key, "program": len(blob), "values": len(value_bytes), "constants": constants,
+                             "guards": _encoded_guards(guards)}).encode()
         body = header + b"\n" + blob + value_bytes
         content = _MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
         path = entry_path(key)
@@ -349,9 +453,11 @@ def _parse(content, key):
     return header, blob, value_bytes
 
 
-def load(key, gm):
+def load(key, gm, example_inputs=()):
     """The compiled callable stored under key, bound to gm's tensors, or None (a miss). Every
-    problem with the entry is a miss: counted as graph_cache_invalid, and the caller recompiles."""
+    problem with the entry is a miss: counted as graph_cache_invalid, and the caller recompiles.
+    A symbolic program's size guards are recorded in the ShapeEnv of example_inputs (a miss when
+    one does not hold for them); it runs calls past its kernels' 32-bit limits through gm."""
     start = time.perf_counter()
     try:
         try:
@@ -363,6 +469,10 @@ def load(key, gm):
         from .. import _C
 
         header, blob, value_bytes = _parse(content, key)
+        if not _replay_guards(header.get("guards", ""), example_inputs):
+            utils.counters["inductor"]["graph_cache_miss"] += 1
+            utils.log("graphs", "inductor: a stored symbolic program's size guards do not hold; recompiling")
+            return None
         values = torch.load(io.BytesIO(value_bytes), weights_only=True) if value_bytes else []
         constants = []
         for name, how, where, meta in header["constants"]:
@@ -370,7 +480,7 @@ def load(key, gm):
             if not isinstance(t, torch.Tensor) or _meta(t) != meta:
                 raise ValueError(f"constant {name} does not match the entry")
             constants.append((name, t))
-        compiled = _C._inductor_load(blob, constants)
+        compiled = _C._inductor_load(blob, constants, gm.forward)
         if compiled is None:
             utils.counters["inductor"]["graph_cache_miss"] += 1  # a kernel left the kernel cache
             utils.log("graphs", "inductor: compiled-graph cache entry names a missing kernel; recompiling")

@@ -103,8 +103,6 @@ def try_compile(gm, example_inputs):
 def _unsupported_reason(gm, fakes):
     from . import compile_fx, targets
 
-    if compile_fx._needs_autograd(gm, fakes):
-        return "it needs gradients (compiled training takes fixed sizes)"
     if targets.unsupported_reason(gm, fakes) is not None:
         return "the inductor runs it as captured"
     return None
@@ -112,15 +110,57 @@ def _unsupported_reason(gm, fakes):
 
 def _compile(gm, fakes):
     from ..shapes import NumberOutputs
-    from . import compile_fx, targets
+    from . import compile_fx, graph_cache, targets
 
+    if compile_fx._needs_autograd(gm, fakes):
+        return _compile_training(gm, fakes)
     split = NumberOutputs(gm, keep_examples=True)
     if not split.runs_tensor_graph:
         return split.number_fn
     fake_mode = next(t.fake_mode for t in fakes if isinstance(t, torch.Tensor))
     target, device_type = targets.choose_target(gm, fakes)
-    compiled, reason = compile_fx.compile_aten(split.tensor_gm, fakes, target, device_type, fake_mode=fake_mode)
-    if reason is not None:
-        raise NotImplementedError(f"its aten graph touches {reason}")
     utils.counters["inductor_targets"][f"{target} ({device_type})"] += 1
+    key = graph_cache.graph_key(split.tensor_gm, fakes)
+    compiled = graph_cache.load(key, split.tensor_gm, fakes) if key is not None else None
+    if compiled is None:
+        compiled, reason = compile_fx.compile_aten(split.tensor_gm, fakes, target, device_type, key=key,
+                                                   fake_mode=fake_mode)
+        if reason is not None:
+            raise NotImplementedError(f"its aten graph touches {reason}")
     return split.wrap(compiled)
+
+
+def _compile_training(gm, fakes):
+    """AOTAutograd traces the joint graph on the fakes: both halves take the sizes (the backward
+    reads those the forward saved as numbers). Its partitioner never saves a symbolic float for
+    the backward, so each value of the graph's float inputs is a constant of a compile of its
+    own, symbolic in the sizes (as torch.compile, which specialises floats by default). Numbers
+    the graph returns are computed beside the compiled program (NumberOutputs)."""
+    from ..shapes import NumberOutputs, _next_static_compile, _with_constant_inputs
+    from . import compile_fx
+
+    split = NumberOutputs(gm, keep_examples=True)
+    if not split.runs_tensor_graph:
+        return split.number_fn
+    tensor_gm = split.tensor_gm
+    floats = [k for k, fake in enumerate(fakes) if isinstance(fake, torch.SymFloat)]
+    if not floats:
+        return split.wrap(compile_fx.training_path(tensor_gm, fakes, symbolic=True))
+    kept = [k for k in range(len(fakes)) if k not in floats]
+
+    def compile_for(args):
+        constant_gm = _with_constant_inputs(tensor_gm, {k: args[k] for k in floats}, keep_examples=True)
+        program = compile_fx.training_path(constant_gm, [fakes[k] for k in kept], symbolic=True)
+        return lambda *args: program(*(args[k] for k in kept))
+
+    compiled = {}
+
+    def run(*args):
+        key = tuple(args[k] for k in floats)
+        program = compiled.get(key)
+        if program is None:
+            program = compiled[key] = _next_static_compile(compiled, tensor_gm, args, compile_for,
+                                                           counted_as="training compiles per float value")
+        return program(*args)
+
+    return split.wrap(run)

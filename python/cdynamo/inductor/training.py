@@ -8,6 +8,7 @@ restored here: an input whose gradient flows only from outputs the loss did not 
 eager, not zeros (_NoneTangents below); a backward with create_graph=True gets differentiable
 gradients (double_backward.py). A write into a tensor autograd saved, which eager reports
 only at backward time, fails the joint trace: compile_fx runs such graphs with eager autograd."""
+import contextlib
 import functools
 import operator
 import threading
@@ -33,6 +34,8 @@ def compile_training(gm, example_inputs, target, device_type):
 
     tuple_gm, unwrap = _with_tuple_output(gm)
     tracker = _NoneTangents()
+    # The layout passes decide by sizes: a joint graph of symbolic sizes keeps eager's layouts.
+    symbolic = any(isinstance(t, torch.Tensor) and _has_symbolic_layout(t) for t in example_inputs)
 
     def forward_compiler(fw_gm, fw_inputs):
         return make_boxed_func(_compile_half(fw_gm, target, device_type, "forward"))
@@ -44,15 +47,15 @@ def compile_training(gm, example_inputs, target, device_type):
     def partition(joint_gm, joint_inputs, **options):
         # Layouts are chosen on the joint graph: what the forward saves for the backward stays
         # channels-last (or padded) between the halves; only results and gradients get eager's.
-        if config.channels_last_convolutions:
+        if config.channels_last_convolutions and not symbolic:
             layout.prefer_channels_last(joint_gm)
-        if config.pad_matmuls:
+        if config.pad_matmuls and not symbolic:
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
         fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
         _refuse_saved_written_inputs(fw_gm, bw_gm)
         return fw_gm, bw_gm
 
-    with cuda_left_uninitialized(example_inputs):
+    with cuda_left_uninitialized(example_inputs), _float_symbols_hidden(example_inputs):
         compiled = aot_module_simplified(
             tuple_gm,
             example_inputs,
@@ -94,6 +97,34 @@ def compile_training(gm, example_inputs, target, device_type):
         return outputs
 
     return run
+
+
+@contextlib.contextmanager
+def _float_symbols_hidden(example_inputs):
+    """AOTAutograd runs torch's tensorify pass whenever the fake mode has a ShapeEnv: a float
+    symbol in it that the graph does not turn into a tensor makes the pass ask torch.compile's
+    frontend to start over (TensorifyScalarRestartAnalysis). cdynamo gives training graphs their
+    floats as constants (symbolic._compile_training): the ShapeEnv's float symbols, which the
+    graph no longer reads, are set aside while AOTAutograd traces."""
+    from torch.fx.experimental.symbolic_shapes import SymT, symbol_is_type
+
+    env = next((t.fake_mode.shape_env for t in example_inputs if getattr(t, "fake_mode", None) is not None), None)
+    # torch 2.13 renamed var_to_val (now a deprecated alias) to backed_var_to_val
+    name = "backed_var_to_val" if hasattr(env, "backed_var_to_val") else "var_to_val"
+    tables = [] if env is None else [getattr(env, name)]
+    hidden = [{s: v for s, v in table.items() if symbol_is_type(s, SymT.FLOAT)} for table in tables]
+    for table, floats in zip(tables, hidden):
+        for symbol in floats:
+            del table[symbol]
+    try:
+        yield
+    finally:
+        for table, floats in zip(tables, hidden):
+            table.update(floats)
+
+
+def _has_symbolic_layout(t):
+    return any(isinstance(v, torch.SymInt) for v in (*t.shape, *t.stride(), t.storage_offset()))
 
 
 def eager_autograd_reason(gm):
@@ -194,10 +225,9 @@ def _compile_half(part_gm, target, device_type, kind):
         output.args = (tuple(returned[k] for k in tensor_positions),)
         part_gm.graph.lint()
         part_gm.recompile()
-    output_aliases.annotate(part_gm, output_aliases.eager_aliases(part_gm, ()))
     utils.log("graphs", lambda: f"inductor {kind} graph:\n{part_gm.code}")
     try:
-        program = _restriding(_C._inductor_compile(part_gm, part_gm.forward, False, target, device_type), part_gm)
+        program = _compile_program(part_gm, target, device_type)
     except Exception as error:  # noqa: BLE001 - a backward compiles at the first backward: never fail it
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         utils.log_and_warn_once("graphs", f"cdynamo inductor: the {kind} graph runs with aten's kernels ({reason})",
@@ -217,30 +247,67 @@ def _compile_half(part_gm, target, device_type, kind):
     return with_nones
 
 
+def _compile_program(part_gm, target, device_type):
+    """part_gm's tensor outputs through the C++ pipeline. A forward with symbolic sizes also
+    returns the sizes its backward needs (SymInt outputs): computed from the inputs beside it."""
+    from .. import _C
+    from ..shapes import NumberOutputs
+
+    split = NumberOutputs(part_gm, keep_examples=True)
+    if not split.runs_tensor_graph:
+        return split.number_fn
+    tensor_gm = split.tensor_gm
+    output_aliases.annotate(tensor_gm, output_aliases.eager_aliases(tensor_gm, ()))
+    program = _C._inductor_compile(tensor_gm, tensor_gm.forward, False, target, device_type)
+    return split.wrap(_restriding(program, tensor_gm))
+
+
 def _restriding(program, part_gm):
     """The program, taking inputs whose strides differ from the traced ones (a tangent laid out
     otherwise, a saved tensor an extern returned with other strides) as copies in the traced
-    layout: the executor rejects them, it never reads them wrongly."""
+    layout: the executor rejects them, it never reads them wrongly. Once one was rejected, every
+    call lays its inputs out first (the layouts come from the same producers each time)."""
     expected = [n.meta.get("val") for n in part_gm.graph.nodes if n.op == "placeholder"]
+    relayout = [False]
 
     def run(*args):
-        try:
-            return program(*args)
-        except ValueError as error:
-            if "compiled program input" not in str(error):
-                raise
+        if not relayout[0]:
+            try:
+                return program(*args)
+            except ValueError as error:
+                if "compiled program input" not in str(error):
+                    raise
+            relayout[0] = True
         return program(*(_as_traced(a, e) for a, e in zip(args, expected)))
 
     return run
 
 
 def _as_traced(value, traced):
-    if not isinstance(value, torch.Tensor) or not isinstance(traced, torch.Tensor):
+    """value laid out as the traced input was: dense in the traced stride order, and broadcast
+    (stride 0) where the traced value was an expand (a saved `expand` the forward returned as a
+    copy). Sizes are value's: a symbolic trace's are expressions, its order read at their hints."""
+    if not isinstance(value, torch.Tensor) or not isinstance(traced, torch.Tensor) or value.dim() != traced.dim():
         return value
-    if value.shape != traced.shape or value.stride() == traced.stride():
+    traced_strides = [_hint(s) for s in traced.stride()]
+    sizes = value.shape
+    broadcast = [d for d in range(value.dim()) if traced_strides[d] == 0 and sizes[d] > 1]
+    base = value
+    for d in broadcast:
+        base = base.narrow(d, 0, 1)
+    strides, step = [0] * value.dim(), 1
+    for d in sorted(range(value.dim()), key=lambda d: (traced_strides[d], -d)):  # innermost first
+        strides[d] = step
+        step *= base.shape[d]
+    if all(value.stride(d) == strides[d] for d in range(value.dim()) if sizes[d] > 1 and d not in broadcast) and not broadcast:
         return value
-    copy = torch.empty_strided(traced.shape, traced.stride(), dtype=value.dtype, device=value.device)
-    return copy.copy_(value)
+    copy = torch.empty_strided(base.shape, strides, dtype=value.dtype, device=value.device).copy_(base)
+    return copy.expand(sizes) if broadcast else copy
+
+
+def _hint(size):
+    """A size of a traced value as an int (a SymInt's value when traced), without a guard."""
+    return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
 
 
 # --- None gradients as eager gives them ---------------------------------------------------------

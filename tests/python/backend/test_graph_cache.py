@@ -82,10 +82,28 @@ CHILD = """
 """
 
 
-def run_child(cache, seed):
+SYMBOLIC_CHILD = """
+    import json, sys, torch, cdynamo
+    sys.path.insert(0, {tests!r})
+    from test_graph_cache import MLP
+    from cdynamo import utils
+    torch.manual_seed({seed})
+    model = MLP().eval()
+    compiled = cdynamo.optimize("inductor", dynamic=True)(model)
+    ok = True
+    with torch.no_grad():
+        for rows in {sizes}:
+            x = torch.randn(rows, 8)
+            ok = ok and torch.allclose(compiled(x), model(x), atol=1e-5)
+    print(json.dumps({{"ok": ok, "inductor": {{k: v for k, v in utils.counters["inductor"].items() if v}},
+                      "dynamic": dict(utils.counters["dynamic"])}}))
+"""
+
+
+def run_child(cache, seed, child=CHILD, **fields):
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"), CDYNAMO_CACHE_DIR=str(cache))
     env.pop("CDYNAMO_GRAPH_CACHE", None)
-    code = textwrap.dedent(CHILD.format(tests=os.path.dirname(__file__), seed=seed))
+    code = textwrap.dedent(child.format(tests=os.path.dirname(__file__), seed=seed, **fields))
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
@@ -103,6 +121,29 @@ def test_second_process_hits_and_compiles_nothing(tmp_path):
     assert second["kernels"]["compiled"] == 0 and second["kernels"]["disk_hits"] == first["kernels"]["compiled"]
     assert not {"aten_graph", "lower", "schedule", "codegen"} & set(second["timings"])
     assert not [p for p in tmp_path.rglob("*") if ".tmp." in p.name]
+
+
+def test_a_symbolic_program_is_stored_and_serves_other_sizes_in_the_next_process(tmp_path):
+    first = run_child(tmp_path, 1, SYMBOLIC_CHILD, sizes=[3, 5])
+    assert first["ok"] and first["dynamic"] == {"symbolic programs": 1}
+    assert first["inductor"] == {"graph_cache_miss": 1, "graphs": 1, "graph_cache_store": 1}
+    second = run_child(tmp_path, 2, SYMBOLIC_CHILD, sizes=[7, 2, 11])
+    assert second["ok"] and second["dynamic"] == {"symbolic programs": 1}
+    assert second["inductor"] == {"graph_cache_hit": 1}
+
+
+def test_a_stored_programs_size_guards_are_replayed_or_miss():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    fake = FakeTensorMode(shape_env=env).from_tensor(torch.randn(5, 3))  # sizes symbolic, hints 5 and 3
+    symbol = fake.shape[0].node.expr
+    before = len(env.guards)
+    assert not graph_cache._replay_guards(graph_cache._encoded_guards([symbol > 10]), [fake])
+    assert len(env.guards) == before  # nothing recorded for an entry that misses
+    assert graph_cache._replay_guards(graph_cache._encoded_guards([symbol > 2, symbol < 9]), [fake])
+    assert [str(g.expr) for g in list(env.guards)[before:]] == [str(symbol > 2), str(symbol < 9)]
 
 
 def test_concurrent_processes_share_entries(tmp_path):

@@ -137,15 +137,101 @@ def test_attention_over_sequence_lengths_is_one_program():
     assert per_size_compiles() == 0
 
 
-def test_training_graphs_compile_per_size_and_say_why():
-    model = nn.Linear(4, 3).to(DEVICE["device"])
+def train_sizes(fn, params, make_inputs, sizes, dynamic=None, atol=1e-5):
+    """Runs fn's forward and backward eagerly and compiled at each size: losses, the
+    parameters' gradients and the float inputs' gradients equal."""
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter, dynamic=dynamic)(fn)
+    for size in sizes:
+        inputs = on_device(make_inputs(size))
+        results = []
+        for run in (fn, compiled):
+            leaves = [t.detach().clone().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                      for t in inputs]
+            for p in params:
+                p.grad = None
+            loss = run(*leaves)
+            loss.backward()
+            grads = [p.grad for p in params] + [t.grad for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
+            results.append((loss.detach(), grads))
+        assert same(results[1], results[0], tol=atol), f"size {size}"
+    return counter
+
+
+def test_training_graphs_compile_once_for_every_size():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(DEVICE["device"])
 
     def fn(x):
-        return model(x).relu().sum()
+        return model(x).sin().sum()
 
-    run_sizes(fn, lambda b: (torch.randn(b, 4),), [2, 3, 5], dynamic=True)
-    assert symbolic_programs() == 0
-    assert any("needs gradients" in key for key in counters["dynamic"]), dict(counters["dynamic"])
+    counter = train_sizes(fn, list(model.parameters()), lambda b: (torch.randn(b, 4),), [2, 3, 5, 9], dynamic=True)
+    assert counter.frame_count == 1
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+    assert counters["inductor"]["training_graphs"] == 1
+    assert counters["inductor"]["autograd_fallback"] == 0
+
+
+def test_a_backward_reading_sizes_the_forward_saved_as_numbers():
+    # The partitioner recomputes arange(s) in the backward from the saved size s.
+    torch.manual_seed(0)
+    tokens, positions = nn.Embedding(50, 8).to(DEVICE["device"]), nn.Embedding(64, 8).to(DEVICE["device"])
+
+    def fn(ids):
+        h = tokens(ids) + positions(torch.arange(ids.shape[1], device=ids.device))
+        return h.tanh().mean() * ids.shape[1]
+
+    params = [tokens.weight, positions.weight]
+    train_sizes(fn, params, lambda s: (torch.randint(0, 50, (2, s)),), [3, 5, 9, 17], dynamic=True)
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_training_takes_floats_as_constants_and_sizes_symbolic():
+    # AOTAutograd's partitioner never saves a symbolic float for the backward.
+    weight = nn.Parameter(torch.randn(6, 6, device=DEVICE["device"]))
+
+    def fn(x, scale):
+        return ((x @ weight) * scale).logsumexp(-1).mean()
+
+    counter = train_sizes(fn, [weight], lambda b: (torch.randn(b, 6), 0.5 if b < 5 else 1.5), [2, 3, 4, 7, 9])
+    # Floats passed in are symbolic from the first call, sizes from the second.
+    assert counter.frame_count == 2
+    assert symbolic_programs() == 2
+    # The static sizes' graph at 0.5, then the symbolic sizes' graph at 0.5 (sizes 3, 4) and 1.5 (7, 9)
+    assert counters["dynamic"]["training compiles per float value"] == 3
+    assert counters["inductor"]["training_graphs"] == 3
+
+
+def test_a_training_graph_returning_its_numbers_returns_them():
+    weight = nn.Parameter(torch.randn(3, device=DEVICE["device"]))
+
+    def fn(x, n, scale):
+        return (x * weight * n).sum(), scale, x.shape[0] * n
+
+    compiled = cdynamo.optimize("inductor", dynamic=True)(fn)
+    for rows, n, scale in ((2, 2, 0.5), (3, 3, 0.5), (5, 2, 1.5)):
+        x = torch.randn(rows, 3, device=DEVICE["device"])
+        loss, got_scale, size = compiled(x, n, scale)
+        assert (got_scale, size) == (scale, rows * n)
+        loss.backward()
+        expected = (x * n).sum(0)
+        assert same(weight.grad, expected, tol=1e-5)
+        weight.grad = None
+
+
+def test_a_saved_expand_returned_as_a_copy_is_broadcast_again():
+    # BERT's token_type_ids buffer: expand(batch, seq) of a buffer, saved for the backward; the
+    # forward program returns it materialised, the backward was traced on the expand.
+    table = nn.Embedding(2, 4).to(DEVICE["device"])
+    buffered = torch.zeros(1, 16, dtype=torch.long, device=DEVICE["device"])
+
+    def fn(x):
+        types = buffered[:, : x.shape[1]].expand(x.shape[0], x.shape[1])
+        return (x.unsqueeze(-1) * table(types)).pow(2).sum()
+
+    train_sizes(fn, [table.weight], lambda s: (torch.randn(2, s),), [5, 7, 9])
+    train_sizes(fn, [table.weight], lambda s: (torch.randn(2, s),), [5, 7, 9], dynamic=False)
 
 
 def test_one_kernel_serves_every_size(target):

@@ -603,3 +603,21 @@ def test_cuda_cpu_inputs_say_why():
     fn = cdynamo.optimize("cudagraphs")(lambda x, y: x + y.cuda())
     fn(torch.randn(3, device="cuda"), torch.randn(3))
     assert any(reason.startswith("CPU tensors") for reason in skips())
+
+
+@torch.no_grad()
+def test_reduce_overhead_compiles_a_symbolic_program_once_and_records_per_size(monkeypatch):
+    from cdynamo.cudagraphs import runtime as runtime_module
+
+    fake = FakeRuntime()
+    monkeypatch.setattr(runtime_module, "cuda_runtime", lambda: fake)
+    model = MLP()
+    compiled = cdynamo.compile(model, backend="inductor", mode="reduce-overhead")
+    with config.patch(graph_cache=False):  # each graph compiled here, never read from disk
+        for rows in (2, 3, 5, 3, 5, 9, 3):
+            x = torch.randn(rows, 8)
+            torch.testing.assert_close(compiled(x), model(x))
+    assert counters["dynamic"]["symbolic programs"] == 1
+    assert counters["inductor"]["graphs"] == 2  # rows 2, then one program for every size
+    # Each size warms up once, then records at its second call and replays from then on.
+    assert cg()["recorded"] == 2 and cg()["replays"] == 3
