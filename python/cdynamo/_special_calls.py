@@ -92,7 +92,7 @@ def traced_array_to_ndarray(t):
 def refuse(reason):
     """Called by a stand-in (_polyfills) for arguments it does not handle: in a trace, a graph
     break with `reason` (policy 'refuse'); the original then runs eagerly."""
-    from ._trace_support import TraceUnsupported
+    from ._trace_errors import TraceUnsupported
 
     raise TraceUnsupported(reason)
 
@@ -112,7 +112,7 @@ def transformed(transform, func, options, *args, **kwargs):
 
 
 def _classify_callable(fn):
-    from ._trace_support import classify_callable
+    from ._call_policy import classify_callable
 
     return classify_callable(fn)
 

@@ -9,7 +9,9 @@ import threading
 
 import torch
 
-from . import _C, _entry, _trace_support
+from . import _C, _call_policy, _entry
+# Loaded with the hook, as before the split: compile_frame.cpp reaches it as an attribute of the package.
+from . import _trace_support  # noqa: F401
 from .backends.registry import list_backends, lookup_backend
 from .compile_modes import configured_backend
 
@@ -101,12 +103,12 @@ def disable(fn=None, recursive=True):
 
 def reset():
     """Forgets every compiled entry: the next call of each function compiles again."""
-    from . import _trace_support
+    from . import _fake_mode
 
     from . import shapes
 
     _C.reset()
-    _trace_support.reset_fake_mode()
+    _fake_mode.reset_fake_mode()
     shapes.reset()
 
 
@@ -124,13 +126,13 @@ def allow_in_graph(fn):
     """Calls of fn become one node of the graph instead of being traced through: while tracing,
     fn runs on fake tensors, so it must only compute on its tensor arguments (as
     torch._dynamo.allow_in_graph). Affects frames compiled from now on (cdynamo.reset() recompiles)."""
-    return _mark(fn, _trace_support.ALLOWED_IN_GRAPH, _trace_support.DISALLOWED_IN_GRAPH, "allow_in_graph")
+    return _mark(fn, _call_policy.ALLOWED_IN_GRAPH, _call_policy.DISALLOWED_IN_GRAPH, "allow_in_graph")
 
 
 def disallow_in_graph(fn):
     """Calls of fn end the graph and run eagerly, the graph resuming after them (a torch function
     included). Affects frames compiled from now on (cdynamo.reset() recompiles)."""
-    return _mark(fn, _trace_support.DISALLOWED_IN_GRAPH, _trace_support.ALLOWED_IN_GRAPH, "disallow_in_graph")
+    return _mark(fn, _call_policy.DISALLOWED_IN_GRAPH, _call_policy.ALLOWED_IN_GRAPH, "disallow_in_graph")
 
 
 def graph_break():

@@ -18,7 +18,8 @@ import weakref
 
 import torch
 
-from . import _trace_support
+from . import _fake_mode
+from ._trace_errors import TraceUnsupported
 
 # On a tensor: {dim: (kind, min, max)}, kind in "dynamic", "maybe", "static", "unbacked".
 _MARKS = "_cdynamo_dim_marks"
@@ -179,7 +180,7 @@ class ShapeTrace:
         trace meets dimensions that must be symbolic."""
         dims = self._dynamic_dims(tensor, source)
         if not dims or tensor.layout != torch.strided or tensor.is_quantized:
-            return _trace_support.to_fake(self.mode or _trace_support.new_fake_mode(), tensor)
+            return _fake_mode.to_fake(self.mode or _fake_mode.new_fake_mode(), tensor)
         if not self.dynamic:
             raise RetraceDynamic(source)
         from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext, StrictMinMaxConstraint
@@ -201,7 +202,7 @@ class ShapeTrace:
         try:
             fake = self.mode.from_tensor(tensor, source=_trace_source_type()(source), symbolic_context=context)
         except Exception as error:  # noqa: BLE001 - a tensor fakes cannot stand in for
-            raise _trace_support.TraceUnsupported(
+            raise TraceUnsupported(
                 f"{source} cannot be traced with symbolic sizes ({type(error).__name__}: {error})") from None
         index = len(self.inputs)
         self.inputs.append((fake, source, node))
@@ -314,7 +315,7 @@ class ShapeTrace:
             if binding is None and (sized := self._unbacked_size(expr)) is not None:
                 return self._call_method("size", sized, expr)
             if binding is None:
-                raise _trace_support.TraceUnsupported(
+                raise TraceUnsupported(
                     f"a size ({expr}) that no input tensor's size stands for reaches the graph")
             placeholder = self.inputs[binding.index][2]
             if binding.what == "scalar":
@@ -342,7 +343,7 @@ class ShapeTrace:
         fn = table.get(type(expr))
         if fn is None or (isinstance(expr, sympy.Mul) and any(isinstance(a, sympy.Rational) and not a.is_Integer
                                                                 for a in expr.args)):
-            raise _trace_support.TraceUnsupported(
+            raise TraceUnsupported(
                 f"the size expression {expr} cannot be computed in the graph; "
                 "mark the dimension static (cdynamo.mark_static) to specialise it")
         if isinstance(fn, _chain):
@@ -430,7 +431,7 @@ class ShapeTrace:
         symbols = list(expr.free_symbols)
         where = [self.bindings.get(s) for s in symbols]
         if any(w is None for w in where):
-            raise _trace_support.TraceUnsupported(f"the shape fact {text} cannot be guarded")
+            raise TraceUnsupported(f"the shape fact {text} cannot be guarded")
 
         def predicate(tensors, expr=expr, symbols=symbols, where=where, leaf=leaf):
             values = {s: sympy.sympify(b.read(tensors)) for s, b in zip(symbols, where)}

@@ -14,7 +14,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES and
-# replacement_for from cdynamo._polyfills, _trace_support imports STAND_IN_CLASSES.
+# replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
 import collections
 import contextlib
 import functools

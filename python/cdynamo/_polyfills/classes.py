@@ -1,10 +1,10 @@
 """Python classes standing in for C ones a compiled function makes (deque, partial, nullcontext); calls of partials.
-Assumes _trace_support.fill_object makes the real object leaving the trace (_cdynamo_init_from, _PARTIAL_STATE)."""
+Assumes _trace_objects.fill_object makes the real object leaving the trace (_cdynamo_init_from, _PARTIAL_STATE)."""
 import collections
 import functools
 import weakref
 
-from .._trace_support import partial_without_dict
+from .._class_queries import partial_without_dict
 
 
 class NullContext:
@@ -46,7 +46,7 @@ def _partial_call(partial):
 
 # Classes written in C that a compiled function makes: a Python class stands in for each while
 # the trace runs (type(), isinstance() and __class__ answer the real class), and leaving the
-# trace the object becomes a real one (_trace_support.fill_object, from _cdynamo_init_from).
+# trace the object becomes a real one (_trace_objects.fill_object, from _cdynamo_init_from).
 class Deque:
     """collections.deque, as a list of items and a maxlen."""
 
@@ -178,7 +178,7 @@ class Deque:
 class Partial:
     """functools.partial: its function, arguments and keywords (read-only, as partial's), and
     whether other attributes were set on it (then a partial of it does not merge it in). Leaving
-    the trace it becomes a real partial (_trace_support.fill_object reads these attributes)."""
+    the trace it becomes a real partial (_trace_objects.fill_object reads these attributes)."""
 
     _cdynamo_stands_for = functools.partial
 

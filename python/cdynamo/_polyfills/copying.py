@@ -10,7 +10,7 @@ _COPY_AS_WRITTEN = _as_written(__import__("copy").copy)
 def copy_(x):
     """copy.copy, with the instances of plain classes copied as copy's default reduction does:
     a new object (no __init__) sharing the attribute values."""
-    from cdynamo._trace_support import copies_attribute_by_attribute
+    from cdynamo._class_queries import copies_attribute_by_attribute
 
     cls = type(x)
     if not copies_attribute_by_attribute(cls):
@@ -24,7 +24,7 @@ def copy_(x):
 def deepcopy_(x, memo=None, _nil=_MISSING):
     """copy.deepcopy, with the instances of plain classes copied as copy's default reduction
     does (object.__reduce_ex__, which the interpreter cannot call, is what it would use)."""
-    from cdynamo._trace_support import copies_attribute_by_attribute
+    from cdynamo._class_queries import copies_attribute_by_attribute
 
     cls = type(x)
     if not copies_attribute_by_attribute(cls):

@@ -4,7 +4,7 @@ import collections
 import weakref
 
 from .. import _special_calls
-from .._trace_support import builds_namedtuple_by_fields, namedtuple_field_order
+from .._class_queries import builds_namedtuple_by_fields, namedtuple_field_order
 
 
 # A namedtuple class's _make and _replace (collections.namedtuple writes them for each class, on one

@@ -6,7 +6,7 @@ runs the graph. The frontend never calls a backend directly, only through call_b
 import importlib
 import time
 
-from .. import _trace_support, utils
+from .. import _fake_runs, utils
 from ..exc import BackendCompilerFailed, CdynamoError, InvalidBackend
 
 _BACKENDS = {}  # name -> compiler callable
@@ -96,7 +96,7 @@ def call_backend(backend, gm, example_inputs):
     try:
         # A backend's own tracing (AOTAutograd's joint graph, aten tracing) is not the forward a
         # torch.utils.checkpoint around this call counts saved tensors of.
-        with _trace_support.outside_saved_tensor_hooks():
+        with _fake_runs.outside_saved_tensor_hooks():
             compiled = compiler_fn(gm, example_inputs)
     except CdynamoError:
         raise

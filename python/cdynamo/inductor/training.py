@@ -173,7 +173,7 @@ def eager_autograd_reason(gm):
 
 @functools.cache
 def _inplace_operators():
-    from .._trace_support import inplace_to_plain
+    from .._python_rules import inplace_to_plain
 
     return frozenset(inplace_to_plain()) | {operator.setitem}
 

@@ -19,3 +19,8 @@ def one_graph(fn, *args):
     out = cdynamo.explain(fn)(*args)
     assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
     return out.out
+
+
+def explain(fn, *args, **kwargs):
+    """cdynamo.explain of one call of fn: its result, graphs and graph-break reasons."""
+    return cdynamo.explain(fn)(*args, **kwargs)

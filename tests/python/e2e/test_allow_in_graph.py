@@ -19,10 +19,10 @@ def opaque_helper(x):
 def fresh():
     cdynamo.reset()
     yield
-    from cdynamo import _trace_support
+    from cdynamo import _call_policy
 
-    _trace_support.ALLOWED_IN_GRAPH.clear()
-    _trace_support.DISALLOWED_IN_GRAPH.clear()
+    _call_policy.ALLOWED_IN_GRAPH.clear()
+    _call_policy.DISALLOWED_IN_GRAPH.clear()
     cdynamo.reset()
 
 
@@ -61,6 +61,6 @@ def test_lists_and_bad_arguments():
     with pytest.raises(TypeError, match="takes a function"):
         cdynamo.allow_in_graph(3)
     cdynamo.disallow_in_graph(f)  # the later mark wins
-    from cdynamo import _trace_support
+    from cdynamo import _call_policy
 
-    assert id(f) not in _trace_support.ALLOWED_IN_GRAPH and id(g) in _trace_support.ALLOWED_IN_GRAPH
+    assert id(f) not in _call_policy.ALLOWED_IN_GRAPH and id(g) in _call_policy.ALLOWED_IN_GRAPH

@@ -1,5 +1,5 @@
 """Standard-library callables written in C that the interpreter traces through Python stand-ins
-(cdynamo/_polyfills/) or computes now on constants (cdynamo/_trace_support.py): the operator
+(cdynamo/_polyfills/) or computes now on constants (cdynamo/_call_policy.py): the operator
 module's functions and methodcaller objects, builtins and itertools iterators made inside a
 compiled function, pure methods of immutable builtins, namedtuple and functools.partial objects.
 One graph, no break, and eager's results, mutations and exceptions."""

@@ -208,11 +208,11 @@ def test_same():
 
 
 def test_backends_returning_forward_of_a_lazy_graph_module_get_the_generated_code():
-    from cdynamo import _trace_support
+    from cdynamo import _graph_module
     from cdynamo.backends import registry
 
     graph = torch.fx.symbolic_trace(lambda x: x + 1).graph
-    gm = _trace_support.make_graph_module(torch.nn.Module(), graph, "f")
+    gm = _graph_module.make_graph_module(torch.nn.Module(), graph, "f")
     compiled = registry.call_backend(lambda g, inputs: g.forward, gm, [torch.ones(2)])
     assert getattr(compiled, "__func__", None) is not getattr(type(gm), "_lazy_forward", object())
     assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))

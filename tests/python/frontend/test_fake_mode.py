@@ -6,59 +6,59 @@ import threading
 import torch
 
 import cdynamo
-from cdynamo import _trace_support as ts
+from cdynamo import _fake_mode
 
 
 def test_one_mode_per_thread_until_reset():
-    mode = ts.new_fake_mode()
-    assert ts.new_fake_mode() is mode
+    mode = _fake_mode.new_fake_mode()
+    assert _fake_mode.new_fake_mode() is mode
     other = []
-    thread = threading.Thread(target=lambda: other.append(ts.new_fake_mode()))
+    thread = threading.Thread(target=lambda: other.append(_fake_mode.new_fake_mode()))
     thread.start()
     thread.join()
     assert other[0] is not mode
     cdynamo.reset()
-    assert ts.new_fake_mode() is not mode
+    assert _fake_mode.new_fake_mode() is not mode
 
 
 def test_a_remembered_fake_is_reused_while_it_matches():
-    mode = ts.new_fake_mode()
+    mode = _fake_mode.new_fake_mode()
     t = torch.randn(2, 3)
-    assert ts.to_fake(mode, t) is ts.to_fake(mode, t)
+    assert _fake_mode.to_fake(mode, t) is _fake_mode.to_fake(mode, t)
 
 
 def test_tensors_changed_in_place_are_converted_again():
-    mode = ts.new_fake_mode()
+    mode = _fake_mode.new_fake_mode()
     t = torch.randn(2, 3)
-    ts.to_fake(mode, t)
+    _fake_mode.to_fake(mode, t)
     t.resize_(4, 5)
-    assert ts.to_fake(mode, t).shape == (4, 5)
+    assert _fake_mode.to_fake(mode, t).shape == (4, 5)
     t.requires_grad_(True)
-    assert ts.to_fake(mode, t).requires_grad
+    assert _fake_mode.to_fake(mode, t).requires_grad
     p = torch.nn.Parameter(torch.randn(3))
-    ts.to_fake(mode, p)
+    _fake_mode.to_fake(mode, p)
     p.data = torch.randn(6, 2)
-    assert ts.to_fake(mode, p).shape == (6, 2)
+    assert _fake_mode.to_fake(mode, p).shape == (6, 2)
 
 
 def test_fakes_changed_by_an_earlier_trace_are_converted_again():
-    mode = ts.new_fake_mode()
+    mode = _fake_mode.new_fake_mode()
     t = torch.randn(2, 3)
-    fake = ts.to_fake(mode, t)
+    fake = _fake_mode.to_fake(mode, t)
     with mode:
         fake.unsqueeze_(0)  # what a traced in-place op does to the fake only
-    again = ts.to_fake(mode, t)
+    again = _fake_mode.to_fake(mode, t)
     assert again.shape == (2, 3) and again.stride() == (3, 1)
 
 
 def test_layers_run_on_fake_twins():
-    mode = ts.new_fake_mode()
+    mode = _fake_mode.new_fake_mode()
     layer = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3)).eval()
     before = dict(layer.__dict__)
     weight = layer[0].weight
-    twin = ts.fake_module(mode, layer)
+    twin = _fake_mode.fake_module(mode, layer)
     with mode:
-        out = twin(ts.to_fake(mode, torch.randn(2, 4)))
+        out = twin(_fake_mode.to_fake(mode, torch.randn(2, 4)))
     assert out.shape == (2, 3) and isinstance(twin[0].weight, torch.nn.Parameter)
     assert twin[0].weight is not weight and type(twin[0].weight).__name__ == "FakeTensor"
     assert layer.__dict__ == before and layer[0].weight is weight and type(weight) is torch.nn.Parameter

@@ -1,0 +1,86 @@
+"""Objects that leave a trace: what the trace made, rebuilt by the transformed code after the graph (new_objects,
+fill_object), lists and dicts it changed in place, and ContextVar tokens. Assumes _polyfills' stand-ins' layout."""
+import functools
+from collections import OrderedDict as _OrderedDict, defaultdict as _defaultdict
+
+
+class TracedContextToken:
+    """What ContextVar.set() returns inside a trace: the trace keeps the value it set (the real
+    context never changes), and reset() of this token takes it back; depth: how many values the
+    trace had set on var before this one."""
+
+    __slots__ = ("var", "depth")
+
+    def __init__(self, var, depth):
+        self.var = var
+        self.depth = depth
+
+
+def _unfilled_partial(*args, **kwargs):
+    raise AssertionError("a functools.partial rebuilt after a trace was called before it was filled in")
+
+
+def new_objects(*classes):
+    """The objects a trace made, as the transformed code rebuilds them: instances first (so that
+    references between them keep their identity), filled in by fill_object. A partial (made
+    through _polyfills.classes.Partial) is first one of a placeholder: partial.__new__ needs a function."""
+    return tuple(functools.partial(_unfilled_partial) if cls is functools.partial else cls.__new__(cls) for cls in classes)
+
+
+_PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.classes.Partial's own attributes
+
+
+def _fill_partial(made, attributes):
+    extra = {name: value for name, value in attributes.items() if name not in _PARTIAL_STATE}
+    made.__setstate__((attributes["_func"], tuple(attributes["_args"]), dict(attributes["_keywords"]), extra or None))
+
+
+def _stand_in_for(cls):
+    from ._polyfills import STAND_IN_CLASSES
+
+    return STAND_IN_CLASSES.get(cls)
+
+
+def fill_object(obj, attributes, items):
+    """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
+    subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
+    if isinstance(obj, list):  # a shared list, dict or set the trace made: its contents
+        obj.extend(attributes)
+        return
+    if type(obj) in (dict, set):
+        obj.update(attributes)
+        return
+    if type(obj) is _defaultdict:  # items: its default_factory
+        obj.default_factory = items
+        obj.update(attributes)
+        return
+    if type(obj) is _OrderedDict:
+        obj.update(attributes)
+        return
+    if type(obj) is functools.partial:  # for a _polyfills.classes.Partial: attributes are the stand-in's
+        _fill_partial(obj, attributes)
+        return
+    stand_in = _stand_in_for(type(obj))
+    if stand_in is not None:  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
+        obj.__init__(*(attributes[name] for name in stand_in._cdynamo_init_from))
+        return
+    try:
+        object.__getattribute__(obj, "__dict__").update(attributes)
+    except AttributeError:  # __slots__ only
+        for name, value in attributes.items():
+            object.__setattr__(obj, name, value)
+    if items:
+        import collections
+
+        base = next(b for b in type(obj).__mro__ if b is dict or b is collections.OrderedDict)
+        for key, value in items.items():
+            base.__setitem__(obj, key, value)
+
+
+def replace_contents(target, contents):
+    """A list or dict the traced code changed in place gets the contents the trace left it with."""
+    if isinstance(target, list):
+        target[:] = contents
+    else:
+        target.clear()
+        target.update(contents)
