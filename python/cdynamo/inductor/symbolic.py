@@ -28,10 +28,16 @@ def _render(e):
         return str(int(e))
     if e.is_Symbol:
         return e.name
+    kind = type(e).__name__
+    if kind in ("CeilToInt", "FloorToInt") and type(e.args[0]).__name__ == "IntTrueDiv":
+        # ceil(a / b), floor(a / b) of ints (attention kernels round lengths up to their blocks)
+        a, b = (_render(x) for x in e.args[0].args)
+        if a is None or b is None:
+            return None
+        return f"(0 - ((0 - {a}) // {b}))" if kind == "CeilToInt" else f"({a} // {b})"
     args = [_render(a) for a in e.args]
     if any(a is None for a in args):
         return None
-    kind = type(e).__name__
     if kind == "Add":
         return "(" + " + ".join(args) + ")"
     if kind == "Mul":
@@ -42,6 +48,7 @@ def _render(e):
         return f"({args[0]} // {args[1]})"
     if kind == "CeilDiv":  # ceil(a / b) = -((-a) // b)
         return f"(0 - ((0 - {args[0]}) // {args[1]}))"
+
     if kind == "ModularIndexing":
         return f"(({args[0]} // {args[1]}) % {args[2]})"
     if kind in ("Mod", "PythonMod"):

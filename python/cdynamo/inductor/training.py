@@ -37,12 +37,20 @@ def compile_training(gm, example_inputs, target, device_type):
     # The layout passes decide by sizes: a joint graph of symbolic sizes keeps eager's layouts.
     symbolic = any(isinstance(t, torch.Tensor) and _has_symbolic_layout(t) for t in example_inputs)
 
+    # A symbolic joint graph whose half the pipeline cannot compile for every size (a float
+    # computed from sizes: batch norm's n / (n - 1)) raises while AOTAutograd compiles, so that
+    # the graph compiles per sizes met instead of running that half with aten's kernels.
+    tracing = [True]
+
+    def strict():
+        return symbolic and tracing[0]
+
     def forward_compiler(fw_gm, fw_inputs):
-        return make_boxed_func(_compile_half(fw_gm, target, device_type, "forward"))
+        return make_boxed_func(_compile_half(fw_gm, target, device_type, "forward", strict()))
 
     def backward_compiler(bw_gm, bw_inputs):
         keep_nones = tracker.backward_of(bw_gm)  # read before compiling: that sets Nones aside
-        return make_boxed_func(keep_nones(_compile_half(bw_gm, target, device_type, "backward")))
+        return make_boxed_func(keep_nones(_compile_half(bw_gm, target, device_type, "backward", strict())))
 
     def partition(joint_gm, joint_inputs, **options):
         # Layouts are chosen on the joint graph: what the forward saves for the backward stays
@@ -53,6 +61,8 @@ def compile_training(gm, example_inputs, target, device_type):
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
         fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
         _refuse_saved_written_inputs(fw_gm, bw_gm)
+        if symbolic:
+            _save_views_contiguous(fw_gm, bw_gm)
         return fw_gm, bw_gm
 
     with cuda_left_uninitialized(example_inputs), _float_symbols_hidden(example_inputs):
@@ -68,6 +78,7 @@ def compile_training(gm, example_inputs, target, device_type):
             # an input written under no_grad a zero .grad where eager leaves None.
             keep_inference_input_mutations=True,
         )
+    tracing[0] = False  # a backward compiled later (at the first backward) must never fail it
     utils.counters["inductor"]["training_graphs"] += 1
     create_graph = CreateGraphBackward(tuple_gm)
 
@@ -211,9 +222,44 @@ def _refuse_saved_written_inputs(fw_gm, bw_gm):
             raise RuntimeError("the backward would read an input the forward writes in place")
 
 
+def _save_views_contiguous(fw_gm, bw_gm):
+    """A symbolic forward returns the strided views it saves (a transposed attention matrix) as
+    contiguous copies, and the backward, traced on the views, would copy each back into the
+    view's layout on every call: the forward saves contiguous clones, which the backward is
+    compiled to read. Broadcast (stride 0) views are left as they are (relaid by _as_traced)."""
+    output = fw_gm.graph.output_node()
+    returned = list(output.args[0])
+    forward_nodes = {n.name: n for n in fw_gm.graph.nodes if n.op != "placeholder"}
+    for placeholder in bw_gm.graph.nodes:
+        node = forward_nodes.get(placeholder.name) if placeholder.op == "placeholder" else None
+        val = node.meta.get("val") if node is not None else None
+        if not isinstance(val, torch.Tensor) or returned.count(node) != 1 or not _has_symbolic_layout(val):
+            continue
+        hints = [_hint(s) for s in val.stride()]
+        if 0 in hints or hints == _contiguous_strides([_hint(s) for s in val.shape]):
+            continue
+        with fw_gm.graph.inserting_after(node):
+            copy = fw_gm.graph.call_function(torch.ops.aten.clone.default, (node,),
+                                             {"memory_format": torch.contiguous_format})
+        with val.fake_mode:
+            copy.meta["val"] = torch.ops.aten.clone.default(val, memory_format=torch.contiguous_format)
+        returned[returned.index(node)] = copy
+        placeholder.meta["val"] = copy.meta["val"]
+    output.args = (tuple(returned),)
+    fw_gm.recompile()
+
+
+def _contiguous_strides(sizes):
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= max(size, 1)
+    return list(reversed(strides))
+
+
 # --- one half: None outputs set aside, eager's aliasing read, the C++ pipeline ----------------
 
-def _compile_half(part_gm, target, device_type, kind):
+def _compile_half(part_gm, target, device_type, kind, strict=False):
     """part_gm (functional aten) as a callable; a backward graph's None gradients (inputs that
     need none) are put back around the compiled program, which returns only tensors."""
     from .. import _C
@@ -229,6 +275,8 @@ def _compile_half(part_gm, target, device_type, kind):
     try:
         program = _compile_program(part_gm, target, device_type)
     except Exception as error:  # noqa: BLE001 - a backward compiles at the first backward: never fail it
+        if strict:
+            raise
         reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         utils.log_and_warn_once("graphs", f"cdynamo inductor: the {kind} graph runs with aten's kernels ({reason})",
                                 reason, _WARNED)
@@ -278,31 +326,59 @@ def _restriding(program, part_gm):
                 if "compiled program input" not in str(error):
                     raise
             relayout[0] = True
-        return program(*(_as_traced(a, e) for a, e in zip(args, expected)))
+        bindings = _symbol_values(args, expected)
+        return program(*(_as_traced(a, e, bindings) for a, e in zip(args, expected)))
 
     return run
 
 
-def _as_traced(value, traced):
-    """value laid out as the traced input was: dense in the traced stride order, and broadcast
-    (stride 0) where the traced value was an expand (a saved `expand` the forward returned as a
-    copy). Sizes are value's: a symbolic trace's are expressions, its order read at their hints."""
+def _symbol_values(args, expected):
+    """{size symbol: its value in this call}, read where a traced size or number is one symbol."""
+    bindings = {}
+    for value, traced in zip(args, expected):
+        if isinstance(traced, torch.SymInt) and traced.node.expr.is_Symbol and isinstance(value, int):
+            bindings[traced.node.expr] = value
+        elif isinstance(traced, torch.Tensor) and isinstance(value, torch.Tensor) and value.dim() == traced.dim():
+            for size, actual in zip(traced.shape, value.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                    bindings[size.node.expr] = actual
+    return bindings
+
+
+def _as_traced(value, traced, bindings):
+    """value laid out as the traced input was: its strides evaluated for this call's sizes (a
+    symbolic trace's are expressions), and broadcast (stride 0) where the traced value was an
+    expand (a saved `expand` the forward returned as a copy). Where a stride cannot be evaluated,
+    dense in the traced stride order."""
     if not isinstance(value, torch.Tensor) or not isinstance(traced, torch.Tensor) or value.dim() != traced.dim():
         return value
-    traced_strides = [_hint(s) for s in traced.stride()]
     sizes = value.shape
-    broadcast = [d for d in range(value.dim()) if traced_strides[d] == 0 and sizes[d] > 1]
+    strides = [_evaluated(s, bindings) for s in traced.stride()]
+    broadcast = [d for d in range(value.dim()) if strides[d] == 0 and sizes[d] > 1]
     base = value
     for d in broadcast:
         base = base.narrow(d, 0, 1)
-    strides, step = [0] * value.dim(), 1
-    for d in sorted(range(value.dim()), key=lambda d: (traced_strides[d], -d)):  # innermost first
-        strides[d] = step
-        step *= base.shape[d]
-    if all(value.stride(d) == strides[d] for d in range(value.dim()) if sizes[d] > 1 and d not in broadcast) and not broadcast:
+    if any(s is None for s in strides):  # dense, in the order the hints give
+        hints = [_hint(s) for s in traced.stride()]
+        step = 1
+        for d in sorted(range(value.dim()), key=lambda d: (hints[d], -d)):  # innermost first
+            strides[d] = 0 if d in broadcast else step
+            step *= base.shape[d]
+    if not broadcast and all(value.stride(d) == strides[d] for d in range(value.dim()) if sizes[d] > 1):
         return value
-    copy = torch.empty_strided(base.shape, strides, dtype=value.dtype, device=value.device).copy_(base)
+    copy = torch.empty_strided(base.shape, [1 if d in broadcast else strides[d] for d in range(value.dim())],
+                               dtype=value.dtype, device=value.device).copy_(base)
     return copy.expand(sizes) if broadcast else copy
+
+
+def _evaluated(size, bindings):
+    """A traced stride as an int for this call, or None when it names a symbol not bound."""
+    import sympy
+
+    if not isinstance(size, torch.SymInt):
+        return int(size)
+    value = sympy.sympify(size.node.expr.xreplace(bindings))
+    return int(value) if value.is_Integer else None
 
 
 def _hint(size):

@@ -300,3 +300,21 @@ def test_a_returned_view_of_an_input_stays_a_view_beside_number_inputs():
         assert view._base is b and m == n + 1
         view.fill_(7.0)
         assert b[0].item() == 7.0
+
+
+def test_a_saved_view_is_laid_out_at_this_calls_sizes():
+    # A backward input traced as a strided view (a head of a fused qkv buffer) and met as a
+    # contiguous copy: copied into the traced layout, its strides evaluated at the call's sizes.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from cdynamo.inductor.training import _as_traced, _symbol_values
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    b, h, s, d = mode.from_tensor(torch.empty(2, 4, 16, 32)).shape
+    with mode:
+        traced = torch.empty(b, s, 3 * h * d).view(b, s, 3, h, d)[:, :, 2].transpose(1, 2)
+    real = torch.randn(2, 9, 384).view(2, 9, 3, 4, 32)[:, :, 2].transpose(1, 2)
+    met = real.contiguous()
+    laid_out = _as_traced(met, traced, _symbol_values([met], [traced]))
+    assert laid_out.stride() == real.stride() and torch.equal(laid_out, met)
