@@ -21,6 +21,12 @@ static_compiles_per_graph = 8
 # once per sizes met, as above. counters["dynamic"] says which graphs took which path and why.
 symbolic_kernels = True
 
+# True: graphs that need gradients compile symbolically too (AOTAutograd on the symbolic fakes:
+# one compile for every size). Off by default: measured (bench/dynamic.py --mode train) its steady
+# state is 1.3x (CPU) to 2x (H200) slower than a static compile's, so training graphs compile
+# per sizes met. CDYNAMO_SYMBOLIC_TRAINING=1 turns it on.
+symbolic_training = os.environ.get("CDYNAMO_SYMBOLIC_TRAINING", "0") == "1"
+
 # True: Tensor.item() stays in the graph, its number an unbacked symbol (the trace becomes a
 # dynamic one); branching on that number still breaks the graph. False: item() breaks the graph.
 capture_scalar_outputs = False
@@ -282,6 +288,7 @@ _KNOB_NAMES = frozenset(
     {
         "cache_size_limit",
         "static_compiles_per_graph",
+        "symbolic_training",
         "symbolic_kernels",
         "capture_scalar_outputs",
         "nested_graph_breaks",

@@ -120,6 +120,8 @@ def _compile(gm, fakes):
     from . import compile_fx, graph_cache, targets
 
     if compile_fx._needs_autograd(gm, fakes):
+        if not config.symbolic_training:
+            raise NotImplementedError("it needs gradients (config.symbolic_training is off)")
         return _compile_training(gm, fakes)
     split = NumberOutputs(gm, keep_examples=True)
     if not split.runs_tensor_graph:

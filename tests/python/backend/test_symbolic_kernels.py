@@ -25,7 +25,7 @@ def target(request):
     counters.clear()
     DEVICE["device"] = "cuda" if request.param == "cuda" else "cpu"
     backend = "cpp" if request.param == "cpp" else "triton"
-    with cdynamo.config.patch(cpu_backend=backend, suppress_errors=False):
+    with cdynamo.config.patch(cpu_backend=backend, suppress_errors=False, symbolic_training=True):
         yield "triton" if request.param == "cuda" else request.param
     DEVICE["device"] = "cpu"
     cdynamo.reset()
@@ -300,6 +300,15 @@ def test_a_returned_view_of_an_input_stays_a_view_beside_number_inputs():
         assert view._base is b and m == n + 1
         view.fill_(7.0)
         assert b[0].item() == 7.0
+
+
+def test_training_graphs_compile_per_size_unless_symbolic_training_is_on():
+    model = nn.Linear(4, 3).to(DEVICE["device"])
+    with cdynamo.config.patch(symbolic_training=False):
+        train_sizes(lambda x: model(x).relu().sum(), list(model.parameters()), lambda b: (torch.randn(b, 4),),
+                    [2, 3, 5], dynamic=True)
+    assert symbolic_programs() == 0 and per_size_compiles() == 2  # sizes 3 and 5; size 2 at once
+    assert any("symbolic_training is off" in key for key in counters["dynamic"]), dict(counters["dynamic"])
 
 
 def test_a_saved_view_is_laid_out_at_this_calls_sizes():
