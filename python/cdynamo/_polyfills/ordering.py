@@ -123,32 +123,27 @@ def heappushpop_(heap, item):
 
 # bisect's C functions: the same binary search with `<` only (key applied to the list's items, not
 # to x), so that classes' __lt__ runs in the trace; insort inserts with the list's insert.
-def bisect_left_(a, x, lo=0, hi=None, *, key=None):
+def _bisect(a, x, lo, hi, key, right):
     if lo < 0:
         raise ValueError("lo must be non-negative")
     if hi is None:
         hi = len(a)
     while lo < hi:
         mid = (lo + hi) // 2
-        if (a[mid] if key is None else key(a[mid])) < x:
+        item = a[mid] if key is None else key(a[mid])
+        if (not x < item) if right else item < x:
             lo = mid + 1
         else:
             hi = mid
     return lo
+
+
+def bisect_left_(a, x, lo=0, hi=None, *, key=None):
+    return _bisect(a, x, lo, hi, key, right=False)
 
 
 def bisect_right_(a, x, lo=0, hi=None, *, key=None):
-    if lo < 0:
-        raise ValueError("lo must be non-negative")
-    if hi is None:
-        hi = len(a)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x < (a[mid] if key is None else key(a[mid])):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return _bisect(a, x, lo, hi, key, right=True)
 
 
 def insort_left_(a, x, lo=0, hi=None, *, key=None):

@@ -282,9 +282,9 @@ def _replay_guards(text, example_inputs):
     if env is None:
         return False
     exprs = pickle.loads(base64.b64decode(text))
-    values = getattr(env, "backed_var_to_val", None)
-    if values is None:
-        values = env.var_to_val
+    from .symbolic import symbol_values
+
+    values = symbol_values(env)
     for expr in exprs:
         if not all(symbol in values for symbol in expr.free_symbols) or not bool(expr.xreplace(values)):
             return False

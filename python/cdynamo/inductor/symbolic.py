@@ -66,12 +66,15 @@ def symbol_hints(graph_module):
     for node in graph_module.graph.nodes:
         val = node.meta.get("val")
         for item in _symbolic_ints(val):
-            shape_env = item.node.shape_env
-            values = getattr(shape_env, "backed_var_to_val", None)  # torch 2.13's name of var_to_val
-            if values is None:
-                values = shape_env.var_to_val
-            return {str(symbol): int(value) for symbol, value in values.items()}
+            return {str(symbol): int(value) for symbol, value in symbol_values(item.node.shape_env).items()}
     return {}
+
+
+def symbol_values(shape_env):
+    """The ShapeEnv's {symbol: value when traced} (the dict itself: torch 2.13 renamed var_to_val,
+    now a deprecated alias, to backed_var_to_val)."""
+    values = getattr(shape_env, "backed_var_to_val", None)
+    return shape_env.var_to_val if values is None else values
 
 
 def _symbolic_ints(val):

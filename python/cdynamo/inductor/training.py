@@ -119,10 +119,10 @@ def _float_symbols_hidden(example_inputs):
     graph no longer reads, are set aside while AOTAutograd traces."""
     from torch.fx.experimental.symbolic_shapes import SymT, symbol_is_type
 
+    from .symbolic import symbol_values
+
     env = next((t.fake_mode.shape_env for t in example_inputs if getattr(t, "fake_mode", None) is not None), None)
-    # torch 2.13 renamed var_to_val (now a deprecated alias) to backed_var_to_val
-    name = "backed_var_to_val" if hasattr(env, "backed_var_to_val") else "var_to_val"
-    tables = [] if env is None else [getattr(env, name)]
+    tables = [] if env is None else [symbol_values(env)]
     hidden = [{s: v for s, v in table.items() if symbol_is_type(s, SymT.FLOAT)} for table in tables]
     for table, floats in zip(tables, hidden):
         for symbol in floats:
