@@ -170,7 +170,10 @@ class ShapeTrace:
             record[key] = tuple(None if d in changed else s for d, s in enumerate(sizes))
         if self.option is False:
             return set()
-        wanted = set(range(len(sizes))) if self.option is True else changed
+        # dynamic=True leaves parameters static, as torch._dynamo does (their sizes are the
+        # model's, and kernels over symbolic weights are slower); marks still apply.
+        everything = self.option is True and not isinstance(tensor, torch.nn.Parameter)
+        wanted = set(range(len(sizes))) if everything else changed
         wanted |= {d for d, kind in marks.items() if kind in ("dynamic", "maybe", "unbacked") and d < len(sizes)}
         wanted -= {d for d, kind in marks.items() if kind == "static"}
         return wanted
@@ -216,6 +219,14 @@ class ShapeTrace:
                 expr = value.node._expr
                 if expr.is_Symbol and expr not in self.bindings:
                     self.bindings[expr] = _Binding(index, what, d)
+        if fake.grad is not None:
+            # The fake's .grad has sizes of its own symbols; autograd keeps a gradient's sizes
+            # equal to its tensor's, so each is read where the tensor's size is.
+            for size, grad_size in zip(fake.shape, fake.grad.shape):
+                if isinstance(size, torch.SymInt) and isinstance(grad_size, torch.SymInt):
+                    own, expr = size.node._expr, grad_size.node._expr
+                    if expr.is_Symbol and expr not in self.bindings and own in self.bindings:
+                        self.bindings[expr] = self.bindings[own]
         return fake
 
     def scalar_is_dynamic(self, value, source):
@@ -552,246 +563,3 @@ def _compile(expr, bindings):
 
     emit(expr)
     return out
-
-
-# --- backends ------------------------------------------------------------------------------
-def graph_is_symbolic(gm):
-    """Whether a captured graph's inputs have symbolic sizes (or are symbolic numbers)."""
-    for node in gm.graph.nodes:
-        if node.op != "placeholder":
-            continue
-        val = example_value(node)  # torch.compile's frontend sets example_value only
-        if _is_symbolic(val):
-            return True
-        if isinstance(val, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in (*val.shape, *val.stride())):
-            return True
-    return False
-
-
-def unbacked_symbols(value):
-    """The unbacked symbols (sizes only the data decides: nonzero's, a boolean mask's, item()'s)
-    of a value's sizes, strides and numbers, as first created: a ShapeEnv replaces u0 by 5 once
-    a broadcast needs it to be 5, which eager does not know."""
-    from torch.fx.experimental.symbolic_shapes import SymT, symbol_is_type
-
-    found = set()
-    for item in _symbolic_items(value):
-        expr = getattr(item.node, "_expr", item.node.expr)
-        found.update(s for s in expr.free_symbols if symbol_is_type(s, (SymT.UNBACKED_INT, SymT.UNBACKED_FLOAT)))
-    return found
-
-
-def _symbolic_items(value):
-    if _is_symbolic(value):
-        yield value
-    elif isinstance(value, torch.Tensor):
-        for size in (*value.shape, *value.stride(), value.storage_offset()):
-            if isinstance(size, torch.SymInt):
-                yield size
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _symbolic_items(item)
-
-
-def has_data_dependent_sizes(gm):
-    """Whether a value of the graph has a size or number only the data decides."""
-    return any(unbacked_symbols(example_value(node)) for node in gm.graph.nodes if node.op.startswith("call_"))
-
-
-def symbolic_example_inputs(gm):
-    """The fake inputs of a graph with symbolic sizes, or with sizes only the data decides (what
-    a backend tracing it passes to make_fx or AOTAutograd), or None for a static graph."""
-    if not graph_is_symbolic(gm) and not has_data_dependent_sizes(gm):
-        return None
-    return [example_value(node) for node in gm.graph.nodes if node.op == "placeholder"]
-
-
-def _call_key(args):
-    key = []
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            key.append((a.shape, a.stride(), a.storage_offset()))  # torch.Size: a hashable tuple
-        else:
-            key.append(a)
-    return tuple(key)
-
-
-class NumberOutputs:
-    """A graph's returned numbers (sizes the frontend computed from the inputs' sizes) split off
-    into a graph of their own, for backends that return tensors only: `tensor_gm` returns the
-    tensors, `number_fn` (None when there are none) the numbers, and merge() puts both results
-    back in the graph's order. A graph that returns only numbers still runs its tensor part when
-    that part does more than compute them (an input written in place: `runs_tensor_graph`)."""
-
-    def __init__(self, gm, keep_examples=False):
-        outputs = list(_output_node(gm).args[0])
-        self.count = len(outputs)
-        self.numbers = [k for k, item in enumerate(outputs) if isinstance(example_value(item), _NUMBERS)]
-        self.tensors = [k for k in range(len(outputs)) if k not in self.numbers]
-        self.tensor_gm = _with_outputs(gm, [outputs[k] for k in self.tensors], only_needed=False,
-                                       keep_examples=keep_examples)
-        number_gm = _with_outputs(gm, [outputs[k] for k in self.numbers], only_needed=True) if self.numbers else None
-        self.number_fn = number_gm.forward if number_gm is not None else None
-        calls = sum(node.op.startswith("call_") for node in gm.graph.nodes)
-        number_calls = sum(node.op.startswith("call_") for node in number_gm.graph.nodes) if number_gm is not None else 0
-        self.runs_tensor_graph = bool(self.tensors) or calls > number_calls
-
-    def wrap(self, tensor_fn):
-        """A callable returning the graph's outputs from tensor_fn (the compiled tensor_gm)."""
-        if self.number_fn is None:
-            return tensor_fn
-        if not self.runs_tensor_graph:
-            return self.number_fn
-        number_fn, tensors, numbers, count = self.number_fn, self.tensors, self.numbers, self.count
-
-        def run(*args):
-            merged = [None] * count
-            for k, value in zip(tensors, tensor_fn(*args)):
-                merged[k] = value
-            for k, value in zip(numbers, number_fn(*args)):
-                merged[k] = value
-            return tuple(merged)
-
-        return run
-
-
-def per_shape(compile_static, gm, example_inputs):
-    """A backend that compiles for fixed sizes (the inductor's kernels, CUDA graphs) given a graph
-    with symbolic sizes: compiled once per distinct input sizes, at the first call with them.
-    Static graphs are compiled at once, as before."""
-    if not graph_is_symbolic(gm):
-        return compile_static(gm, example_inputs)
-    split = NumberOutputs(gm)
-    tensor_gm = split.tensor_gm
-    if not split.runs_tensor_graph:
-        return split.number_fn
-    # Number inputs are constants of each static compile (their values are part of its key).
-    number_inputs = [k for k, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]
-
-    def compile_for(args):
-        static_gm = _with_constant_inputs(tensor_gm, {k: args[k] for k in number_inputs})
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        _propagate_static(static_gm, tensors)
-        fn = compile_static(static_gm, tensors)
-        if not number_inputs:
-            return fn
-        return lambda *args: fn(*(a for a in args if isinstance(a, torch.Tensor)))
-
-    # torch.compile's frontend passes SymInts among the example inputs: then the first call compiles.
-    concrete = not any(_holds_symbolic(a) for a in example_inputs)
-    compiled = {_call_key(example_inputs): compile_for(example_inputs)} if concrete else {}
-
-    def run(*args):
-        key = _call_key(args)
-        fn = compiled.get(key)
-        if fn is None:
-            fn = compiled[key] = _next_static_compile(compiled, gm, args, compile_for)
-        return fn(*args)
-
-    return split.wrap(run)
-
-
-_NUMBERS = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
-
-
-def _next_static_compile(compiled, gm, args, compile_for, counted_as="static compiles of symbolic graphs"):
-    from . import config, utils
-
-    if len(compiled) < config.static_compiles_per_graph:
-        utils.counters["dynamic"][counted_as] += 1
-        return compile_for(args)
-    utils.counters["dynamic"]["sizes run as captured (past static_compiles_per_graph)"] += 1
-    if len(compiled) == config.static_compiles_per_graph:
-        import warnings
-
-        warnings.warn(
-            f"cdynamo: a graph with symbolic sizes met {len(compiled) + 1} different input sizes or numbers; "
-            "the backend compiles for fixed ones, so new ones run the captured graph as it is "
-            "(raise cdynamo.config.static_compiles_per_graph, or mark the changing dimension static)",
-            RuntimeWarning, stacklevel=2)
-    return gm.forward
-
-
-def _propagate_static(gm, args):
-    """Sets every node's example value for these inputs, as a static capture has them (the
-    backend reads requires_grad and aliasing from them): fakes of one mode, parameters included,
-    not detached (FakeTensorProp detaches what it stores)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-
-    class Propagate(torch.fx.Interpreter):
-        def run_node(self, node):
-            result = super().run_node(node)
-            node.meta["val"] = node.meta["example_value"] = result
-            return result
-
-        def get_attr(self, target, args, kwargs):
-            value = super().get_attr(target, args, kwargs)
-            return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
-
-    from torch._subclasses.fake_tensor import DynamicOutputShapeException
-
-    def propagate():
-        fakes = [mode.from_tensor(a, static_shapes=True) for a in args]
-        with mode, torch.set_grad_enabled(torch.is_grad_enabled()):  # the graph's own grad-mode nodes run too
-            Propagate(gm).run(*fakes)
-
-    try:
-        propagate()
-    except DynamicOutputShapeException:
-        # nonzero and co.: their output sizes need a ShapeEnv (unbacked symbols)
-        from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-        mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
-        propagate()
-
-
-def _with_constant_inputs(gm, values, keep_examples=False):
-    """gm with the placeholders at the given positions replaced by constants (a copy, when any)."""
-    if not values:
-        return gm
-    copy = _with_outputs(gm, list(_output_node(gm).args[0]), only_needed=False, keep_examples=keep_examples)
-    placeholders = [n for n in copy.graph.nodes if n.op == "placeholder"]
-    for k, value in values.items():
-        node = placeholders[k]
-        for user in list(node.users):
-            user.args = torch.fx.node.map_arg(user.args, lambda n: value if n is node else n)
-            user.kwargs = torch.fx.node.map_arg(user.kwargs, lambda n: value if n is node else n)
-        copy.graph.erase_node(node)
-    copy.recompile()
-    return copy
-
-
-def _output_node(gm):
-    return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
-
-
-def example_value(item):
-    """A graph node's example value (torch.compile's frontend sets example_value, make_fx val)."""
-    if isinstance(item, torch.fx.Node):
-        return item.meta.get("example_value", item.meta.get("val"))
-    return item
-
-
-def _with_outputs(gm, returned, only_needed, keep_examples=False):
-    """A copy of gm returning the tuple `returned` (nodes of gm) without symbolic example values
-    (a static compile reads its sizes from its inputs) unless keep_examples. only_needed: just the
-    nodes the outputs read; else every node (fx's dead-code elimination would drop in-place
-    method calls)."""
-    needed = set()
-    stack = [r for r in returned if isinstance(r, torch.fx.Node)]
-    while stack:
-        node = stack.pop()
-        if node not in needed:
-            needed.add(node)
-            stack.extend(node.all_input_nodes)
-    graph = torch.fx.Graph()
-    copies = {}
-    for node in gm.graph.nodes:
-        if node.op == "output" or (only_needed and node.op != "placeholder" and node not in needed):
-            continue
-        copies[node] = graph.node_copy(node, lambda n: copies[n])
-        copies[node].meta = {k: v for k, v in node.meta.items() if keep_examples or k not in ("val", "example_value")}
-    graph.output(tuple(copies[r] if isinstance(r, torch.fx.Node) else r for r in returned))
-    return torch.fx.GraphModule(gm, graph)

@@ -33,7 +33,7 @@ ir::Expr expr_of(Handle obj) {
     if (v == -1 && PyErr_Occurred()) throw PythonError();
     return ir::Expr(v);
   }
-  Ref text = call_helper("cdynamo.inductor.symbolic", "expr_text", {obj});
+  Ref text = call_helper("cdynamo.symbolic_graphs", "expr_text", {obj});
   if (text.ptr() == Py_None) symbolic_unsupported("a size of the form " + str_of(obj));
   return ir::parse_expr(str_of(text));
 }

@@ -63,7 +63,7 @@ def aot_eager(gm, example_inputs):
     from torch._functorch.aot_autograd import aot_module_simplified
 
     from ..inductor.targets import autograd_state_reason
-    from ..shapes import symbolic_example_inputs
+    from ..symbolic_graphs import symbolic_example_inputs
 
     if autograd_state_reason(gm) is not None:
         return gm.forward  # AOTAutograd's functional graphs would drop the new leaf's requires_grad

@@ -28,7 +28,7 @@ def cudagraphs(gm, example_inputs):
     """The captured graph run as it is (gm.forward), recorded into CUDA graphs and replayed: one
     recording per input sizes met (and per value of the number inputs); sizes the graph returns as
     numbers are computed beside it."""
-    from ..shapes import NumberOutputs, graph_is_symbolic
+    from ..symbolic_graphs import NumberOutputs, graph_is_symbolic
 
     if not graph_is_symbolic(gm):
         return cudagraphify(gm.forward, gm, example_inputs)

@@ -11,7 +11,7 @@ from ..backends.registry import register_backend
 @register_backend(name="inductor")
 def inductor(gm, example_inputs):
     """backend(gm, example_inputs) -> callable, like every cdynamo backend."""
-    from ..shapes import per_shape
+    from ..symbolic_graphs import per_shape
     from . import data_dependent
 
     # Sizes only the data decides (nonzero, boolean masks): those operations run eagerly and

@@ -9,7 +9,7 @@ import operator
 import torch
 
 from .. import utils
-from ..shapes import example_value, unbacked_symbols
+from ..symbolic_graphs import example_value, unbacked_symbols
 
 
 def creating_nodes(gm):

@@ -1,64 +1,14 @@
 """Symbolic programs: a graph with symbolic sizes compiled once for every size its guards admit
 (the kernels of both targets take the sizes as arguments), instead of once per sizes met
-(shapes.per_shape).
+(symbolic_graphs.per_shape).
 The C++ lowering reads each SymInt as an expression in the syntax of ir::parse_expr, rendered
-here from its sympy expression; what cannot be rendered, or lowered for every size, raises
+from its sympy expression by symbolic_graphs.expr_text; what cannot be rendered, or lowered for every size, raises
 NotImplementedError and the graph is compiled per sizes met instead."""
 
 import torch
 
 from .. import config, utils
-
-
-def expr_text(value):
-    """A SymInt (or int) as text over its size symbols ("s0*s1 + (s2 // 2)"), or None when its
-    expression uses an operation the kernels' index arithmetic does not have."""
-    if isinstance(value, int):
-        return str(value)
-    node = value.node
-    expr = node.expr
-    shape_env = getattr(node, "shape_env", None)
-    if shape_env is not None:
-        expr = shape_env.simplify(expr)  # replacements the guards made (s1 == s0, s2 == 8)
-    return _render(expr)
-
-
-def _render(e):
-    if e.is_Integer:
-        return str(int(e))
-    if e.is_Symbol:
-        return e.name
-    kind = type(e).__name__
-    if kind in ("CeilToInt", "FloorToInt") and type(e.args[0]).__name__ == "IntTrueDiv":
-        # ceil(a / b), floor(a / b) of ints (attention kernels round lengths up to their blocks)
-        a, b = (_render(x) for x in e.args[0].args)
-        if a is None or b is None:
-            return None
-        return f"(0 - ((0 - {a}) // {b}))" if kind == "CeilToInt" else f"({a} // {b})"
-    args = [_render(a) for a in e.args]
-    if any(a is None for a in args):
-        return None
-    if kind == "Add":
-        return "(" + " + ".join(args) + ")"
-    if kind == "Mul":
-        return "(" + "*".join(args) + ")"
-    if kind in ("Pow", "PowByNatural") and e.args[1].is_Integer and 0 <= int(e.args[1]) <= 8:
-        return "(" + "*".join([args[0]] * int(e.args[1])) + ")" if int(e.args[1]) else "1"
-    if kind in ("FloorDiv", "CleanDiv"):
-        return f"({args[0]} // {args[1]})"
-    if kind == "CeilDiv":  # ceil(a / b) = -((-a) // b)
-        return f"(0 - ((0 - {args[0]}) // {args[1]}))"
-
-    if kind == "ModularIndexing":
-        return f"(({args[0]} // {args[1]}) % {args[2]})"
-    if kind in ("Mod", "PythonMod"):
-        return f"({args[0]} % {args[1]})"
-    if kind in ("Max", "Min") and args:
-        text = args[0]
-        for a in args[1:]:
-            text = f"{kind.lower()}({text}, {a})"
-        return text
-    return None
+from ..symbolic_graphs import expr_text
 
 
 def symbol_hints(graph_module):
@@ -90,7 +40,7 @@ def try_compile(gm, example_inputs):
     """The graph compiled once for all the sizes its guards admit, or None (static graphs, and
     symbolic ones this path does not take yet: the caller compiles those per sizes met). Why a
     graph was not compiled symbolically is logged and counted in counters["dynamic"]."""
-    from ..shapes import graph_is_symbolic, symbolic_example_inputs
+    from ..symbolic_graphs import graph_is_symbolic, symbolic_example_inputs
 
     if not config.symbolic_kernels or not graph_is_symbolic(gm):
         return None
@@ -119,7 +69,7 @@ def _unsupported_reason(gm, fakes):
 
 
 def _compile(gm, fakes):
-    from ..shapes import NumberOutputs
+    from ..symbolic_graphs import NumberOutputs
     from . import compile_fx, graph_cache, targets
 
     if compile_fx._needs_autograd(gm, fakes):
@@ -148,7 +98,7 @@ def _compile_training(gm, fakes):
     the backward, so each value of the graph's float inputs is a constant of a compile of its
     own, symbolic in the sizes (as torch.compile, which specialises floats by default). Numbers
     the graph returns are computed beside the compiled program (NumberOutputs)."""
-    from ..shapes import NumberOutputs, _next_static_compile, _with_constant_inputs
+    from ..symbolic_graphs import NumberOutputs, _next_static_compile, _with_constant_inputs
     from . import compile_fx
 
     split = NumberOutputs(gm, keep_examples=True)

@@ -299,7 +299,7 @@ def _compile_program(part_gm, target, device_type):
     """part_gm's tensor outputs through the C++ pipeline. A forward with symbolic sizes also
     returns the sizes its backward needs (SymInt outputs): computed from the inputs beside it."""
     from .. import _C
-    from ..shapes import NumberOutputs
+    from ..symbolic_graphs import NumberOutputs
 
     split = NumberOutputs(part_gm, keep_examples=True)
     if not split.runs_tensor_graph:

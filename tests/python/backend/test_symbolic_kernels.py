@@ -220,6 +220,34 @@ def test_a_training_graph_returning_its_numbers_returns_them():
         weight.grad = None
 
 
+def test_a_training_step_runs_its_forward_once():
+    # AOTAutograd's forward returns the sizes its backward needs, read off intermediate tensors
+    # (sym_size of a reshaped activation): they are computed from the inputs' sizes, not by
+    # running the graph's tensor operations again beside the compiled program.
+    weight = nn.Parameter(torch.randn(8, 48, device=DEVICE["device"]))
+    bias = nn.Parameter(torch.randn(48, device=DEVICE["device"]))
+
+    def fn(x):  # GPT-2's attention: Conv1D's addmm, split into q, k, v, heads
+        b, s, _ = x.shape
+        qkv = torch.addmm(bias, x.view(-1, 8), weight).view(b, s, 48).tanh()
+        q, k, v = (t.view(b, s, 4, 4).transpose(1, 2) for t in qkv.split(16, dim=2))
+        return ((q @ k.transpose(-1, -2)).softmax(-1) @ v).sum()
+
+    train_sizes(fn, [weight, bias], lambda s: (torch.randn(2, s, 8),), [5, 7])  # the length turns symbolic
+    assert symbolic_programs() == 1
+
+    cdynamo.reset()
+    compiled = cdynamo.optimize("inductor")(fn)
+    for length in (5, 7):  # compiles
+        compiled(on_device((torch.randn(2, length, 8),))[0])
+    x = on_device((torch.randn(2, 9, 8),))[0]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        compiled(x)
+    names = [event.name for event in profile.events()]
+    assert names.count("aten::addmm") == 1, names  # the projection, once
+    assert not any(name in ("aten::tanh", "aten::_softmax") for name in names), names  # in kernels
+
+
 def test_a_saved_expand_returned_as_a_copy_is_broadcast_again():
     # BERT's token_type_ids buffer: expand(batch, seq) of a buffer, saved for the backward; the
     # forward program returns it materialised, the backward was traced on the expand.

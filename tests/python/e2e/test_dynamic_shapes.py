@@ -336,7 +336,7 @@ def test_capture_scalar_outputs_keeps_item_in_the_graph():
 
 
 def test_two_compiled_models_keep_their_own_sizes():
-    from cdynamo.shapes import graph_is_symbolic
+    from cdynamo.symbolic_graphs import graph_is_symbolic
 
     first, second = torch.nn.Linear(3, 3), torch.nn.Linear(3, 3)
     graphs = EagerAndRecordGraphs()
@@ -419,3 +419,43 @@ def test_symbolic_numbers_are_ints_and_floats_to_python_code():
         x = torch.randn(rows, 3)
         got, want = compiled(x, n, scale), f(x, n, scale)
         assert same(got[0], want[0]) and got[1:] == want[1:], (got[1:], want[1:])
+
+
+GLOBAL_WEIGHT = torch.nn.Parameter(torch.randn(8, 6))
+GLOBAL_LEAF = torch.randn(8, 6, requires_grad=True)
+
+
+def test_dynamic_true_leaves_parameters_static():
+    # As torch._dynamo: dynamic=True makes inputs' sizes symbolic, not the parameters'.
+    def fn(x):
+        return (x @ GLOBAL_WEIGHT).relu().sum(0)
+
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.extend(n.meta["example_value"] for n in gm.graph.nodes if n.op == "placeholder")
+        return gm.forward
+
+    x = torch.randn(5, 8)
+    assert same(cdynamo.optimize(backend, dynamic=True)(fn)(x), fn(x))
+    weight = next(t for t in seen if isinstance(t, torch.Tensor) and t.shape[-1] == 6)
+    data = next(t for t in seen if isinstance(t, torch.Tensor) and t is not weight)
+    assert all(isinstance(s, int) for s in weight.shape)
+    assert isinstance(data.shape[0], torch.SymInt)  # its width meets the weight's: 8
+
+
+def test_a_tensor_with_a_gradient_traces_with_symbolic_sizes():
+    # A leaf that went through a backward has a .grad: its fake's gradient has sizes of its own,
+    # equal to the tensor's. That fact once made the frame run eagerly.
+    (torch.randn(3, 8) @ GLOBAL_LEAF).sum().backward()
+
+    def fn(x):
+        return (x @ GLOBAL_LEAF).tanh().sum() + GLOBAL_LEAF.grad.sum()
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(fn)
+    for rows in (4, 7):
+        x = torch.randn(rows, 8)
+        assert same(compiled(x), fn(x))
+    assert counter.frame_count == 1 and not counters["graph_break"]
+    assert counters["stats"]["frames_fallback"] == 0
