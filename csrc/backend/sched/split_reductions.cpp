@@ -1,6 +1,7 @@
 // Splits reductions in two (partial results per chunk of the reduced range, then their reduction)
 // where one program per row (few long rows) or per column block (outer reductions over few
-// columns) leaves a GPU idle. Assumes static sizes; for targets that want it (split_long_reductions).
+// columns) leaves a GPU idle. Symbolic sizes: decided at hints, with a chunk count that divides
+// the reduced range at every size; for targets that want it (split_long_reductions).
 #include <unordered_map>
 #include "backend/ir/ir_walk.h"
 #include "backend/sched/sched_internal.h"
@@ -24,22 +25,13 @@ bool splittable(ir::ReductionType type) {
          type == RT::All || type == RT::XorSum;  // arg reductions would need positions carried along
 }
 
-bool static_product(const std::vector<ir::Expr>& sizes, int64_t* out) {
-  int64_t n = 1;
-  for (const ir::Expr& s : sizes) {
-    if (!s.is_const()) return false;
-    n *= s.const_value();
-  }
-  *out = n;
-  return true;
-}
-
-// The number of chunks: a divisor of n (so no chunk runs past the row's end) giving about
-// kTargetPrograms partial results with chunks of at least kMinChunk elements; 1 when none does.
-int64_t chunk_count(int64_t programs, int64_t n, int64_t min_chunk) {
+// The number of chunks: a divisor of n (so no chunk runs past the row's end; for a symbolic n,
+// one that divides it at every size: 4 of 8*s0) giving about kTargetPrograms partial results
+// with chunks of at least min_chunk elements at the hint n_hint; 1 when none does.
+int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t min_chunk) {
   int64_t wanted = std::max<int64_t>(2, kTargetPrograms / std::max<int64_t>(programs, 1));
-  for (int64_t s = std::min(wanted, n / min_chunk); s >= 2; --s)
-    if (n % s == 0) return s;
+  for (int64_t s = std::min(wanted, n_hint / min_chunk); s >= 2; --s)
+    if (ir::mod(n, ir::Expr(s)).is_const(0)) return s;
   return 1;
 }
 
@@ -66,24 +58,25 @@ bool outer_reduction(const ir::Reduction& r) {
 // walk consecutive outputs.
 struct Split {
   int64_t chunks = 0;
-  int64_t range = 0;  // elements reduced per output
+  ir::Expr range = 0;  // elements reduced per output
   bool outer = false;
 };
 
-Split choose_split(const ir::Reduction& r) {
-  int64_t rows = 0, n = 0;
-  if (!splittable(r.type) || !static_product(r.ranges, &rows) || !static_product(r.reduction_ranges, &n)) return {};
+Split choose_split(const ir::Reduction& r, const std::vector<ir::Symbol>& symbols) {
+  if (!splittable(r.type)) return {};
+  const ir::Expr n = ir::product(r.reduction_ranges);
+  const int64_t rows = ir::size_hint(ir::product(r.ranges), symbols), n_hint = ir::size_hint(n, symbols);
   // Outer first: a strided reduced range split per row would leave each program reading one
   // element per cache line (batch norm's backward over channels-last N, H, W: 16 programs' worth
   // of bandwidth), where chunks outermost keep every load a block of consecutive outputs.
   if (outer_reduction(r)) {
     const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
-    if (programs * 2 > kTargetPrograms || n < 2 * kMinOuterChunk) return {};
-    int64_t chunks = chunk_count(programs, n, kMinOuterChunk);
+    if (programs * 2 > kTargetPrograms || n_hint < 2 * kMinOuterChunk) return {};
+    int64_t chunks = chunk_count(programs, n, n_hint, kMinOuterChunk);
     return chunks >= 2 ? Split{chunks, n, true} : Split{};
   }
-  if (rows < kFewRows && n >= kLongRow) {
-    int64_t chunks = chunk_count(rows, n, kMinChunk);
+  if (rows < kFewRows && n_hint >= kLongRow) {
+    int64_t chunks = chunk_count(rows, n, n_hint, kMinChunk);
     return chunks >= 2 ? Split{chunks, n, false} : Split{};
   }
   return {};
@@ -152,13 +145,14 @@ void split_long_reductions(lower::LoweredGraph& graph) {
   std::vector<ir::Node> nodes;
   for (ir::Node& node : graph.nodes) {
     auto* r = std::get_if<ir::Reduction>(&node);
-    const Split split = r ? choose_split(*r) : Split{};
+    const Split split = r ? choose_split(*r, graph.symbols) : Split{};
     if (split.chunks < 2) {
       nodes.push_back(std::move(node));
       continue;
     }
     *r = merge_linear_reduced_dims(*r);
-    const int64_t chunks = split.chunks, chunk = split.range / chunks;
+    const int64_t chunks = split.chunks;
+    const ir::Expr chunk = ir::floordiv(split.range, ir::Expr(chunks));  // exact: chunks divides it
     const size_t outer = r->ranges.size();
     std::string device = "cpu";
     for (const ir::Buffer& b : graph.buffers)
@@ -180,7 +174,7 @@ void split_long_reductions(lower::LoweredGraph& graph) {
     const std::string chunk_var = split.outer ? var('i', 0) : var('i', outer);
     if (split.outer)
       for (size_t k = 0; k < outer; ++k) subst[var('i', k)] = ir::Expr::var(var('i', k + 1));
-    ir::Expr flat = ir::Expr::var(chunk_var) * ir::Expr(chunk) + ir::Expr::var("r0");
+    ir::Expr flat = ir::Expr::var(chunk_var) * chunk + ir::Expr::var("r0");
     ir::Expr stride = 1;
     for (size_t j = r->reduction_ranges.size(); j-- > 0;) {
       ir::Expr position = ir::floordiv(flat, stride);  // flat < the whole range: r0 needs no mod
@@ -188,7 +182,7 @@ void split_long_reductions(lower::LoweredGraph& graph) {
       stride = stride * r->reduction_ranges[j];
     }
     std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo;
-    ir::Reduction first{partial.name, partial.sizes, {ir::Expr(chunk)}, r->type, ir::rewrite_indices(r->body, subst, memo)};
+    ir::Reduction first{partial.name, partial.sizes, {chunk}, r->type, ir::rewrite_indices(r->body, subst, memo)};
     // The final reduction over the partial results of each output.
     std::vector<ir::Expr> at;
     for (size_t k = 0; k < outer; ++k) at.push_back(ir::Expr::var(var('i', k)));

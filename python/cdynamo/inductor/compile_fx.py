@@ -245,7 +245,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
     """(callable, None) for a graph a target accepted: aten tracing, the graph passes, then the
     C++ pipeline (stored under `key` in the compiled-graph cache when given); or (None, reason)
     when the aten graph touches what no target compiles. With fake_mode (a symbolic graph's,
-    example_inputs its fakes) the layout passes, which decide by sizes, are left out."""
+    example_inputs its fakes) channels-last convolutions, which decide by sizes, are left out."""
     from .. import _C
     from . import graph_cache
 
@@ -263,7 +263,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
         output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
         if config.channels_last_convolutions and not symbolic:
             layout.prefer_channels_last(aten_gm)
-        if config.pad_matmuls and not symbolic:
+        if config.pad_matmuls:  # pads static K and N only: serves every size
             pad_matmuls.pad_misaligned_matmuls(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph{' (symbolic sizes)' if symbolic else ''}:\n{aten_gm.code}")

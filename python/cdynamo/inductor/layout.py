@@ -19,6 +19,17 @@ def meta_value(node):
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
+def hint(size):
+    """A size of a traced value as an int (a SymInt's value when traced), without a guard:
+    passes choose by these and stay correct at every size."""
+    return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
+
+
+def hinted(sizes):
+    """A view's size arguments (ints, SymInts or the graph nodes computing them) as ints."""
+    return [hint(meta_value(v)) if isinstance(v, torch.fx.Node) else hint(v) for v in sizes]
+
+
 # Devices whose 2-D convolutions are faster channels-last, and the dtypes for which they are.
 _RELAID_DTYPES = {
     "cpu": (torch.float32, torch.bfloat16),
@@ -78,7 +89,7 @@ def _densify_for_view(gm, node):
     if not isinstance(source, torch.Tensor):
         return
     try:
-        source.view(node.args[1])
+        source.view(torch.fx.node.map_arg(node.args[1], meta_value))  # sizes a graph node computes
     except (RuntimeError, ValueError):  # fake tensors' view raises ValueError
         with gm.graph.inserting_before(node):
             dense = gm.graph.call_function(aten.clone.default, (node.args[0],), {"memory_format": torch.contiguous_format})
@@ -133,6 +144,15 @@ def returned_layouts(gm):
     return [(v.shape, v.stride()) if isinstance(v := meta_value(n), torch.Tensor) else None for n in returned]
 
 
+def _same_shape_and_strides(a, b):
+    """Whether two (shape, strides) are one layout; symbolic ones compare as expressions, with no
+    guard (a pass's choice must not restrict the sizes the program serves)."""
+    def exprs(sizes):
+        return [s.node.expr if isinstance(s, torch.SymInt) else s for s in sizes]
+
+    return all(exprs(x) == exprs(y) for x, y in zip(a, b))
+
+
 def restore_returned_layouts(gm, fake_mode, eager_layouts):
     """Returned values keep eager's strides (a caller may .view() them): a value whose layout a
     pass changed is cloned back to eager's contiguous or channels-last layout at the end."""
@@ -141,9 +161,9 @@ def restore_returned_layouts(gm, fake_mode, eager_layouts):
     new_returned = list(returned)
     for k, (node, layout) in enumerate(zip(returned, eager_layouts)):
         value = meta_value(node)
-        if layout is None or not isinstance(value, torch.Tensor) or (value.shape, value.stride()) == layout:
+        if layout is None or not isinstance(value, torch.Tensor) or _same_shape_and_strides((value.shape, value.stride()), layout):
             continue
-        eager_like = torch.empty_strided(layout[0], layout[1], device="meta")
+        eager_like = torch.empty_strided(hinted(layout[0]), hinted(layout[1]), device="meta")
         if eager_like.is_contiguous():
             memory_format = torch.contiguous_format
         elif eager_like.is_contiguous(memory_format=_CHANNELS_LAST):

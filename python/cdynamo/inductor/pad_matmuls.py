@@ -49,15 +49,19 @@ def _plan(node):
     if out.dtype not in _MATMUL_FLOPS or a.dtype != out.dtype or b.dtype != out.dtype:
         return None
     align = _ALIGN_BYTES // out.element_size()
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    k, n = a.shape[-1], b.shape[-1]
+    if not isinstance(k, int) or not isinstance(n, int):
+        return None  # a symbolic K or N: no padding serves every size
+    # Symbolic sizes elsewhere (the rows of a symbolic graph) are costed at their traced values.
+    m, shape = layout.hint(a.shape[-2]), layout.hinted(out.shape)
     pad_k, pad_n = _padded(k, align) - k, _padded(n, align) - n
     if (pad_k == 0 and pad_n == 0) or 0 in (m, k, n):
         return None
-    batch = math.prod(out.shape[:-2])
-    copied = b.numel() // (k * n) * (k + pad_k) * (n + pad_n)  # elements written by the padding copies
+    batch = math.prod(shape[:-2])
+    copied = layout.hint(b.numel()) // (k * n) * (k + pad_k) * (n + pad_n)  # elements the padding copies write
     copied += batch * m * (k + pad_k) if pad_k else 0
-    dense_copy = pad_n and any(_needs_dense(user, out.shape, pad_n) for user in node.users)
-    copied += out.numel() if dense_copy else 0
+    dense_copy = pad_n and any(_needs_dense(user, shape, pad_n) for user in node.users)
+    copied += math.prod(shape) if dense_copy else 0
     extra_s = _UNALIGNED_SLOWDOWN * 2 * batch * m * n * k / _MATMUL_FLOPS[out.dtype]
     cost_s = 2 * copied * out.element_size() / _COPY_BYTES_PER_S + _LAUNCH_S * (1 + bool(pad_k) + bool(dense_copy))
     return (pad_k, pad_n) if extra_s > cost_s else None
@@ -78,7 +82,7 @@ def _needs_dense(user, shape, pad_n):
     if any(u.op == "output" for u in user.users):
         return True
     try:
-        _narrowed_probe(shape, pad_n).view(user.args[1])
+        _narrowed_probe(shape, pad_n).view(layout.hinted(user.args[1]))
     except (RuntimeError, ValueError):
         return True
     return False

@@ -57,7 +57,7 @@ def compile_training(gm, example_inputs, target, device_type):
         # channels-last (or padded) between the halves; only results and gradients get eager's.
         if config.channels_last_convolutions and not symbolic:
             layout.prefer_channels_last(joint_gm)
-        if config.pad_matmuls and not symbolic:
+        if config.pad_matmuls:  # K and N static: the padding serves every size
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
         fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
         _refuse_saved_written_inputs(fw_gm, bw_gm)
@@ -235,8 +235,8 @@ def _save_views_contiguous(fw_gm, bw_gm):
         val = node.meta.get("val") if node is not None else None
         if not isinstance(val, torch.Tensor) or returned.count(node) != 1 or not _has_symbolic_layout(val):
             continue
-        hints = [_hint(s) for s in val.stride()]
-        if 0 in hints or hints == _contiguous_strides([_hint(s) for s in val.shape]):
+        hints = [layout.hint(s) for s in val.stride()]
+        if 0 in hints or hints == _contiguous_strides([layout.hint(s) for s in val.shape]):
             continue
         with fw_gm.graph.inserting_after(node):
             copy = fw_gm.graph.call_function(torch.ops.aten.clone.default, (node,),
@@ -359,7 +359,7 @@ def _as_traced(value, traced, bindings):
     for d in broadcast:
         base = base.narrow(d, 0, 1)
     if any(s is None for s in strides):  # dense, in the order the hints give
-        hints = [_hint(s) for s in traced.stride()]
+        hints = [layout.hint(s) for s in traced.stride()]
         step = 1
         for d in sorted(range(value.dim()), key=lambda d: (hints[d], -d)):  # innermost first
             strides[d] = 0 if d in broadcast else step
@@ -379,11 +379,6 @@ def _evaluated(size, bindings):
         return int(size)
     value = sympy.sympify(size.node.expr.xreplace(bindings))
     return int(value) if value.is_Integer else None
-
-
-def _hint(size):
-    """A size of a traced value as an int (a SymInt's value when traced), without a guard."""
-    return int(size.node.hint) if isinstance(size, torch.SymInt) else int(size)
 
 
 # --- None gradients as eager gives them ---------------------------------------------------------

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import cdynamo
+from cdynamo.testing import CompileCounterWithBackend
 from cdynamo.inductor import compile_fx, pad_matmuls
 
 aten = torch.ops.aten
@@ -80,3 +81,33 @@ def test_the_cost_model_pads_gpt2s_lm_head_but_not_one_token(monkeypatch, rows, 
     gm = compile_fx.aten_graph(torch.fx.symbolic_trace(lambda x, w: x @ w.t()), [x, w])
     mm = next(n for n in gm.graph.nodes if n.target is aten.mm.default)
     assert pad_matmuls._plan(mm) == padded
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_symbolic_graphs_pad_their_static_widths(monkeypatch, train):
+    # GPT-2's LM head at every sequence length: the rows are symbolic, K and N static, so the
+    # padding serves every size of the one symbolic program.
+    cdynamo.utils.counters.clear()
+    padded = []
+    original = pad_matmuls.pad_misaligned_matmuls
+    monkeypatch.setattr(pad_matmuls, "pad_misaligned_matmuls", lambda gm: padded.append(original(gm)) or padded[-1])
+    weight = torch.randn(37, 32, requires_grad=train)
+
+    def fn(x):
+        return torch.nn.functional.linear(x, weight).softmax(-1)
+
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter)(fn)
+    with cdynamo.config.patch(symbolic_training=True, graph_cache=False):  # every graph compiles here
+        for rows in (5, 9, 12, 17):
+            x = torch.randn(2, rows, 32, requires_grad=train)
+            expected, got = fn(x), compiled(x)
+            torch.testing.assert_close(got, expected)
+            assert got.stride() == expected.stride()
+            if train:
+                (g_expected,) = torch.autograd.grad(expected.sum(), [weight])
+                (g_got,) = torch.autograd.grad(got.sum(), [weight])
+                torch.testing.assert_close(g_got, g_expected)
+    assert counter.frame_count == 2  # static, then symbolic rows
+    assert cdynamo.utils.counters["dynamic"]["symbolic programs"] == 1
+    assert padded and all(padded)

@@ -96,6 +96,23 @@ def test_a_reduction_over_channels_last_n_h_w_splits_with_chunks_outermost():
     check(fn, x)
 
 
+def test_a_symbolic_outer_reduction_splits_by_a_divisor_of_its_range(capfd):
+    """A bias gradient's sum over batch x length rows with the length symbolic (8*s rows): the
+    chunk count divides the range at every length, so no chunk runs past its end."""
+    fn = lambda x: (x.view(-1, 40).sum(0), (x * x).view(-1, 40).amax(0))  # noqa: E731
+    compiled = cdynamo.optimize("inductor")(fn)
+    with cdynamo.config.patch(debug={"ir"}, graph_cache=False):  # every graph compiles here
+        for length in (300, 301, 333, 64):
+            x = torch.randn(8, length, 40)
+            for got, expected in zip(compiled(x), fn(x)):
+                torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)  # another summation order
+    assert counters["dynamic"]["symbolic programs"] == 1
+    log = capfd.readouterr().err
+    symbolic = log[log.rindex("inputs: arg0_1"):]  # the last program compiled: the symbolic one
+    partials = [line for line in symbolic.splitlines() if "_partial = reduce" in line]
+    assert len(partials) == 2 and all(" [8, 40] over [s" in line for line in partials), symbolic
+
+
 def test_nan_wins_arg_and_value_reductions_like_eager():
     x = torch.randn(4, 7)
     x[1, 3] = float("nan")

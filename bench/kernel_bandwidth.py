@@ -6,7 +6,7 @@
   2. the pointwise chain relu(sin(x) + cos(x)) * 2 + exp(-x) over 16M float32 (anchors.md).
 
 Programs are built by hand in the back end's test format (no lowering needed), so this measures
-code generation, the kernel cache and the runtime alone. Run: PYTHONPATH=python python bench/kernels.py
+code generation, the kernel cache and the runtime alone. Run: PYTHONPATH=python python bench/kernel_bandwidth.py
 """
 import argparse
 import os
