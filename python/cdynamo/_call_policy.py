@@ -177,6 +177,10 @@ def _is_autograd_function_apply(fn):
 
 _READING_SLOTS = {"__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                   "__repr__", "__str__", "__hash__", "__bool__"}
+# Methods of list, dict and set that read their receiver and return new objects or its items.
+_READING_METHODS = {dict: {"keys", "values", "items", "get", "__getitem__", "__contains__"},
+                    list: {"index", "count", "__getitem__", "__contains__"},
+                    set: {"__contains__", "issubset", "issuperset", "isdisjoint", "union", "intersection", "difference"}}
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
@@ -285,6 +289,10 @@ def classify_callable(fn):
         return "fold"  # (3).__eq__, "a".__add__: a slot of an immutable value, computed now on constants
     if isinstance(fn, types.MethodWrapperType) and fn.__name__ in _READING_SLOTS and type(fn.__self__) in (list, dict, set):
         return "fold"  # a constant list's __len__ (a folded sum's result): reads it, changes nothing
+    if isinstance(fn, types.BuiltinFunctionType) and name in _READING_METHODS.get(type(getattr(fn, "__self__", None)), ()):
+        # A constant container's reading method (a class's __dataclass_fields__.values(), read by
+        # dataclasses.replace): the trace never changes a constant container, so it reads the same.
+        return "fold"
     if isinstance(fn, types.BuiltinFunctionType):
         return f"unsupported:calling the builtin {name}() is not supported yet"
     return f"unsupported:calling {type(fn).__name__} objects is not supported yet"

@@ -505,9 +505,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::sequence(ValueKind::Iterator, std::move(items));
   }
   if (policy == "fold") {
+    // Taken whole, as the builtin does; a dict gives its keys, so sorted(ops) of a dict of
+    // functions folds on the (constant) keys without the values ever reaching Python.
     if (consumes_its_iterable(fn) && !args.empty() &&
-        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))
-      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));  // taken whole, as the builtin does
+        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator ||
+         (args[0]->kind == ValueKind::Dict && !args[0]->is_fully_constant())))
+      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));
     if (all_constant(args, kwargs)) {
       ValuePtr folded = fold(fn, args, kwargs);
       if (!PyDict_CheckExact(folded->obj.ptr())) return folded;

@@ -573,11 +573,24 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     return;
   }
   if (object->kind == ValueKind::Function) {  // see function_attr
-    if (name == "__dict__" || name == "__code__" || name == "__closure__" || name == "__globals__")
+    // Calls bind the function's own code, closure and defaults, not what the table holds.
+    if (name == "__dict__" || name == "__code__" || name == "__closure__" || name == "__globals__" ||
+        name == "__defaults__" || name == "__kwdefaults__")
       unsupported("assigning " + name + " of a function");
     if (!object->attributes) object->attributes = Value::dict({}, {});
     object->attributes->dict_set(check(PyUnicode_FromString(name.c_str())), std::move(value));
     return;
+  }
+  // A frozen dataclass (one the trace made is a constant; one from the frame an object): its
+  // generated __setattr__ runs in the trace and raises FrozenInstanceError there, where a
+  // try block sees it as in eager. Other constants with a __setattr__ written in Python run it
+  // too (a write it lets through reaches object.__setattr__ of a constant, which stops the trace).
+  if ((object->is_constant() || (object->kind == ValueKind::Object && is_frozen_dataclass(
+                                     reinterpret_cast<PyObject*>(Py_TYPE(object->obj.ptr())))))) {
+    if (Ref setter = python_special_method(object, "__setattr__")) {
+      inline_call(setter, {object, Value::constant(check(PyUnicode_FromString(name.c_str()))), std::move(value)}, {});
+      return;
+    }
   }
   if (object->is_constant() && !object->source && PyExceptionInstance_Check(object->obj.ptr()) && value->is_fully_constant()) {
     // An exception the trace made (raised and caught inside it): contextlib's __exit__ sets its

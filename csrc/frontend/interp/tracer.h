@@ -398,6 +398,10 @@ class Tracer {
   std::unordered_map<PyObject*, std::string> policy_cache_;
   std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
   std::map<std::pair<PyObject*, std::string>, ValuePtr> written_globals_;  // (globals dict, name) -> value
+  // A function made by the trace -> its defaults and keyword defaults as Values (a Tuple, a Dict;
+  // either may be null): one Value per default shared by every call, as CPython shares the one
+  // object, so `def f(acc=[])` sees its earlier appends. Such functions never leave the trace.
+  std::unordered_map<PyObject*, std::pair<ValuePtr, ValuePtr>> made_defaults_;
   std::vector<Ref> keep_alive_;  // keys of the maps above
   std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded

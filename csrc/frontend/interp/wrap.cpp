@@ -616,6 +616,11 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
 ValuePtr Tracer::function_attr(const ValuePtr& function, const std::string& name) {
   if (!function->attributes) function->attributes = Value::dict({}, {});
   if (name == "__dict__") return function->attributes;
+  if (auto made = made_defaults_.find(function->obj.ptr()); made != made_defaults_.end()) {
+    // The defaults calls bind (a list default holds what earlier calls appended).
+    if (name == "__defaults__" && made->second.first) return made->second.first;
+    if (name == "__kwdefaults__" && made->second.second) return made->second.second;
+  }
   Ref key = check(PyUnicode_FromString(name.c_str()));
   int at = function->attributes->dict_index(key);
   if (at >= 0) return function->attributes->items[at];

@@ -134,3 +134,87 @@ def test_bisect_functions_search_and_insert_as_the_c_ones():
     want = f(x, want_bounds)
     got = one_graph(f, x, got_bounds)
     assert same(got[0], want[0]) and got[1:] == want[1:] and got_bounds == want_bounds
+
+
+def test_sorted_and_min_of_a_dict_whose_values_are_functions_read_its_keys():
+    # sorted(d) iterates the keys only: the functions never need to be Python constants.
+    def f(x):
+        ops = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b}
+        return [ops[k](x, 2) for k in sorted(ops)], min(ops), max(ops), sorted(ops, reverse=True)
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_mutable_default_of_a_function_made_in_the_trace_is_shared_by_its_calls():
+    def f(x):
+        def g(t, acc=[], *, seen={}):
+            acc.append(len(acc))
+            seen[len(seen)] = t.sum()
+            return t * len(acc), acc, seen
+
+        g(x)
+        a, acc, seen = g(x)
+        b, acc2, _ = g(x, [])  # an explicit argument in place of the default
+        return a, acc, len(seen), b, acc2, acc is g.__defaults__[0]
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and same(got[3], want[3])
+    assert got[1] == want[1] == [0, 1] and got[2] == want[2] == 3 and got[4] == want[4] == [0]
+    assert got[5] is want[5] is True
+
+
+def test_assigning_a_frozen_dataclass_field_raises_frozen_instance_error_inside_the_trace():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        scale: float = 2.0
+
+    def f(x, outer):
+        c = Cfg()
+        caught = []
+        for target in (c, outer):  # one the trace made, one passed in
+            try:
+                target.scale = 5.0
+            except dataclasses.FrozenInstanceError as e:
+                caught.append(str(e))
+        return x * c.scale * outer.scale, caught
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x, Cfg(3.0)), f(x, Cfg(3.0))
+    assert same(got[0], want[0]) and got[1] == want[1] and len(got[1]) == 2
+
+
+def test_dataclasses_replace_asdict_astuple_of_a_frozen_dataclass():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        scale: float = 2.0
+        name: str = "f"
+
+    def f(x):
+        c = Cfg(1.5)
+        d = dataclasses.replace(c, name="g")
+        return x * d.scale, dataclasses.asdict(d), dataclasses.astuple(c), d
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_dict_of_a_counter_copies_its_counts():
+    import collections
+
+    def f(x):
+        a = collections.Counter("aabbc")
+        b = collections.Counter("abd")
+        return x * (a - b)["a"], dict(a + b), dict(a & b), dict(a)
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    assert all(type(d) is dict for d in got[1:])
