@@ -282,6 +282,10 @@ def classify_callable(fn):
     if module == "torch" or module.startswith("torch.") or module.startswith("torch._C"):
         if name in _TORCH_UNSUPPORTED or module.startswith(("torch.cuda", "torch.distributed", "torch.random", "torch.autograd", "torch.utils")):
             return f"unsupported:torch.{name} changes global state or reads real data"
+        if isinstance(fn, types.FunctionType) and getattr(sys.modules.get(module), name, None) is not fn:
+            # A closure a torch call returned (torch.func.vjp's vjp_fn): fx writes a node's
+            # target as module.name, which would not find it.
+            return f"unsupported:calling {fn.__qualname__} of {module}, a function torch made that a graph cannot name"
         return "graph"
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         return "user_function"

@@ -165,6 +165,18 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::UserMethod: {
       if (callable->items.at(0)->kind == ValueKind::NNModule && is_module_call_function(callable->obj))
         return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false, direct);
+      if (callable->items.at(0)->kind == ValueKind::NNModule && args.size() == 1 && kwargs.empty() &&
+          args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr())) {
+        // nn.Module.__getattr__ (a subclass's __getattr__ calling super's): the module's tables,
+        // else the AttributeError it raises, in the trace where a try block may catch it.
+        static Ref& module_getattr = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__getattr__")));  // never freed: outlives the interpreter
+        if (callable->obj.ptr() == module_getattr.ptr()) {
+          const std::string attr = to_std_string(args[0]->obj);
+          if (ValuePtr entry = module_table_attr(callable->items[0], attr)) return entry;
+          raise(PyExc_AttributeError, "'" + std::string(Py_TYPE(callable->items[0]->obj.ptr())->tp_name) +
+                                          "' object has no attribute '" + attr + "'");
+        }
+      }
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;

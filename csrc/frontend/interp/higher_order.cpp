@@ -17,6 +17,12 @@ Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) 
   for (size_t i = 0; i < func->items.size(); ++i) {
     const ValuePtr& cell = func->items[i];
     ValuePtr contents = cell && cell->kind == ValueKind::Cell && !cell->items.empty() ? cell->items[0] : nullptr;
+    if (contents && contents->kind == ValueKind::Function) {
+      // A function the trace made (torch.vmap(torch.vmap(f)): the inner stand-in's call closes
+      // over f): the real function it stands for, made the same way.
+      PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(transformed_function(contents, what).ptr())).release());
+      continue;
+    }
     if (!contents || !contents->is_fully_constant())
       unsupported(what + " of a function that closes over a " + (contents ? contents->describe() : std::string("cell")) +
                   " (pass it as an argument of the transformed function)");

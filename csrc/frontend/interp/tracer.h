@@ -211,6 +211,7 @@ class Tracer {
   ValuePtr load_global(const std::string& name);
   ValuePtr load_attr(ValuePtr base, const std::string& name);
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
+  ValuePtr module_table_attr(const ValuePtr& module, const std::string& name);
   ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
   ValuePtr tensor_autograd_state(const ValuePtr& tensor, const std::string& name);  // .grad, .is_leaf

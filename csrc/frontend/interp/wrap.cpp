@@ -463,6 +463,14 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::Tensor: {
       if (name == "grad" || name == "is_leaf")
         if (ValuePtr state = tensor_autograd_state(base, name)) return state;
+      if (name == "_base" && !base->source) {
+        // A tensor the graph computed: the fake tensors made the same views as eager, so the
+        // fake's _base names the graph's tensor it views (or None). A view of an input is not
+        // answered: the input may itself be a view of a tensor the trace never saw.
+        Ref fake_base = check(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
+        if (fake_base.ptr() == Py_None && graph_.computed_tensor(base->fake)) return Value::constant(fake_base);
+        if (ValuePtr viewed = graph_.computed_tensor(fake_base)) return viewed;
+      }
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
@@ -627,10 +635,9 @@ ValuePtr Tracer::function_attr(const ValuePtr& function, const std::string& name
   return Value::constant(checked(PyObject_GetAttr(function->obj.ptr(), key.ptr())));
 }
 
-// An attribute of a module: of one the frame reaches, guarded (its identity, or the entry's); of
-// a stateless module the trace made (no source: made from constants, holding no tensors), the
-// module's own object, unguarded.
-ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
+// A parameter, buffer or submodule of the module's tables (what nn.Module.__getattr__ finds), or
+// null. Each found entry is guarded by identity.
+ValuePtr Tracer::module_table_attr(const ValuePtr& module, const std::string& name) {
   PyObject* obj = module->obj.ptr();
   SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
   if (source) check_source_depth(source);
@@ -669,6 +676,18 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     value->module_path = path;
     return value;
   }
+  return nullptr;
+}
+
+// An attribute of a module: of one the frame reaches, guarded (its identity, or the entry's); of
+// a stateless module the trace made (no source: made from constants, holding no tensors), the
+// module's own object, unguarded.
+ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
+  PyObject* obj = module->obj.ptr();
+  SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
+  if (source) check_source_depth(source);
+  if (ValuePtr entry = module_table_attr(module, name)) return entry;
+  Ref dict = check(PyObject_GenericGetDict(obj, nullptr));
   Ref key = check(PyUnicode_FromString(name.c_str()));
   // The class's own entry (not what getattr makes of it): a property runs in the trace, a
   // staticmethod takes no self. All fixed by the module's identity, which is guarded.
@@ -693,6 +712,27 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     if (is_tensor(Handle(instance_value))) unsupported("a tensor of an nn.Module made inside the compiled function");
     keep_alive_.push_back(Ref::borrow(instance_value));
     return Value::constant(Ref::borrow(instance_value));
+  }
+  if (!raw) {
+    // Found nowhere: the class's own __getattr__ runs in the trace (one delegating to a wrapped
+    // module returns that module's parameters, which stay parameters of the graph). The trace
+    // relies on the name staying out of the module's tables.
+    static Ref& module_getattr = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__getattr__")));  // never freed: outlives the interpreter
+    Ref getattr_name = check(PyUnicode_InternFromString("__getattr__"));
+    PyObject* getattr_fn = _PyType_Lookup(Py_TYPE(obj), getattr_name.ptr());
+    if (getattr_fn && PyFunction_Check(getattr_fn) && getattr_fn != module_getattr.ptr()) {
+      if (module->source)
+        for (const char* table : {"_parameters", "_buffers", "_modules"}) {
+          PyObject* entries = PyDict_GetItemString(dict.ptr(), table);
+          if (!entries || !PyDict_Check(entries)) continue;
+          std::vector<Ref> keys;
+          PyObject *entry_key, *entry_value;
+          Py_ssize_t pos = 0;
+          while (PyDict_Next(entries, &pos, &entry_key, &entry_value)) keys.push_back(Ref::borrow(entry_key));
+          Source::attr(module->source, table)->manager(*guards_).add_dict_key_order(std::move(keys));
+        }
+      return inline_call(Ref::borrow(getattr_fn), {module, Value::constant(key)}, {});
+    }
   }
   Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
   if (!attr) {

@@ -218,3 +218,41 @@ def test_dict_of_a_counter_copies_its_counts():
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
     assert all(type(d) is dict for d in got[1:])
+
+
+def test_tensor_base_of_views_the_graph_made():
+    def f(x):
+        y = x.clone()
+        v = y.view(12)[3:9].view(2, 3)
+        before = v._base is y
+        y.add_(1)  # the in-place result is y: still v's base
+        return v, v._base is None, before, v._base is y, y._base is None, y.t()._base is y, v._base
+
+    x = torch.randn(3, 4)
+    got, want = one_graph(f, x), f(x)
+    assert got[1:6] == want[1:6] == (False, True, True, True, True)
+    assert same(got[0], want[0]) and same(got[6], want[6])
+
+
+def test_tensor_base_of_an_input_or_its_view_is_not_answered_by_the_trace():
+    # The input may be a view of a tensor the trace never saw: eager's answer is not knowable.
+    def f(x):
+        return x[0]._base is x, x._base is None
+
+    base = torch.randn(4, 3)
+    for x in (base, base[1:]):
+        out = cdynamo.explain(f)(x)
+        assert out.graph_break_count >= 1 and out.out == f(x)
+
+
+def test_a_callable_argument_of_a_graph_node_breaks_the_graph_instead_of_failing_to_compile():
+    # fx would write torch.cos into the graph's code as its repr, which is not Python.
+    def f(x):
+        out, vjp_fn = torch.func.vjp(torch.cos, x)
+        return out, vjp_fn(torch.ones_like(x))[0]
+
+    x = torch.randn(3)
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count >= 1 and "callable" in str(out.break_reasons[0])
+    got = cdynamo.optimize("eager")(f)(x)
+    assert same(got[0], f(x)[0]) and same(got[1], f(x)[1])

@@ -166,3 +166,40 @@ def test_torch_func_grad_and_jacobians_are_graph_nodes(backend):
         return grads, grads_x, value, jacobian
 
     assert_one_graph_equal_to_eager(per_example, (torch.randn(4, 3), torch.randn(3, 2)), backend)
+
+
+def nested_vmaps(x):
+    scale = 2.0
+    square = torch.vmap(torch.vmap(lambda a: a * a * scale))  # the outer transforms the inner's stand-in
+    pairs = torch.vmap(lambda r: (r * 2, r.sum()), out_dims=(1, 0))
+    return square(x), pairs(x), torch.vmap(torch.vmap(torch.dot))(x.unsqueeze(0), x.unsqueeze(0))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_nested_vmap_of_a_local_function_is_one_graph(backend):
+    assert_one_graph_equal_to_eager(nested_vmaps, (torch.randn(4, 3),), backend)
+
+
+def test_nested_vmap_of_a_function_with_side_effects_breaks_the_graph():
+    def logged(t):
+        LOG.append(t.shape)
+        return t * 2
+
+    def f(x):
+        return torch.vmap(torch.vmap(logged))(x) + 1
+
+    explained = cdynamo.explain(f)(torch.randn(5, 2))
+    assert explained.graph_break_count == 1 and "reads the global LOG" in str(explained.break_reasons[0])
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_grad_and_value_with_a_dict_aux_output(backend):
+    def f(x):
+        def loss(t):
+            y = (t ** 2).sum()
+            return y, {"mean": t.mean(), "parts": (t.max(), t.min())}
+
+        g, (v, aux) = torch.func.grad_and_value(loss, has_aux=True)(x)
+        return g, v, aux["mean"] * 3, aux["parts"][1], torch.tensor(len(aux))
+
+    assert_one_graph_equal_to_eager(f, (torch.randn(4, 3),), backend)
