@@ -321,6 +321,12 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
   }
   if (Py_TYPE(attr) == &PyMethodDescr_Type || Py_TYPE(attr) == &PyWrapperDescr_Type)
     return method(found, self);  // a builtin base's method: call_native_method runs it
+  if (Ref get = special_method_of_class(Py_TYPE(attr), "__get__")) {
+    // A descriptor written in Python (functools.cached_property, a user's): its __get__ runs in
+    // the trace, on the descriptor the class holds (guarded where the class is read).
+    if (cls_source) Source::attr(cls_source, name)->manager(*guards_).add_id_match(found);
+    return inline_call(get, {Value::constant(Ref::borrow(attr)), self, Value::constant(self->cls, cls_source)}, {});
+  }
   if (Py_TYPE(attr)->tp_descr_get) unsupported("the class attribute " + name + " (a " + Py_TYPE(attr)->tp_name + ")");
   // Class-level data: read through the class's source, so it is guarded; a class reached
   // otherwise (type(x) of an object the trace made) is held by the guard itself.

@@ -609,6 +609,12 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       return Value::constant(std::move(attr));
     }
     case ValueKind::Function: return function_attr(base, name);
+    case ValueKind::Cell:
+      if (name == "cell_contents") {
+        if (base->items.empty() || !base->items[0]) raise(PyExc_ValueError, "Cell is empty");
+        return base->items[0];
+      }
+      unsupported("attribute " + name + " of a closure cell");
     case ValueKind::UserMethod:
       // A bound method as a value: what it binds.
       if (name == "__self__" && !base->items.empty()) return base->items[0];
@@ -624,6 +630,8 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
 ValuePtr Tracer::function_attr(const ValuePtr& function, const std::string& name) {
   if (!function->attributes) function->attributes = Value::dict({}, {});
   if (name == "__dict__") return function->attributes;
+  // Its closure: the cells the trace holds (the function object made for it has none).
+  if (name == "__closure__" && !function->items.empty()) return Value::sequence(ValueKind::Tuple, function->items);
   if (auto made = made_defaults_.find(function->obj.ptr()); made != made_defaults_.end()) {
     // The defaults calls bind (a list default holds what earlier calls appended).
     if (name == "__defaults__" && made->second.first) return made->second.first;

@@ -215,3 +215,21 @@ class Partial:
 
     def __call__(self, /, *args, **keywords):
         return self._func(*self._args, *args, **{**self._keywords, **keywords})
+
+
+_NOT_CACHED = object()
+
+
+def cached_property_get_(self, instance, owner=None):
+    # functools.cached_property.__get__ without the lock 3.11 takes around the computation (a
+    # trace runs on one thread; 3.12 dropped the lock): the instance's __dict__ holds the value.
+    if instance is None:
+        return self
+    if self.attrname is None:
+        raise TypeError("Cannot use cached_property instance without calling __set_name__ on it.")
+    cache = instance.__dict__
+    value = cache.get(self.attrname, _NOT_CACHED)
+    if value is _NOT_CACHED:
+        value = self.func(instance)
+        cache[self.attrname] = value
+    return value

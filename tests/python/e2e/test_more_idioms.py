@@ -256,3 +256,70 @@ def test_a_callable_argument_of_a_graph_node_breaks_the_graph_instead_of_failing
     assert out.graph_break_count >= 1 and "callable" in str(out.break_reasons[0])
     got = cdynamo.optimize("eager")(f)(x)
     assert same(got[0], f(x)[0]) and same(got[1], f(x)[1])
+
+
+class _Scaled:
+    """A non-data descriptor written in Python: a value per instance, another on the class."""
+
+    def __get__(self, obj, objtype=None):
+        return obj.v * 10 if obj is not None else -1
+
+
+class _WithDescriptors:
+    scaled = _Scaled()
+
+    def __init__(self, v):
+        self.v = v
+        self.calls = 0
+
+    @functools.cached_property
+    def square(self):
+        self.calls += 1
+        return self.v * self.v
+
+
+def test_python_descriptors_and_cached_property_on_objects_the_trace_makes():
+    def f(x):
+        o = _WithDescriptors(3)
+        first, second = o.square, o.square  # computed once, then read from the instance's __dict__
+        return x * first + second + o.scaled + _WithDescriptors.scaled, o.calls, "square" in o.__dict__, o
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:3] == want[1:3] == (1, True)
+    assert vars(got[3]) == vars(want[3]) == {"v": 3, "calls": 1, "square": 9}
+
+
+def test_closure_cells_of_a_function_the_trace_made_show_their_current_contents():
+    def f(x):
+        k = 4
+
+        def g():
+            return k * x
+
+        first = g.__closure__[0].cell_contents
+        k = 5  # the cell is shared: its contents change
+        names = g.__code__.co_freevars
+        return x * first, {n: c.cell_contents for n, c in zip(names, g.__closure__) if n == "k"}, len(g.__closure__)
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:] == ({"k": 5}, 2)
+
+
+def test_dataclass_repr_and_format_of_constants():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Point:
+        a: int
+        b: str = "s"
+
+    def f(x):
+        p = Point(1)
+        text = format(3.14159, ".3f") + format(42, "05d") + format(255, "x")
+        return x * (p == Point(1)) + len(dataclasses.astuple(Point(2))), repr(p), text, f"{p!r}"
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
