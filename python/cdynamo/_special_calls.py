@@ -146,7 +146,17 @@ def transform_node(transform, func, options):
     the transform's operators."""
     name = getattr(transform, "__name__", "transform")
     function = func.__func__ if isinstance(func, types.MethodType) else func
-    if isinstance(function, types.FunctionType):
+    if isinstance(func, torch.nn.Module):
+        # functional_call of a module: every forward in it runs once more at trace time.
+        for sub in func.modules():
+            forward = getattr(type(sub).forward, "__func__", type(sub).forward)
+            if isinstance(forward, types.FunctionType) and not type(sub).__module__.startswith("torch.nn.modules"):
+                refusal = _code_side_effect([forward.__code__], forward.__globals__)
+                if refusal:
+                    return None, f"torch.{name} of {type(sub).__qualname__}: its forward {refusal}"
+            if sub._forward_hooks or sub._forward_pre_hooks:
+                return None, f"torch.{name} of a module with hooks"
+    elif isinstance(function, types.FunctionType):
         for reached in _functions_reached(function):
             refusal = _code_side_effect([reached.__code__], reached.__globals__)
             if refusal:
@@ -158,6 +168,8 @@ def transform_node(transform, func, options):
         return transform(func, **options)(*args, **kwargs)
 
     node.__name__ = node.__qualname__ = f"{name}_{getattr(function, '__name__', 'function')}"
+    # A transform whose graphs a compiler cannot lower (a higher-order operator) says why.
+    node._cdynamo_runs_as_captured = getattr(transform, "_cdynamo_runs_as_captured", None)
     return node, None
 
 

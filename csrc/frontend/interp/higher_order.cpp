@@ -11,6 +11,8 @@ namespace cdynamo::interp {
 // whose closure holds only constants (the node calls it at run time, outside any trace).
 Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) const {
   if (func->kind == ValueKind::Constant) return func->obj;
+  // A module (torch.func.functional_call's): the node calls it as it is; its identity is guarded.
+  if (func->kind == ValueKind::NNModule) return func->obj;
   if (func->kind != ValueKind::Function) unsupported(what + " of a " + func->describe() + " (transform a function)");
   if (func->items.empty()) return func->obj;
   Ref cells = check(PyTuple_New(static_cast<Py_ssize_t>(func->items.size())));
