@@ -61,7 +61,7 @@ def fill_object(obj, attributes, items):
         _fill_partial(obj, attributes)
         return
     stand_in = _stand_in_for(type(obj))
-    if stand_in is not None:  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
+    if stand_in is not None and hasattr(stand_in, "_cdynamo_init_from"):  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
         obj.__init__(*(attributes[name] for name in stand_in._cdynamo_init_from))
         return
     try:

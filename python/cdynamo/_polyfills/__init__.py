@@ -3,7 +3,8 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 # Python stand-ins the interpreter traces in place of C-implemented callables and of library code it does not trace;
 # each behaves as its original does for the arguments it accepts. One file per concern:
 #   iterators.py    map, enumerate, filter, itertools' iterators and combinatorics (lazy, pulling as the C ones do)
-#   ordering.py     sorted/min/max over classes comparing in Python, heapq's and bisect's C functions
+#   ordering.py     sorted/min/max over classes comparing in Python, heapq's and bisect's C functions,
+#                   functools.cmp_to_key
 #   folds.py        functools.reduce, collections._count_elements
 #   operators.py    the operator module's functions, attrgetter/itemgetter/methodcaller calls
 #   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects,
@@ -25,7 +26,7 @@ import types
 
 import torch
 
-from .classes import Deque, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
+from .classes import Deque, Namespace, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
 from .folds import count_elements_, reduce_
 from .iterators import (
@@ -47,20 +48,22 @@ from .operators import (
 )
 from .ordering import (
     _NO_DEFAULT, _heapify_max_, _heappop_max_, _heapreplace_max_, bisect_left_, bisect_right_, heapify_, heappop_,
-    heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, min_, sorted_,
+    heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, max_by_keys_, min_, min_by_keys_, sorted_,
+    sorted_by_keys_, cmp_to_key_,
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
     checkpoint_, cond_, functional_call_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
-STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
+STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
 
 # Callables replaced wherever they are called.
 _BY_OBJECT = {
     map: map_,
     torch.utils.checkpoint.checkpoint: checkpoint_,
     functools.reduce: reduce_,
+    functools.cmp_to_key: cmp_to_key_,
     itertools.chain: chain_,
     itertools.islice: islice_,
     itertools.product: product_,

@@ -1,7 +1,8 @@
-"""Python classes standing in for C ones a compiled function makes (deque, partial, nullcontext); calls of partials.
+"""Python classes standing in for C ones a compiled function makes (deque, partial, nullcontext, SimpleNamespace); calls of partials.
 Assumes _trace_objects.fill_object makes the real object leaving the trace (_cdynamo_init_from, _PARTIAL_STATE)."""
 import collections
 import functools
+import types
 import weakref
 
 from .._class_queries import partial_without_dict
@@ -233,3 +234,22 @@ def cached_property_get_(self, instance, owner=None):
         value = self.func(instance)
         cache[self.attrname] = value
     return value
+
+
+class Namespace:
+    """types.SimpleNamespace: attributes in its __dict__ (the real one leaving the trace takes them)."""
+
+    _cdynamo_stands_for = types.SimpleNamespace
+    __hash__ = None
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+    def __eq__(self, other):
+        if not isinstance(other, types.SimpleNamespace):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __repr__(self):
+        name = "namespace" if type(self) is types.SimpleNamespace else type(self).__name__
+        return name + "(" + ", ".join(f"{key}={value!r}" for key, value in self.__dict__.items()) + ")"

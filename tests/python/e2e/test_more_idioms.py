@@ -321,3 +321,46 @@ def test_dataclass_repr_and_format_of_constants():
     x = torch.randn(3)
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_functools_cmp_to_key_with_sorted_min_and_max():
+    def f(x, words):
+        calls = []
+
+        def by_length_then_text(a, b):
+            calls.append(1)
+            return (len(a) - len(b)) or ((a > b) - (a < b))
+
+        key = functools.cmp_to_key(by_length_then_text)
+        ordered = sorted(words, key=key)
+        backwards = sorted(words, key=key, reverse=True)
+        counted = []
+
+        def counting_key(w):
+            counted.append(w)
+            return key(w)
+
+        shortest = min(words, key=counting_key)
+        return x * len(ordered[0]), ordered, backwards, shortest, max(words, key=key), len(counted), len(calls) > 0
+
+    x, words = torch.randn(3), ["ccc", "a", "bb", "aa", "b"]
+    got, want = one_graph(f, x, words), f(x, words)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    assert got[5] == len(words)  # each key computed once
+
+
+def test_simple_namespace_made_changed_compared_and_returned():
+    import types
+
+    def f(x, given):
+        ns = types.SimpleNamespace(a=1, b=x)
+        ns.c = 3
+        del_me = types.SimpleNamespace(k=2)
+        return (ns.b * ns.a + ns.c, ns, isinstance(ns, types.SimpleNamespace), type(ns) is types.SimpleNamespace,
+                del_me == types.SimpleNamespace(k=2), del_me == given, repr(del_me), vars(del_me))
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x, types.SimpleNamespace(k=2)), f(x, types.SimpleNamespace(k=2))
+    assert same(got[0], want[0]) and got[2:] == want[2:]
+    assert type(got[1]) is types.SimpleNamespace and sorted(vars(got[1])) == ["a", "b", "c"]
+    assert got[1].b is x and got[1].c == 3
