@@ -2,6 +2,7 @@
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
 #include <unordered_set>
 #include <algorithm>
+#include <string_view>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -443,6 +444,21 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty())
     if (ValuePtr result = context_var_call(bound_self, reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name, args))
       return result;
+  if (std::string_view(Py_TYPE(fn.ptr())->tp_name) == "method-wrapper" && kwargs.empty() && !args.empty() &&
+      args.size() <= 2) {
+    // function.__get__(obj, cls) (functools.partialmethod binds its function so): the method
+    // bound to the traced object, as attribute lookup binds it.
+    Ref name = check(PyObject_GetAttrString(fn.ptr(), "__name__"));
+    Ref self = check(PyObject_GetAttrString(fn.ptr(), "__self__"));
+    const bool unbound = args[0]->is_constant() && args[0]->obj.ptr() == Py_None;
+    if (to_std_string(name) == "__get__" && PyFunction_Check(self.ptr()) && !unbound) {
+      auto method = std::make_shared<Value>();
+      method->kind = ValueKind::UserMethod;
+      method->obj = std::move(self);
+      method->items = {args[0]};
+      return method;
+    }
+  }
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())

@@ -340,6 +340,18 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
 
 ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name) {
   PyTypeObject* type = as_type(object->cls);
+  if (Ref hook = special_method_of_class(type, "__getattribute__")) {
+    // A class's own __getattribute__ answers every attribute read; object.__getattribute__
+    // inside it is the generic lookup below. (With a __getattr__ too, an AttributeError it
+    // raises would go on to __getattr__: not followed here.)
+    if (special_method_of_class(type, "__getattr__")) unsupported("a class with both __getattribute__ and __getattr__");
+    return inline_call(hook, {object, Value::constant(interned(name))}, {});
+  }
+  return new_object_generic_attr(object, name);
+}
+
+ValuePtr Tracer::new_object_generic_attr(const ValuePtr& object, const std::string& name) {
+  PyTypeObject* type = as_type(object->cls);
   if (name == "__dict__" && type->tp_dictoffset != 0) return object->items[0];
   if (name == "__class__") return Value::constant(apparent_type(object), object->cls_source);
   PyObject* found = _PyType_Lookup(type, interned(name).ptr());
@@ -457,7 +469,7 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
       return none();
     }
     if (name == "__getattribute__" && argc == 1 && args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr()))
-      return new_object_attr(self, to_std_string(args[0]->obj));
+      return new_object_generic_attr(self, to_std_string(args[0]->obj));
     unsupported("object." + name + "() on a " + std::string(as_type(self->cls)->tp_name) + " object");
   }
   const ValuePtr& mapping = self->items.size() > 1 ? self->items[1] : nullptr;

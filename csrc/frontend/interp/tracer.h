@@ -280,6 +280,7 @@ class Tracer {
   void run_python_init(Handle init, const ValuePtr& object, const std::vector<ValuePtr>& args, graph::KwArgs kwargs);
   ValuePtr new_object(const ValuePtr& cls, bool by_base_new = false);  // by_base_new: object.__new__(cls) called by name
   ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
+  ValuePtr new_object_generic_attr(const ValuePtr& object, const std::string& name);  // object.__getattribute__
   void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
   // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.
   ValuePtr bind_class_attribute(const ValuePtr& self, Handle found, const std::string& name, const SourcePtr& cls_source);

@@ -427,6 +427,9 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
     case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
+    case ValueKind::UserMethod:  // a Python function bound to a value: a bound method
+      if (value->obj && PyFunction_Check(value->obj.ptr())) return Ref::borrow(reinterpret_cast<PyObject*>(&PyMethod_Type));
+      unsupported("type() of a " + value->describe());
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
     case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:

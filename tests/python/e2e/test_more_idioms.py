@@ -364,3 +364,54 @@ def test_simple_namespace_made_changed_compared_and_returned():
     assert same(got[0], want[0]) and got[2:] == want[2:]
     assert type(got[1]) is types.SimpleNamespace and sorted(vars(got[1])) == ["a", "b", "c"]
     assert got[1].b is x and got[1].c == 3
+
+
+class _Magic:
+    def __init__(self):
+        self.a = 1
+
+    def __getattribute__(self, name):
+        if name == "magic":
+            return 42
+        return object.__getattribute__(self, name)
+
+    def double(self):
+        return self.a * 2
+
+
+def test_getattribute_written_in_python_answers_every_read_of_an_object_the_trace_makes():
+    def f(x):
+        g = _Magic()
+        try:
+            missing = g.missing
+        except AttributeError as e:
+            missing = str(e)
+        return x * (g.magic + g.a + g.double()), missing, getattr(g, "magic"), hasattr(g, "nope")
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+class _Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, t, m):
+        return t * self.k * m
+
+    triple = functools.partialmethod(scale, m=3)
+
+
+def test_partialmethod_and_identity_of_bound_methods():
+    def f(x):
+        s = _Scaler(2)
+        bound = _Scaler.scale.__get__(s, _Scaler)  # function.__get__ binds, as attribute lookup does
+        method = s.scale
+        return (s.triple(x), bound(x, 1), method is _Scaler.scale, method is method, s.scale is s.scale,
+                type(method) is type(bound), bound.__self__ is s)
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and same(got[1], want[1])
+    assert got[2:] == want[2:] == (False, True, False, True, True)
