@@ -23,7 +23,7 @@ PyTypeObject* builtin_base(PyTypeObject* type) {
     auto* entry = as_type(PyTuple_GET_ITEM(mro, i));
     if (entry->tp_flags & Py_TPFLAGS_HEAPTYPE) continue;
     if (entry == &PyBaseObject_Type) return base ? base : entry;
-    if (entry == &PyDict_Type || entry == as_type(ordered_dict)) {
+    if (entry == &PyDict_Type || entry == as_type(ordered_dict) || entry == &PyList_Type) {
       if (!base) base = entry;
       continue;
     }
@@ -288,7 +288,11 @@ ValuePtr Tracer::new_object(const ValuePtr& cls, bool by_base_new) {
   object->kind = ValueKind::NewObject;
   object->cls = cls->obj;
   object->cls_source = cls->source;
-  object->items = {Value::dict({}, {}), base == &PyBaseObject_Type ? nullptr : Value::dict({}, {})};
+  // The builtin base's own contents: a dict subclass's items, a list subclass's list.
+  ValuePtr contents = base == &PyBaseObject_Type ? nullptr
+                      : base == &PyList_Type     ? Value::sequence(ValueKind::List, {})
+                                                 : Value::dict({}, {});
+  object->items = {Value::dict({}, {}), contents};
   return object;
 }
 
@@ -474,6 +478,16 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
   }
   const ValuePtr& mapping = self->items.size() > 1 ? self->items[1] : nullptr;
   if (!mapping) unsupported(name + "() of a " + std::string(as_type(self->cls)->tp_name) + " object");
+  if (owner == &PyList_Type && mapping->kind == ValueKind::List) {
+    // A list subclass's builtin methods act on its list (list.__init__ replaces the contents).
+    if (name == "__init__") {
+      if (argc > 1 || !kwargs.empty()) raise(PyExc_TypeError, "list expected at most 1 argument, got " + std::to_string(argc));
+      mapping->items = argc == 1 ? iterate(args[0]) : std::vector<ValuePtr>{};
+      return none();
+    }
+    return call_container_method(mapping, name, std::move(args), std::move(kwargs));
+  }
+  if (mapping->kind != ValueKind::Dict) unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
   if (!kwargs.empty() && name != "__init__" && name != "update") unsupported("dict." + name + "() with keyword arguments");
   auto key_of = [&](const ValuePtr& key) {
     if (!key->is_constant()) unsupported("a dict key that is a " + key->describe());

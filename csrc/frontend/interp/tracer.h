@@ -193,6 +193,8 @@ class Tracer {
   bool truth_value(const ValuePtr& value);
   void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);
   // lhs <op> rhs through special methods written in Python (objects); null if neither has one.
+  ValuePtr storage_operator(const char* name, const char* forward, bool reflected, const ValuePtr& self,
+                            const ValuePtr& other, PyObject* found);
   ValuePtr object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs);
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);

@@ -415,3 +415,39 @@ def test_partialmethod_and_identity_of_bound_methods():
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and same(got[1], want[1])
     assert got[2:] == want[2:] == (False, True, False, True, True)
+
+
+class _History(list):
+    """A list subclass with state of its own and methods written in Python."""
+
+    def __init__(self, items, tag):
+        super().__init__(items)
+        self.tag = tag
+
+    def total(self):
+        return sum(self)
+
+    def push(self, value):
+        self.append(value)
+        return self
+
+
+def test_list_subclass_made_changed_and_returned():
+    def f(x):
+        h = _History([1, 2, 3], "h")
+        h.push(4).extend([5, 6])
+        last = h.pop()
+        h[0] = 10
+        del h[1]
+        h.sort(reverse=True)
+        plain = h[1:3]
+        h += [0]  # list's own +=: the object itself, extended
+        added, doubled = h + [1], h * 2  # list's own + and *: plain lists
+        return (x * h.total() + len(h), h, last, plain, type(plain) is list, isinstance(h, list), 4 in h,
+                [v * 2 for v in h], h.index(4), h.tag, added, type(added) is list, doubled, h == [10, 5, 4, 3, 0],
+                [0] < h, h != [1])
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[2:] == want[2:]
+    assert type(got[1]) is _History and list(got[1]) == list(want[1]) == [10, 5, 4, 3, 0] and got[1].tag == "h"
