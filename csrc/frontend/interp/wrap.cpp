@@ -466,6 +466,13 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::Tensor: {
       if (name == "grad" || name == "is_leaf")
         if (ValuePtr state = tensor_autograd_state(base, name)) return state;
+      if (name == "grad_fn") {
+        // A tensor that does not require grad has no grad_fn (its requires_grad is the fake's:
+        // guarded for inputs, followed through autograd for computed tensors). One that does
+        // has an autograd node of eager's graph, which the compiled graph does not make.
+        Ref requires_grad = check(PyObject_GetAttrString(base->fake.ptr(), "requires_grad"));
+        if (requires_grad.ptr() == Py_False) return Value::constant(Ref::borrow(Py_None));
+      }
       if (name == "_base" && !base->source) {
         // A tensor the graph computed: the fake tensors made the same views as eager, so the
         // fake's _base names the graph's tensor it views (or None). A view of an input is not

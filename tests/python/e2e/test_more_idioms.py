@@ -451,3 +451,21 @@ def test_list_subclass_made_changed_and_returned():
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[2:] == want[2:]
     assert type(got[1]) is _History and list(got[1]) == list(want[1]) == [10, 5, 4, 3, 0] and got[1].tag == "h"
+
+
+def test_grad_fn_of_tensors_that_do_not_require_grad_is_none():
+    def f(x, w):
+        y = x * 2
+        with torch.no_grad():
+            z = w * 2
+        return y, y.grad_fn is None, x.grad_fn is None, z.grad_fn is None
+
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    got, want = one_graph(f, x, w), f(x, w)
+    assert same(got[0], want[0]) and got[1:] == want[1:] == (True, True, True)
+
+    def g(w):
+        return (w * 2).grad_fn is None  # an autograd node of eager's graph: not answered by the trace
+
+    out = cdynamo.explain(g)(w)
+    assert out.graph_break_count >= 1 and out.out is False
