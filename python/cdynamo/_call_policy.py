@@ -42,7 +42,7 @@ _FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
 # would compute a string from a tensor).
-_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, str.maketrans, bytes.maketrans, bytearray.maketrans)
+_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, format, str.maketrans, bytes.maketrans, bytearray.maketrans)
 # Builtin types whose values never change: their C methods compute new values from their arguments.
 _IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice)
 
@@ -177,6 +177,10 @@ def _is_autograd_function_apply(fn):
 
 _READING_SLOTS = {"__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                   "__repr__", "__str__", "__hash__", "__bool__"}
+# Methods of list, dict and set that read their receiver and return new objects or its items.
+_READING_METHODS = {dict: {"keys", "values", "items", "get", "__getitem__", "__contains__"},
+                    list: {"index", "count", "__getitem__", "__contains__"},
+                    set: {"__contains__", "issubset", "issuperset", "isdisjoint", "union", "intersection", "difference"}}
 _IMMUTABLE_RECEIVERS = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), torch.Size, torch.dtype)
 
 
@@ -278,6 +282,10 @@ def classify_callable(fn):
     if module == "torch" or module.startswith("torch.") or module.startswith("torch._C"):
         if name in _TORCH_UNSUPPORTED or module.startswith(("torch.cuda", "torch.distributed", "torch.random", "torch.autograd", "torch.utils")):
             return f"unsupported:torch.{name} changes global state or reads real data"
+        if isinstance(fn, types.FunctionType) and getattr(sys.modules.get(module), name, None) is not fn:
+            # A closure a torch call returned (torch.func.vjp's vjp_fn): fx writes a node's
+            # target as module.name, which would not find it.
+            return f"unsupported:calling {fn.__qualname__} of {module}, a function torch made that a graph cannot name"
         return "graph"
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         return "user_function"
@@ -285,6 +293,10 @@ def classify_callable(fn):
         return "fold"  # (3).__eq__, "a".__add__: a slot of an immutable value, computed now on constants
     if isinstance(fn, types.MethodWrapperType) and fn.__name__ in _READING_SLOTS and type(fn.__self__) in (list, dict, set):
         return "fold"  # a constant list's __len__ (a folded sum's result): reads it, changes nothing
+    if isinstance(fn, types.BuiltinFunctionType) and name in _READING_METHODS.get(type(getattr(fn, "__self__", None)), ()):
+        # A constant container's reading method (a class's __dataclass_fields__.values(), read by
+        # dataclasses.replace): the trace never changes a constant container, so it reads the same.
+        return "fold"
     if isinstance(fn, types.BuiltinFunctionType):
         return f"unsupported:calling the builtin {name}() is not supported yet"
     return f"unsupported:calling {type(fn).__name__} objects is not supported yet"

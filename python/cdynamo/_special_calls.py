@@ -117,6 +117,27 @@ def _classify_callable(fn):
     return classify_callable(fn)
 
 
+def _functions_reached(function):
+    """function and the functions its closure holds, theirs too (a transform of a transform's
+    stand-in closes over the function it transforms): each runs when the node does."""
+    found, pending = [], [function]
+    while pending:
+        fn = pending.pop()
+        if any(fn is seen for seen in found):
+            continue
+        found.append(fn)
+        for cell in fn.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(contents, types.MethodType):
+                contents = contents.__func__
+            if isinstance(contents, types.FunctionType):
+                pending.append(contents)
+    return found
+
+
 def transform_node(transform, func, options):
     """(the graph's target for transform(func, **options)(*args), None), or (None, why not). The
     node applies the functorch transform (vmap, grad, jacrev, ...) to func as eager does, and the
@@ -125,10 +146,21 @@ def transform_node(transform, func, options):
     the transform's operators."""
     name = getattr(transform, "__name__", "transform")
     function = func.__func__ if isinstance(func, types.MethodType) else func
-    if isinstance(function, types.FunctionType):
-        refusal = _code_side_effect([function.__code__], function.__globals__)
-        if refusal:
-            return None, f"torch.{name} of {function.__qualname__}: it {refusal}"
+    if isinstance(func, torch.nn.Module):
+        # functional_call of a module: every forward in it runs once more at trace time.
+        for sub in func.modules():
+            forward = getattr(type(sub).forward, "__func__", type(sub).forward)
+            if isinstance(forward, types.FunctionType) and not type(sub).__module__.startswith("torch.nn.modules"):
+                refusal = _code_side_effect([forward.__code__], forward.__globals__)
+                if refusal:
+                    return None, f"torch.{name} of {type(sub).__qualname__}: its forward {refusal}"
+            if sub._forward_hooks or sub._forward_pre_hooks:
+                return None, f"torch.{name} of a module with hooks"
+    elif isinstance(function, types.FunctionType):
+        for reached in _functions_reached(function):
+            refusal = _code_side_effect([reached.__code__], reached.__globals__)
+            if refusal:
+                return None, f"torch.{name} of {reached.__qualname__}: it {refusal}"
     elif _classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
         return None, f"torch.{name} of a {type(func).__name__} (cdynamo transforms Python functions and torch operators)"
 
@@ -136,6 +168,8 @@ def transform_node(transform, func, options):
         return transform(func, **options)(*args, **kwargs)
 
     node.__name__ = node.__qualname__ = f"{name}_{getattr(function, '__name__', 'function')}"
+    # A transform whose graphs a compiler cannot lower (a higher-order operator) says why.
+    node._cdynamo_runs_as_captured = getattr(transform, "_cdynamo_runs_as_captured", None)
     return node, None
 
 

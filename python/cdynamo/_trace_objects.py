@@ -43,8 +43,8 @@ def _stand_in_for(cls):
 
 def fill_object(obj, attributes, items):
     """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
-    subclasses, its items (through the builtin base's __setitem__: the class's own ran in the trace)."""
-    if isinstance(obj, list):  # a shared list, dict or set the trace made: its contents
+    and list subclasses, its items (through the builtin base's methods: the class's own ran in the trace)."""
+    if type(obj) is list:  # a shared list, dict or set the trace made: its contents
         obj.extend(attributes)
         return
     if type(obj) in (dict, set):
@@ -61,7 +61,7 @@ def fill_object(obj, attributes, items):
         _fill_partial(obj, attributes)
         return
     stand_in = _stand_in_for(type(obj))
-    if stand_in is not None:  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
+    if stand_in is not None and hasattr(stand_in, "_cdynamo_init_from"):  # a real deque for a _polyfills.classes.Deque: attributes are the stand-in's
         obj.__init__(*(attributes[name] for name in stand_in._cdynamo_init_from))
         return
     try:
@@ -69,6 +69,9 @@ def fill_object(obj, attributes, items):
     except AttributeError:  # __slots__ only
         for name, value in attributes.items():
             object.__setattr__(obj, name, value)
+    if isinstance(obj, list):  # a list subclass: its items through list's own extend
+        list.extend(obj, items)
+        return
     if items:
         import collections
 

@@ -221,6 +221,7 @@ ValuePtr GraphBuilder::add_input(Handle tensor, SourcePtr source) {
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
   inputs_.push_back({source, Ref::borrow(tensor)});
+  input_fakes_.emplace(fake.ptr(), fake);
   // Reserve the name so attributes never collide with placeholders.
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), Py_None));
   return interp::Value::tensor(std::move(node), std::move(fake), std::move(source));
@@ -251,6 +252,7 @@ ValuePtr GraphBuilder::add_attribute(Handle tensor, const std::string& path, Sou
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), tensor.ptr()));
   Ref node = call_method(graph_, "get_attr", {str(name)});
   Ref fake = fake_of(tensor);
+  input_fakes_.emplace(fake.ptr(), fake);
   Ref meta = check(PyObject_GetAttrString(node.ptr(), "meta"));
   check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake.ptr()));
   check_status(PyDict_SetItemString(meta.ptr(), "val", fake.ptr()));
@@ -267,6 +269,33 @@ std::string GraphBuilder::add_module(Handle module, const std::string& path) {
   check_status(PyDict_SetItemString(root_.ptr(), name.c_str(), module.ptr()));
   return name;
 }
+
+namespace {
+
+// Callables fx writes into a graph's code by name (operators, higher-order operators, enum
+// members); any other callable argument it would write as its repr.
+bool is_fx_printable_callable(Handle obj) {
+  static Ref& op_overload = *new Ref(import_attr("torch._ops", "OpOverload"));  // never freed: outlives the interpreter
+  static Ref& higher_order = *new Ref(import_attr("torch._ops", "HigherOrderOperator"));  // likewise
+  static Ref& enum_type = *new Ref(import_attr("enum", "Enum"));  // likewise
+  for (const Ref* type : {&op_overload, &higher_order, &enum_type}) {
+    int is = PyObject_IsInstance(obj.ptr(), type->ptr());
+    check_status(is);
+    if (is) return true;
+  }
+  return false;
+}
+
+std::string callable_repr(Handle obj) {
+  Ref text = steal(PyObject_Repr(obj.ptr()));
+  if (!text) {
+    PyErr_Clear();
+    return Py_TYPE(obj.ptr())->tp_name;
+  }
+  return to_std_string(text);
+}
+
+}  // namespace
 
 Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string& what) {
   interp::WalkPath path;
@@ -304,6 +333,11 @@ Ref GraphBuilder::to_fx_arg(const ValuePtr& value, bool fake, const std::string&
         for (const auto& [type, dtype] : kNumberDtypes)
           if (value->obj.ptr() == type) return import_attr("torch", dtype);
       }
+      if (PyCallable_Check(value->obj.ptr()) && !is_fx_printable_callable(value->obj))
+        // fx writes an argument by its repr: `<built-in method cos ...>` is not Python, and the
+        // graph's code would not compile (torch.func.vjp(torch.cos, x) as one node).
+        throw interp::Unsupported(what + " received the callable " + callable_repr(value->obj) +
+                                  " as an argument, which a graph cannot hold");
       return value->obj;
     default:
       throw interp::Unsupported(what + " received a " + value->describe() +
@@ -407,7 +441,11 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
     ++op_count_;
     check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
     check_status(PyDict_SetItemString(meta.ptr(), "val", fake_result.ptr()));
-    return interp::Value::tensor(Ref::borrow(node), Ref::borrow(fake_result));
+    ValuePtr tensor = interp::Value::tensor(Ref::borrow(node), Ref::borrow(fake_result));
+    // An in-place op's result is its receiver's fake: the receiver (registered first) stays the
+    // tensor that fake stands for.
+    if (!computed_tensor(fake_result) && !input_fakes_.count(fake_result.ptr())) computed_[fake_result.ptr()] = tensor;
+    return tensor;
   }
   const bool is_sequence = PyTuple_Check(fake_result.ptr()) || PyList_Check(fake_result.ptr());
   if (!holds_tensor(fake_result.ptr())) {
@@ -429,8 +467,32 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
     call_method(graph_, "erase_node", {node});
     return interp::Value::constant(Ref::borrow(fake_result));
   }
+  if (PyDict_CheckExact(fake_result.ptr())) {
+    // A plain dict (torch.func's has_aux outputs): an item node per key holding tensors.
+    ++op_count_;
+    check_status(PyDict_SetItemString(meta.ptr(), "example_value", fake_result.ptr()));
+    Ref getitem = import_attr("operator", "getitem");
+    std::vector<Ref> keys;
+    std::vector<ValuePtr> values;
+    PyObject *key, *item;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(fake_result.ptr(), &pos, &key, &item)) {
+      if (!PyUnicode_CheckExact(key) && !PyLong_CheckExact(key))  // what fx writes as a literal
+        throw interp::Unsupported("a call returned a dict keyed by a " + std::string(Py_TYPE(key)->tp_name));
+      keys.push_back(Ref::borrow(key));
+      if (!holds_tensor(item)) {
+        values.push_back(interp::Value::constant(Ref::borrow(item)));
+        continue;
+      }
+      Ref item_args = check(PyTuple_Pack(2, node.ptr(), key));
+      Ref item_node = call_method(graph_, "call_function", {getitem, item_args});
+      --op_count_;  // the nested call counts its own getitem
+      values.push_back(wrap_result(item_node, Handle(item), true));
+    }
+    return interp::Value::dict(std::move(keys), std::move(values));
+  }
   // A fake tensor must never become a constant the program sees: a result holding tensors some
-  // other way than in tuples and lists is not traced.
+  // other way than in tuples, lists and dicts is not traced.
   if (!is_sequence)
     throw interp::Unsupported("a call returned a " + std::string(Py_TYPE(fake_result.ptr())->tp_name) +
                               " holding tensors, which the trace cannot take apart");
@@ -458,6 +520,13 @@ ValuePtr GraphBuilder::wrap_result(Handle node, Handle fake_result, bool keep_no
   if (PyTuple_Check(fake_result.ptr()) && !PyTuple_CheckExact(fake_result.ptr()))
     result->obj = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(fake_result.ptr())));
   return result;
+}
+
+ValuePtr GraphBuilder::computed_tensor(Handle fake) const {
+  auto found = computed_.find(fake.ptr());
+  if (found == computed_.end()) return nullptr;
+  ValuePtr value = found->second.lock();
+  return value && value->fake.ptr() == fake.ptr() ? value : nullptr;
 }
 
 void GraphBuilder::set_output(const std::vector<ValuePtr>& tensors) {

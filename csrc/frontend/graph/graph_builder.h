@@ -1,6 +1,7 @@
 // Builds the torch.fx graph of one trace: placeholders for tensor inputs, get_attr for module
 // parameters, one node per torch call, with fake tensors propagated through every node.
 #pragma once
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,10 @@ class GraphBuilder {
   void set_output(const std::vector<ValuePtr>& tensors);
   Ref build_graph_module(const std::string& name);
 
+  // The tensor a node of this graph computed whose fake is `fake` (still alive), or null: what
+  // Tensor._base answers for a view the graph made.
+  ValuePtr computed_tensor(Handle fake) const;
+
   const std::vector<GraphInput>& inputs() const { return inputs_; }
   int op_count() const { return op_count_; }
   // The trace's FakeTensorMode, created on first use.
@@ -78,6 +83,12 @@ class GraphBuilder {
   Ref root_;  // dict: attribute name in the GraphModule -> module, parameter or buffer
   std::vector<GraphInput> inputs_;
   int op_count_ = 0;
+  // fake -> the tensor value a node computed (checked against the value's fake on lookup, since
+  // a freed fake's address may be reused).
+  std::unordered_map<PyObject*, std::weak_ptr<interp::Value>> computed_;
+  // Fakes of inputs and attributes (kept alive): an in-place op on one returns its fake, which
+  // must never name a computed tensor.
+  std::unordered_map<PyObject*, Ref> input_fakes_;
 };
 
 // SymInt, SymFloat or SymBool (a size of a dynamic trace), and containers holding one.

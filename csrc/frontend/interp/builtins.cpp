@@ -63,9 +63,16 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
   if (args.size() > 1) return nullptr;
   auto result = Value::dict({}, {});
   if (!args.empty()) {
-    if (args[0]->kind == ValueKind::Dict) {
-      result->keys = args[0]->keys;
-      result->items = args[0]->items;
+    // A dict subclass the trace made (Counter, OrderedDict, a user's) that does not override
+    // __iter__: CPython copies its storage directly, ignoring keys()/__getitem__ overrides.
+    const ValuePtr& arg = args[0];
+    const bool subclass_storage = arg->kind == ValueKind::NewObject && arg->items.size() > 1 && arg->items[1] &&
+                                  arg->items[1]->kind == ValueKind::Dict &&
+                                  !special_method_of_class(reinterpret_cast<PyTypeObject*>(arg->cls.ptr()), "__iter__");
+    if (arg->kind == ValueKind::Dict || subclass_storage) {
+      const ValuePtr& mapping = subclass_storage ? arg->items[1] : arg;
+      result->keys = mapping->keys;
+      result->items = mapping->items;
     } else {
       for (auto& pair : iterate(args[0])) {
         std::vector<ValuePtr> parts = iterate(pair);

@@ -2,6 +2,7 @@
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
 #include <unordered_set>
 #include <algorithm>
+#include <string_view>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -165,6 +166,18 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::UserMethod: {
       if (callable->items.at(0)->kind == ValueKind::NNModule && is_module_call_function(callable->obj))
         return call_nn_module(callable->items[0], std::move(args), std::move(kwargs), false, direct);
+      if (callable->items.at(0)->kind == ValueKind::NNModule && args.size() == 1 && kwargs.empty() &&
+          args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr())) {
+        // nn.Module.__getattr__ (a subclass's __getattr__ calling super's): the module's tables,
+        // else the AttributeError it raises, in the trace where a try block may catch it.
+        static Ref& module_getattr = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__getattr__")));  // never freed: outlives the interpreter
+        if (callable->obj.ptr() == module_getattr.ptr()) {
+          const std::string attr = to_std_string(args[0]->obj);
+          if (ValuePtr entry = module_table_attr(callable->items[0], attr)) return entry;
+          raise(PyExc_AttributeError, "'" + std::string(Py_TYPE(callable->items[0]->obj.ptr())->tp_name) +
+                                          "' object has no attribute '" + attr + "'");
+        }
+      }
       if (!PyFunction_Check(callable->obj.ptr()) && callable->items.at(0)->kind == ValueKind::NewObject)
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
@@ -431,6 +444,21 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty())
     if (ValuePtr result = context_var_call(bound_self, reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name, args))
       return result;
+  if (std::string_view(Py_TYPE(fn.ptr())->tp_name) == "method-wrapper" && kwargs.empty() && !args.empty() &&
+      args.size() <= 2) {
+    // function.__get__(obj, cls) (functools.partialmethod binds its function so): the method
+    // bound to the traced object, as attribute lookup binds it.
+    Ref name = check(PyObject_GetAttrString(fn.ptr(), "__name__"));
+    Ref self = check(PyObject_GetAttrString(fn.ptr(), "__self__"));
+    const bool unbound = args[0]->is_constant() && args[0]->obj.ptr() == Py_None;
+    if (to_std_string(name) == "__get__" && PyFunction_Check(self.ptr()) && !unbound) {
+      auto method = std::make_shared<Value>();
+      method->kind = ValueKind::UserMethod;
+      method->obj = std::move(self);
+      method->items = {args[0]};
+      return method;
+    }
+  }
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
@@ -505,9 +533,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::sequence(ValueKind::Iterator, std::move(items));
   }
   if (policy == "fold") {
+    // Taken whole, as the builtin does; a dict gives its keys, so sorted(ops) of a dict of
+    // functions folds on the (constant) keys without the values ever reaching Python.
     if (consumes_its_iterable(fn) && !args.empty() &&
-        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator))
-      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));  // taken whole, as the builtin does
+        (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator ||
+         (args[0]->kind == ValueKind::Dict && !args[0]->is_fully_constant())))
+      args[0] = Value::sequence(ValueKind::List, iterate(args[0]));
     if (all_constant(args, kwargs)) {
       ValuePtr folded = fold(fn, args, kwargs);
       if (!PyDict_CheckExact(folded->obj.ptr())) return folded;

@@ -11,12 +11,20 @@ namespace cdynamo::interp {
 // whose closure holds only constants (the node calls it at run time, outside any trace).
 Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) const {
   if (func->kind == ValueKind::Constant) return func->obj;
+  // A module (torch.func.functional_call's): the node calls it as it is; its identity is guarded.
+  if (func->kind == ValueKind::NNModule) return func->obj;
   if (func->kind != ValueKind::Function) unsupported(what + " of a " + func->describe() + " (transform a function)");
   if (func->items.empty()) return func->obj;
   Ref cells = check(PyTuple_New(static_cast<Py_ssize_t>(func->items.size())));
   for (size_t i = 0; i < func->items.size(); ++i) {
     const ValuePtr& cell = func->items[i];
     ValuePtr contents = cell && cell->kind == ValueKind::Cell && !cell->items.empty() ? cell->items[0] : nullptr;
+    if (contents && contents->kind == ValueKind::Function) {
+      // A function the trace made (torch.vmap(torch.vmap(f)): the inner stand-in's call closes
+      // over f): the real function it stands for, made the same way.
+      PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(transformed_function(contents, what).ptr())).release());
+      continue;
+    }
     if (!contents || !contents->is_fully_constant())
       unsupported(what + " of a function that closes over a " + (contents ? contents->describe() : std::string("cell")) +
                   " (pass it as an argument of the transformed function)");

@@ -61,11 +61,16 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
       return Value::constant(Ref::borrow(obj));
     unsupported("a default argument of type " + std::string(Py_TYPE(obj)->tp_name));
   };
+  auto made = made_defaults_.find(function.ptr());
+  const ValuePtr made_defaults = made != made_defaults_.end() ? made->second.first : nullptr;
+  const ValuePtr made_kwdefaults = made != made_defaults_.end() ? made->second.second : nullptr;
   if (fn->func_defaults) {
     Py_ssize_t count = PyTuple_GET_SIZE(fn->func_defaults);
     for (Py_ssize_t i = 0; i < count; ++i) {
       int slot = positional - static_cast<int>(count) + static_cast<int>(i);
-      if (slot >= 0 && !slots[slot]) {
+      if (slot >= 0 && !slots[slot] && made_defaults) {
+        slots[slot] = made_defaults->items.at(static_cast<size_t>(i));
+      } else if (slot >= 0 && !slots[slot]) {
         PyObject* obj = PyTuple_GET_ITEM(fn->func_defaults, i);
         slots[slot] = PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(import_attr("torch", "Tensor").ptr()))
                           ? nullptr
@@ -76,6 +81,11 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
   }
   for (int slot = positional; slot < positional + keyword_only; ++slot) {
     if (slots[slot]) continue;
+    if (made_kwdefaults) {
+      Ref key = check(PyUnicode_FromString(param_name(slot).c_str()));
+      if (int at = made_kwdefaults->dict_index(key); at >= 0) slots[slot] = made_kwdefaults->items[at];
+      continue;
+    }
     PyObject* obj = fn->func_kwdefaults ? PyDict_GetItemString(fn->func_kwdefaults, param_name(slot).c_str()) : nullptr;
     if (obj) slots[slot] = default_value(obj);
   }
@@ -248,7 +258,9 @@ void Tracer::make_function(int flags) {
   ValuePtr defaults = (flags & 0x01) ? pop() : nullptr;
   if (!code->is_constant() || !PyCode_Check(code->obj.ptr())) throw InternalError("MAKE_FUNCTION without a code object");
   Ref function = check(PyFunction_New(code->obj.ptr(), frame().globals));
-  // Defaults live on the function object, where bind_arguments reads them.
+  // Defaults live on the function object (inspect.signature reads them there), and as Values
+  // bind_arguments binds (made_defaults_): a mutable default (a list, a dict, an object) is one
+  // object for every call, so what one call appends the next one sees.
   if (defaults) {
     if (!defaults->is_fully_constant()) unsupported("a default argument that is a " + defaults->describe());
     check_status(PyFunction_SetDefaults(function.ptr(), defaults->as_python_constant().ptr()));
@@ -256,6 +268,13 @@ void Tracer::make_function(int flags) {
   if (kwdefaults) {
     if (!kwdefaults->is_fully_constant()) unsupported("a keyword default that is a " + kwdefaults->describe());
     check_status(PyFunction_SetKwDefaults(function.ptr(), kwdefaults->as_python_constant().ptr()));
+  }
+  // A constant tuple (LOAD_CONST (1, "a")) holds only immutable objects: the real ones serve.
+  ValuePtr default_values = defaults && defaults->kind == ValueKind::Tuple ? defaults : nullptr;
+  ValuePtr kwdefault_values = kwdefaults && kwdefaults->kind == ValueKind::Dict ? kwdefaults : nullptr;
+  if (default_values || kwdefault_values) {
+    made_defaults_[function.ptr()] = {default_values, kwdefault_values};
+    keep_alive_.push_back(function);  // the key stays this function's
   }
   if (annotations && annotations->is_fully_constant()) {
     // 3.11/3.12 push annotations as a flat tuple (name, value, name, value, ...).

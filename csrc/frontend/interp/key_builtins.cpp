@@ -38,9 +38,23 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
   // and min/max take the first of equal keys as the builtins do.
   std::vector<ValuePtr> items = args.size() == 1 ? iterate(args[0]) : args;
   const std::string name = callable_name(fn) + "()";
+  std::vector<ValuePtr> keys;
+  for (const ValuePtr& item : items) keys.push_back(call_value(key, {item}, {}));
+  const bool object_keys = std::any_of(keys.begin(), keys.end(), [](const ValuePtr& k) {
+    return k->kind == ValueKind::NewObject || k->kind == ValueKind::Object;
+  });
+  if (object_keys) {
+    // Keys whose classes compare in Python (functools.cmp_to_key's): the stand-ins order the
+    // items by the keys computed above, each computed once as the builtins do.
+    const char* by_keys = sorting ? "sorted_by_keys_" : fn.ptr() == min_builtin.ptr() ? "min_by_keys_" : "max_by_keys_";
+    std::vector<ValuePtr> call_args = {Value::sequence(ValueKind::List, items), Value::sequence(ValueKind::List, keys)};
+    if (sorting) call_args.push_back(Value::constant(reverse));
+    else if (fallback) call_args.push_back(fallback);
+    return inline_call(import_attr("cdynamo._polyfills", by_keys), std::move(call_args), {});
+  }
   Ref keyed = check(PyList_New(0));
   for (size_t i = 0; i < items.size(); ++i) {
-    ValuePtr computed = call_value(key, {items[i]}, {});
+    const ValuePtr& computed = keys[i];
     if (!computed->is_fully_constant()) unsupported(name + " with a key that returns a " + computed->describe());
     Ref pair = check(PyTuple_Pack(2, computed->as_python_constant().ptr(), Ref(check(PyLong_FromSize_t(i))).ptr()));
     check_status(PyList_Append(keyed.ptr(), pair.ptr()));

@@ -23,7 +23,7 @@ PyTypeObject* builtin_base(PyTypeObject* type) {
     auto* entry = as_type(PyTuple_GET_ITEM(mro, i));
     if (entry->tp_flags & Py_TPFLAGS_HEAPTYPE) continue;
     if (entry == &PyBaseObject_Type) return base ? base : entry;
-    if (entry == &PyDict_Type || entry == as_type(ordered_dict)) {
+    if (entry == &PyDict_Type || entry == as_type(ordered_dict) || entry == &PyList_Type) {
       if (!base) base = entry;
       continue;
     }
@@ -288,7 +288,11 @@ ValuePtr Tracer::new_object(const ValuePtr& cls, bool by_base_new) {
   object->kind = ValueKind::NewObject;
   object->cls = cls->obj;
   object->cls_source = cls->source;
-  object->items = {Value::dict({}, {}), base == &PyBaseObject_Type ? nullptr : Value::dict({}, {})};
+  // The builtin base's own contents: a dict subclass's items, a list subclass's list.
+  ValuePtr contents = base == &PyBaseObject_Type ? nullptr
+                      : base == &PyList_Type     ? Value::sequence(ValueKind::List, {})
+                                                 : Value::dict({}, {});
+  object->items = {Value::dict({}, {}), contents};
   return object;
 }
 
@@ -321,6 +325,12 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
   }
   if (Py_TYPE(attr) == &PyMethodDescr_Type || Py_TYPE(attr) == &PyWrapperDescr_Type)
     return method(found, self);  // a builtin base's method: call_native_method runs it
+  if (Ref get = special_method_of_class(Py_TYPE(attr), "__get__")) {
+    // A descriptor written in Python (functools.cached_property, a user's): its __get__ runs in
+    // the trace, on the descriptor the class holds (guarded where the class is read).
+    if (cls_source) Source::attr(cls_source, name)->manager(*guards_).add_id_match(found);
+    return inline_call(get, {Value::constant(Ref::borrow(attr)), self, Value::constant(self->cls, cls_source)}, {});
+  }
   if (Py_TYPE(attr)->tp_descr_get) unsupported("the class attribute " + name + " (a " + Py_TYPE(attr)->tp_name + ")");
   // Class-level data: read through the class's source, so it is guarded; a class reached
   // otherwise (type(x) of an object the trace made) is held by the guard itself.
@@ -333,6 +343,18 @@ ValuePtr Tracer::bind_class_attribute(const ValuePtr& self, Handle found, const 
 }
 
 ValuePtr Tracer::new_object_attr(const ValuePtr& object, const std::string& name) {
+  PyTypeObject* type = as_type(object->cls);
+  if (Ref hook = special_method_of_class(type, "__getattribute__")) {
+    // A class's own __getattribute__ answers every attribute read; object.__getattribute__
+    // inside it is the generic lookup below. (With a __getattr__ too, an AttributeError it
+    // raises would go on to __getattr__: not followed here.)
+    if (special_method_of_class(type, "__getattr__")) unsupported("a class with both __getattribute__ and __getattr__");
+    return inline_call(hook, {object, Value::constant(interned(name))}, {});
+  }
+  return new_object_generic_attr(object, name);
+}
+
+ValuePtr Tracer::new_object_generic_attr(const ValuePtr& object, const std::string& name) {
   PyTypeObject* type = as_type(object->cls);
   if (name == "__dict__" && type->tp_dictoffset != 0) return object->items[0];
   if (name == "__class__") return Value::constant(apparent_type(object), object->cls_source);
@@ -451,11 +473,21 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
       return none();
     }
     if (name == "__getattribute__" && argc == 1 && args[0]->is_constant() && PyUnicode_Check(args[0]->obj.ptr()))
-      return new_object_attr(self, to_std_string(args[0]->obj));
+      return new_object_generic_attr(self, to_std_string(args[0]->obj));
     unsupported("object." + name + "() on a " + std::string(as_type(self->cls)->tp_name) + " object");
   }
   const ValuePtr& mapping = self->items.size() > 1 ? self->items[1] : nullptr;
   if (!mapping) unsupported(name + "() of a " + std::string(as_type(self->cls)->tp_name) + " object");
+  if (owner == &PyList_Type && mapping->kind == ValueKind::List) {
+    // A list subclass's builtin methods act on its list (list.__init__ replaces the contents).
+    if (name == "__init__") {
+      if (argc > 1 || !kwargs.empty()) raise(PyExc_TypeError, "list expected at most 1 argument, got " + std::to_string(argc));
+      mapping->items = argc == 1 ? iterate(args[0]) : std::vector<ValuePtr>{};
+      return none();
+    }
+    return call_container_method(mapping, name, std::move(args), std::move(kwargs));
+  }
+  if (mapping->kind != ValueKind::Dict) unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
   if (!kwargs.empty() && name != "__init__" && name != "update") unsupported("dict." + name + "() with keyword arguments");
   auto key_of = [&](const ValuePtr& key) {
     if (!key->is_constant()) unsupported("a dict key that is a " + key->describe());
@@ -573,11 +605,24 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     return;
   }
   if (object->kind == ValueKind::Function) {  // see function_attr
-    if (name == "__dict__" || name == "__code__" || name == "__closure__" || name == "__globals__")
+    // Calls bind the function's own code, closure and defaults, not what the table holds.
+    if (name == "__dict__" || name == "__code__" || name == "__closure__" || name == "__globals__" ||
+        name == "__defaults__" || name == "__kwdefaults__")
       unsupported("assigning " + name + " of a function");
     if (!object->attributes) object->attributes = Value::dict({}, {});
     object->attributes->dict_set(check(PyUnicode_FromString(name.c_str())), std::move(value));
     return;
+  }
+  // A frozen dataclass (one the trace made is a constant; one from the frame an object): its
+  // generated __setattr__ runs in the trace and raises FrozenInstanceError there, where a
+  // try block sees it as in eager. Other constants with a __setattr__ written in Python run it
+  // too (a write it lets through reaches object.__setattr__ of a constant, which stops the trace).
+  if ((object->is_constant() || (object->kind == ValueKind::Object && is_frozen_dataclass(
+                                     reinterpret_cast<PyObject*>(Py_TYPE(object->obj.ptr())))))) {
+    if (Ref setter = python_special_method(object, "__setattr__")) {
+      inline_call(setter, {object, Value::constant(check(PyUnicode_FromString(name.c_str()))), std::move(value)}, {});
+      return;
+    }
   }
   if (object->is_constant() && !object->source && PyExceptionInstance_Check(object->obj.ptr()) && value->is_fully_constant()) {
     // An exception the trace made (raised and caught inside it): contextlib's __exit__ sets its

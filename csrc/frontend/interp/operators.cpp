@@ -1,5 +1,6 @@
 // Python operators on traced values: truth, arithmetic, comparison, subscripts, iteration,
 // unpacking. Constants fold at trace time; anything touching a tensor becomes a graph node.
+#include <tuple>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -67,6 +68,33 @@ bool is_object(const ValuePtr& value) {
 
 }  // namespace
 
+// A list or dict subclass the trace made whose operator is its builtin base's (list.__add__,
+// list.__iadd__, dict.__eq__): the operator on the contents it holds, as the base computes it
+// (a new plain list; `+=` extends the object itself). Null when it is not such a method.
+ValuePtr Tracer::storage_operator(const char* name, const char* forward, bool reflected, const ValuePtr& self,
+                                  const ValuePtr& other, PyObject* found) {
+  if (self->kind != ValueKind::NewObject || self->items.size() < 2 || !self->items[1] || !found) return nullptr;
+  const ValuePtr& storage = self->items[1];
+  PyTypeObject* base = storage->kind == ValueKind::List ? &PyList_Type : &PyDict_Type;
+  Ref key = check(PyUnicode_InternFromString(name));
+  if (_PyType_Lookup(base, key.ptr()) != found) return nullptr;
+  const std::string method = name;
+  if (method == "__iadd__" && storage->kind == ValueKind::List) {
+    call_container_method(storage, "extend", {other}, {});
+    return self;
+  }
+  if (method != forward && !reflected) return nullptr;  // other in-place forms
+  // operator.add for __add__ and __radd__ alike (the operands swapped for the reflected one).
+  const std::string op_name = std::string(forward).substr(2, std::string(forward).size() - 4);
+  static Ref& operator_module = *new Ref(check(PyImport_ImportModule("operator")));  // never freed: outlives the interpreter
+  Ref op = steal(PyObject_GetAttrString(operator_module.ptr(), op_name.c_str()));
+  if (!op) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return call_value(Value::constant(op), reflected ? std::vector<ValuePtr>{other, storage} : std::vector<ValuePtr>{storage, other}, {});
+}
+
 ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs) {
   if (!is_object(lhs) && !is_object(rhs)) return nullptr;
   const OperatorMethods* methods = operator_methods(what);
@@ -79,13 +107,13 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
   Ref lhs_type = type_of(lhs), rhs_type = type_of(rhs);
   bool rhs_first = lhs_type.ptr() != rhs_type.ptr() && PyType_Check(rhs_type.ptr()) && PyType_Check(lhs_type.ptr()) &&
                    PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(rhs_type.ptr()), reinterpret_cast<PyTypeObject*>(lhs_type.ptr()));
-  std::vector<std::pair<ValuePtr, const char*>> attempts;
-  if (methods->inplace) attempts.emplace_back(lhs, methods->inplace);
-  if (rhs_first) attempts.emplace_back(rhs, methods->reflected);
-  attempts.emplace_back(lhs, methods->forward);
-  if (!rhs_first) attempts.emplace_back(rhs, methods->reflected);
+  std::vector<std::tuple<ValuePtr, const char*, bool>> attempts;  // (self, method, whether it is rhs's)
+  if (methods->inplace) attempts.emplace_back(lhs, methods->inplace, false);
+  if (rhs_first) attempts.emplace_back(rhs, methods->reflected, true);
+  attempts.emplace_back(lhs, methods->forward, false);
+  if (!rhs_first) attempts.emplace_back(rhs, methods->reflected, true);
   bool any_python = false;
-  for (const auto& [self, name] : attempts) {
+  for (const auto& [self, name, reflected] : attempts) {
     Ref method = python_special_method(self, name);
     if (!method) {
       Ref key = check(PyUnicode_FromString(name));
@@ -94,6 +122,8 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
       if (is_object(self) && PyType_Check(type.ptr())) {
         PyObject* found = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(type.ptr()), key.ptr());
         PyObject* object_default = _PyType_Lookup(&PyBaseObject_Type, key.ptr());
+        if (ValuePtr result = storage_operator(name, methods->forward, reflected, self, reflected ? lhs : rhs, found))
+          return result;
         if (found && found != object_default) unsupported(what + " on a " + self->describe() + " (a builtin " + name + ")");
       }
       continue;
@@ -428,6 +458,11 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     push(container->items[at]);
     return;
   }
+  if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1] &&
+      container->items[1]->kind == ValueKind::List) {
+    subscript(container->items[1], std::move(key));  // a list subclass: its list (a slice is a plain list)
+    return;
+  }
   if (container->kind == ValueKind::NewObject && container->items.size() > 1 && container->items[1]) {
     Ref getitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__getitem__"));
     push(call_native_method(getitem, container, {key}, {}));
@@ -469,6 +504,10 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
       inline_call(method, {container, key, value}, {});
       return;
     }
+    if (container->items.size() > 1 && container->items[1] && container->items[1]->kind == ValueKind::List) {
+      store_subscript(container->items[1], std::move(key), std::move(value));
+      return;
+    }
     if (container->items.size() > 1 && container->items[1]) {
       Ref setitem = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyDict_Type), "__setitem__"));
       call_native_method(setitem, container, {key, value}, {});
@@ -502,6 +541,8 @@ void Tracer::delete_subscript(ValuePtr container, ValuePtr key) {
       inline_call(method, {container, key}, {});
       return;
     }
+    if (container->items.size() > 1 && container->items[1] && container->items[1]->kind == ValueKind::List)
+      container = container->items[1];  // a list subclass: its list
   }
   if (container->kind == ValueKind::List && trace_owned(container) && key->is_constant() && PyLong_Check(key->obj.ptr())) {
     Py_ssize_t size = static_cast<Py_ssize_t>(container->items.size());

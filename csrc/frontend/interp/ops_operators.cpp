@@ -76,6 +76,11 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
     same = lhs->fake && rhs->fake ? lhs->fake.ptr() == rhs->fake.ptr() : lhs->node.ptr() == rhs->node.ptr();
   else if (lhs->is_tensor() || rhs->is_tensor()) same = false;  // every tensor the trace holds is a Tensor value
   else if (lhs->kind == ValueKind::NewObject || rhs->kind == ValueKind::NewObject) same = lhs == rhs;
+  else if (lhs->kind == ValueKind::UserMethod || rhs->kind == ValueKind::UserMethod ||
+           lhs->kind == ValueKind::TensorMethod || rhs->kind == ValueKind::TensorMethod)
+    // A bound method is a new object per attribute read (its obj is the function it binds, never
+    // the function itself): only the one Value is itself.
+    same = lhs == rhs;
   else if (lhs->obj && rhs->obj) same = lhs->obj.ptr() == rhs->obj.ptr();
   else if (!lhs->source && !rhs->source && lhs->kind == rhs->kind &&
            (lhs->kind == ValueKind::List || lhs->kind == ValueKind::Dict || lhs->kind == ValueKind::Set))

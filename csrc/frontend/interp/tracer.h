@@ -193,6 +193,8 @@ class Tracer {
   bool truth_value(const ValuePtr& value);
   void binary_op(Handle op, const char* symbol, ValuePtr lhs, ValuePtr rhs);
   // lhs <op> rhs through special methods written in Python (objects); null if neither has one.
+  ValuePtr storage_operator(const char* name, const char* forward, bool reflected, const ValuePtr& self,
+                            const ValuePtr& other, PyObject* found);
   ValuePtr object_operator(const std::string& what, const ValuePtr& lhs, const ValuePtr& rhs);
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
@@ -211,6 +213,7 @@ class Tracer {
   ValuePtr load_global(const std::string& name);
   ValuePtr load_attr(ValuePtr base, const std::string& name);
   ValuePtr nn_module_attr(ValuePtr module, const std::string& name);
+  ValuePtr module_table_attr(const ValuePtr& module, const std::string& name);
   ValuePtr function_attr(const ValuePtr& function, const std::string& name);  // a def the trace made
   Ref type_of(const ValuePtr& value);  // the Python type the value has at run time
   ValuePtr tensor_autograd_state(const ValuePtr& tensor, const std::string& name);  // .grad, .is_leaf
@@ -279,6 +282,7 @@ class Tracer {
   void run_python_init(Handle init, const ValuePtr& object, const std::vector<ValuePtr>& args, graph::KwArgs kwargs);
   ValuePtr new_object(const ValuePtr& cls, bool by_base_new = false);  // by_base_new: object.__new__(cls) called by name
   ValuePtr new_object_attr(const ValuePtr& object, const std::string& name);
+  ValuePtr new_object_generic_attr(const ValuePtr& object, const std::string& name);  // object.__getattribute__
   void new_object_store_attr(const ValuePtr& object, const std::string& name, ValuePtr value, bool raw);
   // An attribute found on a class (the object's own, or after super()'s start class) bound to `self`.
   ValuePtr bind_class_attribute(const ValuePtr& self, Handle found, const std::string& name, const SourcePtr& cls_source);
@@ -398,6 +402,10 @@ class Tracer {
   std::unordered_map<PyObject*, std::string> policy_cache_;
   std::unordered_map<PyObject*, Ref> polyfill_cache_;  // callable -> its stand-in (null: none)
   std::map<std::pair<PyObject*, std::string>, ValuePtr> written_globals_;  // (globals dict, name) -> value
+  // A function made by the trace -> its defaults and keyword defaults as Values (a Tuple, a Dict;
+  // either may be null): one Value per default shared by every call, as CPython shares the one
+  // object, so `def f(acc=[])` sees its earlier appends. Such functions never leave the trace.
+  std::unordered_map<PyObject*, std::pair<ValuePtr, ValuePtr>> made_defaults_;
   std::vector<Ref> keep_alive_;  // keys of the maps above
   std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded

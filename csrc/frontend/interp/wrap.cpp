@@ -427,6 +427,9 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyDict_Type));
     case ValueKind::Set: return Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type));
     case ValueKind::Function: return Ref::borrow(reinterpret_cast<PyObject*>(&PyFunction_Type));
+    case ValueKind::UserMethod:  // a Python function bound to a value: a bound method
+      if (value->obj && PyFunction_Check(value->obj.ptr())) return Ref::borrow(reinterpret_cast<PyObject*>(&PyMethod_Type));
+      unsupported("type() of a " + value->describe());
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
     case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:
@@ -463,6 +466,21 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::Tensor: {
       if (name == "grad" || name == "is_leaf")
         if (ValuePtr state = tensor_autograd_state(base, name)) return state;
+      if (name == "grad_fn") {
+        // A tensor that does not require grad has no grad_fn (its requires_grad is the fake's:
+        // guarded for inputs, followed through autograd for computed tensors). One that does
+        // has an autograd node of eager's graph, which the compiled graph does not make.
+        Ref requires_grad = check(PyObject_GetAttrString(base->fake.ptr(), "requires_grad"));
+        if (requires_grad.ptr() == Py_False) return Value::constant(Ref::borrow(Py_None));
+      }
+      if (name == "_base" && !base->source) {
+        // A tensor the graph computed: the fake tensors made the same views as eager, so the
+        // fake's _base names the graph's tensor it views (or None). A view of an input is not
+        // answered: the input may itself be a view of a tensor the trace never saw.
+        Ref fake_base = check(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
+        if (fake_base.ptr() == Py_None && graph_.computed_tensor(base->fake)) return Value::constant(fake_base);
+        if (ValuePtr viewed = graph_.computed_tensor(fake_base)) return viewed;
+      }
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
@@ -601,6 +619,12 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       return Value::constant(std::move(attr));
     }
     case ValueKind::Function: return function_attr(base, name);
+    case ValueKind::Cell:
+      if (name == "cell_contents") {
+        if (base->items.empty() || !base->items[0]) raise(PyExc_ValueError, "Cell is empty");
+        return base->items[0];
+      }
+      unsupported("attribute " + name + " of a closure cell");
     case ValueKind::UserMethod:
       // A bound method as a value: what it binds.
       if (name == "__self__" && !base->items.empty()) return base->items[0];
@@ -616,100 +640,17 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
 ValuePtr Tracer::function_attr(const ValuePtr& function, const std::string& name) {
   if (!function->attributes) function->attributes = Value::dict({}, {});
   if (name == "__dict__") return function->attributes;
+  // Its closure: the cells the trace holds (the function object made for it has none).
+  if (name == "__closure__" && !function->items.empty()) return Value::sequence(ValueKind::Tuple, function->items);
+  if (auto made = made_defaults_.find(function->obj.ptr()); made != made_defaults_.end()) {
+    // The defaults calls bind (a list default holds what earlier calls appended).
+    if (name == "__defaults__" && made->second.first) return made->second.first;
+    if (name == "__kwdefaults__" && made->second.second) return made->second.second;
+  }
   Ref key = check(PyUnicode_FromString(name.c_str()));
   int at = function->attributes->dict_index(key);
   if (at >= 0) return function->attributes->items[at];
   return Value::constant(checked(PyObject_GetAttr(function->obj.ptr(), key.ptr())));
-}
-
-// An attribute of a module: of one the frame reaches, guarded (its identity, or the entry's); of
-// a stateless module the trace made (no source: made from constants, holding no tensors), the
-// module's own object, unguarded.
-ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
-  PyObject* obj = module->obj.ptr();
-  SourcePtr source = module->source ? Source::attr(module->source, name) : nullptr;
-  if (source) check_source_depth(source);
-  auto guard_identity = [&](PyObject* found) {
-    if (source) source->manager(*guards_).add_id_match(found);
-  };
-  std::string path = module->module_path + "." + name;
-  Ref dict = check(PyObject_GenericGetDict(obj, nullptr));
-  for (const char* table : {"_parameters", "_buffers", "_modules"}) {
-    PyObject* entries = PyDict_GetItemString(dict.ptr(), table);
-    if (!entries || !PyDict_Check(entries)) continue;
-    PyObject* found = PyDict_GetItemString(entries, name.c_str());
-    if (!found) continue;
-    guard_identity(found);
-    if (found == Py_None) return Value::constant(Ref::borrow(found), source);
-    if (is_tensor(found)) {
-      // Parameters and buffers stay attributes of the GraphModule: the graph reads the
-      // module's current tensors at each call; guards only check it is the same object.
-      if (!source) unsupported("a tensor of an nn.Module made inside the compiled function");
-      auto seen = attributes_.find(found);
-      if (seen != attributes_.end()) return seen->second;
-      if (auto input = tensor_inputs_.find(found); input != tensor_inputs_.end()) return input->second;  // read first another way
-      ValuePtr value = graph_.add_attribute(found, path, source);
-      static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
-      if (Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True) {
-        // With gradients on, the graph's autograd follows each parameter's flag.
-        Ref flag = check(PyObject_GetAttrString(found, "requires_grad"));
-        source->manager(*guards_).add_requires_grad_match(flag.ptr() == Py_True);
-      }
-      attributes_.emplace(found, value);
-      keep_alive_.push_back(Ref::borrow(found));
-      return value;
-    }
-    auto value = Value::constant(Ref::borrow(found), source);
-    value->kind = ValueKind::NNModule;
-    value->module_path = path;
-    return value;
-  }
-  Ref key = check(PyUnicode_FromString(name.c_str()));
-  // The class's own entry (not what getattr makes of it): a property runs in the trace, a
-  // staticmethod takes no self. All fixed by the module's identity, which is guarded.
-  PyObject* raw = _PyType_Lookup(Py_TYPE(obj), key.ptr());
-  Ref raw_ref = Ref::borrow(raw);
-  if (raw && PyObject_TypeCheck(raw, &PyProperty_Type)) {
-    Ref getter = check(PyObject_GetAttrString(raw, "fget"));
-    if (PyFunction_Check(getter.ptr())) return inline_call(getter, {module}, {});
-  }
-  if (raw && PyObject_TypeCheck(raw, &PyStaticMethod_Type))
-    return Value::constant(check(PyObject_GetAttrString(raw, "__func__")));
-  if (raw && PyObject_TypeCheck(raw, &PyClassMethod_Type)) {
-    auto method = std::make_shared<Value>();
-    method->kind = ValueKind::UserMethod;
-    method->obj = check(PyObject_GetAttrString(raw, "__func__"));
-    method->name = name;
-    method->items = {Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(obj))))};
-    return method;
-  }
-  if (PyObject* instance_value = PyDict_GetItemString(dict.ptr(), name.c_str())) {
-    if (source) return wrap(instance_value, source);
-    if (is_tensor(Handle(instance_value))) unsupported("a tensor of an nn.Module made inside the compiled function");
-    keep_alive_.push_back(Ref::borrow(instance_value));
-    return Value::constant(Ref::borrow(instance_value));
-  }
-  Ref attr = steal(PyObject_GetAttrString(obj, name.c_str()));
-  if (!attr) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
-    if (source) module->source->manager(*guards_).add_no_attr(name);  // absent now; the trace relies on that
-    raise_python_error();
-  }
-  Ref class_attr = steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), name.c_str()));
-  PyErr_Clear();
-  if (class_attr && PyObject_TypeCheck(class_attr.ptr(), &PyProperty_Type))
-    unsupported("the property " + std::string(Py_TYPE(obj)->tp_name) + "." + name + " (properties run user code)");
-  if (class_attr && PyFunction_Check(class_attr.ptr())) {
-    // A method of the module's class: fixed by the module's identity, which is guarded.
-    auto method = std::make_shared<Value>();
-    method->kind = ValueKind::UserMethod;
-    method->obj = class_attr;
-    method->name = name;
-    method->items = {module};
-    return method;
-  }
-  // Methods and class-level values: fixed by the module's identity, which is guarded.
-  return Value::constant(std::move(attr));
 }
 
 // A dynamic trace, once done: the facts its ShapeEnv recorded about the inputs' sizes.

@@ -3,10 +3,12 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 # Python stand-ins the interpreter traces in place of C-implemented callables and of library code it does not trace;
 # each behaves as its original does for the arguments it accepts. One file per concern:
 #   iterators.py    map, enumerate, filter, itertools' iterators and combinatorics (lazy, pulling as the C ones do)
-#   ordering.py     sorted/min/max over classes comparing in Python, heapq's and bisect's C functions
+#   ordering.py     sorted/min/max over classes comparing in Python, heapq's and bisect's C functions,
+#                   functools.cmp_to_key
 #   folds.py        functools.reduce, collections._count_elements
 #   operators.py    the operator module's functions, attrgetter/itemgetter/methodcaller calls
-#   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects
+#   classes.py      Deque, Partial, NullContext (classes standing in for C ones), calls of partial objects,
+#                   cached_property's __get__ (without its lock)
 #   namedtuples.py  a namedtuple class's _make and _replace
 #   copying.py      copy.copy and copy.deepcopy
 #   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, Variable,
@@ -24,7 +26,7 @@ import types
 
 import torch
 
-from .classes import Deque, NullContext, Partial, _partial_call, nullcontext_, partial_
+from .classes import Deque, Namespace, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
 from .folds import count_elements_, reduce_
 from .iterators import (
@@ -46,20 +48,22 @@ from .operators import (
 )
 from .ordering import (
     _NO_DEFAULT, _heapify_max_, _heappop_max_, _heapreplace_max_, bisect_left_, bisect_right_, heapify_, heappop_,
-    heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, min_, sorted_,
+    heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, max_by_keys_, min_, min_by_keys_, sorted_,
+    sorted_by_keys_, cmp_to_key_,
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, cond_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, cond_, functional_call_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
-STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial}
+STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
 
 # Callables replaced wherever they are called.
 _BY_OBJECT = {
     map: map_,
     torch.utils.checkpoint.checkpoint: checkpoint_,
     functools.reduce: reduce_,
+    functools.cmp_to_key: cmp_to_key_,
     itertools.chain: chain_,
     itertools.islice: islice_,
     itertools.product: product_,
@@ -81,12 +85,14 @@ _BY_OBJECT = {
     itertools.compress: compress_,
     itertools.tee: tee_,
     contextlib.nullcontext: nullcontext_,
+    functools.cached_property.__get__: cached_property_get_,
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,
     __import__("collections")._count_elements: count_elements_,
     torch.vmap: vmap_,
     torch.cond: cond_,
     torch.func.jvp: jvp_,
+    torch.func.functional_call: functional_call_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,
@@ -117,6 +123,25 @@ if _associative_scan is not None:
 _BY_ID = {id(original): stand_in for original, stand_in in _BY_OBJECT.items()}  # _BY_OBJECT keeps them alive
 
 
+def _recursive_repr_wrapper_codes():
+    import dataclasses
+    import reprlib
+
+    def shown(self):
+        return ""
+
+    made = [reprlib.recursive_repr()(shown)]
+    if hasattr(dataclasses, "_recursive_repr"):  # 3.11's own copy, which dataclasses' __repr__ uses
+        made.append(dataclasses._recursive_repr(shown))
+    return tuple(wrapper.__code__ for wrapper in made)
+
+
+# reprlib.recursive_repr's wrapper (and dataclasses' copy of it, around their __repr__): its guard
+# against recursion is a set the wrapper's closure holds, shared by every call; the trace calls the
+# wrapped function itself (a repr that would recurse forever stops the trace at its depth limit).
+_RECURSIVE_REPR_WRAPPERS = _recursive_repr_wrapper_codes()
+
+
 def replacement_for(fn):
     """The function the interpreter traces in place of a call of fn, or None. Looks only at
     identities and plain attributes of functions and builtins: no code of the callable runs."""
@@ -128,6 +153,8 @@ def replacement_for(fn):
             return chain_from_iterable
         return None
     if type(fn) is types.FunctionType:
+        if any(fn.__code__ is code for code in _RECURSIVE_REPR_WRAPPERS) and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
+            return fn.__wrapped__
         return _namedtuple_method(fn) or _decorated_replacement(fn)
     if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)

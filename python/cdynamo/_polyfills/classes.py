@@ -1,7 +1,8 @@
-"""Python classes standing in for C ones a compiled function makes (deque, partial, nullcontext); calls of partials.
+"""Python classes standing in for C ones a compiled function makes (deque, partial, nullcontext, SimpleNamespace); calls of partials.
 Assumes _trace_objects.fill_object makes the real object leaving the trace (_cdynamo_init_from, _PARTIAL_STATE)."""
 import collections
 import functools
+import types
 import weakref
 
 from .._class_queries import partial_without_dict
@@ -215,3 +216,40 @@ class Partial:
 
     def __call__(self, /, *args, **keywords):
         return self._func(*self._args, *args, **{**self._keywords, **keywords})
+
+
+_NOT_CACHED = object()
+
+
+def cached_property_get_(self, instance, owner=None):
+    # functools.cached_property.__get__ without the lock 3.11 takes around the computation (a
+    # trace runs on one thread; 3.12 dropped the lock): the instance's __dict__ holds the value.
+    if instance is None:
+        return self
+    if self.attrname is None:
+        raise TypeError("Cannot use cached_property instance without calling __set_name__ on it.")
+    cache = instance.__dict__
+    value = cache.get(self.attrname, _NOT_CACHED)
+    if value is _NOT_CACHED:
+        value = self.func(instance)
+        cache[self.attrname] = value
+    return value
+
+
+class Namespace:
+    """types.SimpleNamespace: attributes in its __dict__ (the real one leaving the trace takes them)."""
+
+    _cdynamo_stands_for = types.SimpleNamespace
+    __hash__ = None
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+    def __eq__(self, other):
+        if not isinstance(other, types.SimpleNamespace):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __repr__(self):
+        name = "namespace" if type(self) is types.SimpleNamespace else type(self).__name__
+        return name + "(" + ", ".join(f"{key}={value!r}" for key, value in self.__dict__.items()) + ")"

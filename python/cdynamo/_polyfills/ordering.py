@@ -6,7 +6,12 @@ Assumes the C code's comparisons in its order: sorted stable (a merge sort), hea
 # builtins' algorithms with the same comparisons, so __lt__ and __gt__ run in the trace.
 def sorted_(iterable, /, *, key=None, reverse=False):
     items = list(iterable)
-    keys = items if key is None else [key(item) for item in items]
+    return sorted_by_keys_(items, items if key is None else [key(item) for item in items], reverse)
+
+
+def sorted_by_keys_(items, keys, reverse=False):
+    # The sort with each item's key computed already (sorted(key=...) whose keys are objects
+    # comparing in Python, such as functools.cmp_to_key's: key_builtins.cpp computed them once).
     order = list(range(len(items)))
     width = 1
     while width < len(order):  # bottom-up merge sort: stable, as list.sort is
@@ -28,10 +33,12 @@ def _extreme(name, better):
     def extreme(*args, key=None, default=_NO_DEFAULT):
         if not args:
             raise TypeError(f"{name} expected at least 1 argument, got 0")
-        items = args[0] if len(args) == 1 else args
+        items = list(args[0] if len(args) == 1 else args)
+        return by_keys(items, items if key is None else [key(item) for item in items], default)
+
+    def by_keys(items, keys, default=_NO_DEFAULT):
         best, best_key = _NO_DEFAULT, None
-        for item in items:
-            item_key = item if key is None else key(item)
+        for item, item_key in zip(items, keys):
             if best is _NO_DEFAULT or better(item_key, best_key):
                 best, best_key = item, item_key
         if best is _NO_DEFAULT:
@@ -40,12 +47,46 @@ def _extreme(name, better):
             raise ValueError(f"{name}() iterable argument is empty")
         return best
 
-    return extreme
+    return extreme, by_keys
 
 
 _NO_DEFAULT = object()
-min_ = _extreme("min", lambda a, b: a < b)
-max_ = _extreme("max", lambda a, b: a > b)
+min_, min_by_keys_ = _extreme("min", lambda a, b: a < b)
+max_, max_by_keys_ = _extreme("max", lambda a, b: a > b)
+
+
+class CmpKey:
+    """What functools.cmp_to_key(cmp)(obj) makes: an object comparing through cmp."""
+
+    __slots__ = ("obj", "cmp")
+    __hash__ = None
+
+    def __init__(self, obj, cmp):
+        self.obj = obj
+        self.cmp = cmp
+
+    def __lt__(self, other):
+        return self.cmp(self.obj, other.obj) < 0
+
+    def __gt__(self, other):
+        return self.cmp(self.obj, other.obj) > 0
+
+    def __eq__(self, other):
+        return self.cmp(self.obj, other.obj) == 0
+
+    def __le__(self, other):
+        return self.cmp(self.obj, other.obj) <= 0
+
+    def __ge__(self, other):
+        return self.cmp(self.obj, other.obj) >= 0
+
+
+def cmp_to_key_(mycmp):
+    # functools.cmp_to_key (C): a key function whose keys compare in the trace.
+    def key(obj):
+        return CmpKey(obj, mycmp)
+
+    return key
 
 
 # heapq's C functions (heapq.nlargest/nsmallest/merge, which are Python, call them): the same

@@ -1,4 +1,4 @@
-"""torch callables: vmap, torch.func transforms, torch.cond on a Python predicate, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
+"""torch callables: vmap, torch.func transforms and functional_call, torch.cond on a Python predicate, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
 Assumes _special_calls.transformed makes a transform one node; torch's decorators wrap with decorate_context."""
 import weakref
 
@@ -39,13 +39,43 @@ def _function_transform(transform):
 _COND = torch.cond
 
 
+try:
+    from torch._higher_order_ops.cond import cond_op as _COND_OP
+except ImportError:  # a torch without it
+    _COND_OP = None
+
+
+def _cond_at(pick):
+    # torch.cond of a tensor predicate as one graph node: the cond operator itself (eager's
+    # torch.cond compiles a wrapper around it with torch._dynamo; the operator alone picks the
+    # branch on real tensors, checks both on fake ones, and traces both under make_fx).
+    def at(pred, operands):
+        return _COND_OP(pred, pick(True), pick(False), tuple(operands))
+
+    return at
+
+
+_cond_at.__name__ = "cond"
+_cond_at._cdynamo_runs_as_captured = "torch.cond with a tensor predicate (a higher-order operator)"
+
+
 def cond_(pred, true_fn, false_fn, operands=()):
     """torch.cond with a Python predicate (a size comparison, a flag): the branch it picks, called
-    on the operands, as torch.cond does in eager. A tensor predicate (both branches as subgraphs
-    of one node) is not captured: a graph break, and the original runs."""
+    on the operands, as torch.cond does in eager. With a tensor predicate: one node holding both
+    branches (their code checked for side effects, as the transforms' functions are)."""
     if isinstance(pred, (bool, int, float)):
         return true_fn(*operands) if pred else false_fn(*operands)
-    _special_calls.break_graph("torch.cond with a tensor predicate (both branches as subgraphs) is not supported yet")
+    # With gradients wanted, the operator's autograd needs branches made graphs first (as
+    # torch._dynamo makes them): not done here, so the original runs.
+    wants_grad = torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in (pred, *operands))
+    if isinstance(pred, torch.Tensor) and _COND_OP is not None and isinstance(operands, (tuple, list)) and not wants_grad:
+        def pick(flag):  # both branches as one function, the node's
+            return true_fn if flag else false_fn
+
+        return _special_calls.transformed(_cond_at, pick, {}, pred, tuple(operands))
+    _special_calls.break_graph("torch.cond with operands that need gradients" if wants_grad else
+                               f"torch.cond with a predicate of type {type(pred).__name__}")
     return _COND(pred, true_fn, false_fn, operands)
 
 
@@ -63,6 +93,46 @@ _jvp_at.__name__ = "jvp"
 def jvp_(func, primals, tangents, **options):
     # torch.func.jvp(func, primals, tangents, strict=..., has_aux=...): one graph node, as the transforms above.
     return _special_calls.transformed(_jvp_at, _as_function(func), options, primals, tangents)
+
+
+_FUNCTIONAL_CALL = torch.func.functional_call
+
+
+def _functional_call_at(module, **options):
+    # torch.func.functional_call of one module: what its graph node calls on (tensors, args, kwargs).
+    def at(tensors, args, kwargs):
+        # fx hands the node's arguments over as immutable dicts; functional_call updates its own.
+        tensors = [dict(d) for d in tensors] if isinstance(tensors, (list, tuple)) else dict(tensors)
+        return _FUNCTIONAL_CALL(module, tensors, tuple(args), dict(kwargs), **options)
+
+    return at
+
+
+_functional_call_at.__name__ = "functional_call"
+
+
+def functional_call_(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """torch.func.functional_call(module, tensors, args): one graph node running it, when the
+    tensors given stand for every parameter and buffer of the module (a graph must not hold the
+    module's own tensors as constants of its code). Otherwise a graph break, and the original."""
+    dicts = parameter_and_buffer_dicts if isinstance(parameter_and_buffer_dicts, (list, tuple)) else (parameter_and_buffer_dicts,)
+    names = [name for name, _ in module.named_parameters(remove_duplicate=False)]
+    names += [name for name, _ in module.named_buffers(remove_duplicate=False)]
+    if not all(any(name in given for given in dicts) for name in names):
+        _special_calls.break_graph("torch.func.functional_call with tensors for only some of the module's parameters and buffers")
+        return _FUNCTIONAL_CALL(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+    # Read here so that the guards fix them: a backend tracing through the node bakes in each
+    # submodule's training flag (dropout, batch norm).
+    for sub in module.modules():
+        if sub.training:
+            pass
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    options = {"tie_weights": tie_weights, "strict": strict}
+    return _special_calls.transformed(_functional_call_at, module, options, parameter_and_buffer_dicts, args,
+                                      {} if kwargs is None else kwargs)
 
 
 def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwise"):

@@ -96,6 +96,10 @@ def autograd_state_reason(gm):
     or None: Tensor.requires_grad_() on a tensor it makes (a new leaf)."""
     if any(node.op == "call_method" and node.target == "requires_grad_" for node in gm.graph.nodes):
         return "a tensor made to require grad inside the graph (Tensor.requires_grad_())"
+    for node in gm.graph.nodes:  # the frontend's nodes that the lowering cannot take (torch.cond)
+        reason = getattr(node.target, "_cdynamo_runs_as_captured", None) if node.op == "call_function" else None
+        if reason:
+            return reason
     return None
 
 

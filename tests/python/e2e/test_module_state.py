@@ -361,3 +361,39 @@ def test_quantization_stubs_and_float_functional_are_traced():
     counter = CompileCounter()
     torch.testing.assert_close(cdynamo.compile(model, backend=counter, fullgraph=True)(x), model(x))
     assert counter.frame_count == 1
+
+
+class Delegating(torch.nn.Module):
+    """A wrapper whose __getattr__ hands unknown names to the module it wraps (PEFT's style)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(3, 3)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.inner, name)
+
+    def forward(self, x):
+        return x @ self.weight.t() + self.bias, self.out_features
+
+
+def test_module_getattr_delegation_returns_the_wrapped_modules_parameters():
+    m = Delegating()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(m)
+    x = torch.randn(2, 3)
+    out, features = compiled(x)
+    want, want_features = m(x)
+    assert same(out, want) and features == want_features == 3 and counter.frame_count == 1
+    # They stay parameters of the graph: gradients reach them, and an in-place update is seen.
+    out.sum().backward()
+    assert m.inner.weight.grad is not None and same(m.inner.weight.grad, x.sum(0).expand(3, 3))
+    with torch.no_grad():
+        m.inner.bias.add_(1)
+    assert same(compiled(x)[0], m(x)[0]) and counter.frame_count == 1
+    # A parameter of that name on the wrapper itself now wins, as in eager: the trace is redone.
+    m._parameters["weight"] = torch.nn.Parameter(torch.eye(3))  # (register_parameter refuses: hasattr finds it)
+    assert same(compiled(x)[0], m(x)[0]) and counter.frame_count == 2

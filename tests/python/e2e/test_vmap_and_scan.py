@@ -166,3 +166,100 @@ def test_torch_func_grad_and_jacobians_are_graph_nodes(backend):
         return grads, grads_x, value, jacobian
 
     assert_one_graph_equal_to_eager(per_example, (torch.randn(4, 3), torch.randn(3, 2)), backend)
+
+
+def nested_vmaps(x):
+    scale = 2.0
+    square = torch.vmap(torch.vmap(lambda a: a * a * scale))  # the outer transforms the inner's stand-in
+    pairs = torch.vmap(lambda r: (r * 2, r.sum()), out_dims=(1, 0))
+    return square(x), pairs(x), torch.vmap(torch.vmap(torch.dot))(x.unsqueeze(0), x.unsqueeze(0))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_nested_vmap_of_a_local_function_is_one_graph(backend):
+    assert_one_graph_equal_to_eager(nested_vmaps, (torch.randn(4, 3),), backend)
+
+
+def test_nested_vmap_of_a_function_with_side_effects_breaks_the_graph():
+    def logged(t):
+        LOG.append(t.shape)
+        return t * 2
+
+    def f(x):
+        return torch.vmap(torch.vmap(logged))(x) + 1
+
+    explained = cdynamo.explain(f)(torch.randn(5, 2))
+    assert explained.graph_break_count == 1 and "reads the global LOG" in str(explained.break_reasons[0])
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_grad_and_value_with_a_dict_aux_output(backend):
+    def f(x):
+        def loss(t):
+            y = (t ** 2).sum()
+            return y, {"mean": t.mean(), "parts": (t.max(), t.min())}
+
+        g, (v, aux) = torch.func.grad_and_value(loss, has_aux=True)(x)
+        return g, v, aux["mean"] * 3, aux["parts"][1], torch.tensor(len(aux))
+
+    assert_one_graph_equal_to_eager(f, (torch.randn(4, 3),), backend)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_functional_call_with_every_parameter_replaced_is_one_graph(backend):
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+
+    def f(x, params):
+        return torch.func.functional_call(m, params, (x,)), m(x)
+
+    params = {k: torch.randn_like(v) for k, v in m.named_parameters()}
+    assert_one_graph_equal_to_eager(f, (torch.randn(5, 3), params), backend)
+
+
+def test_functional_call_follows_the_modules_training_flag_and_breaks_on_partial_replacement():
+    m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5))
+
+    def f(x, params):
+        return torch.func.functional_call(m, params, (x,))
+
+    params = {k: v.detach() + 1 for k, v in m.named_parameters()}
+    compiled = cdynamo.compile(f, backend="aot_eager")
+    x = torch.ones(4, 3)
+    torch.manual_seed(0)
+    got = compiled(x, params)
+    torch.manual_seed(0)
+    torch.testing.assert_close(got, f(x, params))
+    m.eval()  # the dropout a backend traced through must not stay in the graph
+    torch.testing.assert_close(compiled(x, params), f(x, params))
+    only_weight = {"0.weight": params["0.weight"]}
+    explained = cdynamo.explain(f)(x, only_weight)
+    assert explained.graph_break_count >= 1 and "only some" in str(explained.break_reasons[0])
+    torch.testing.assert_close(compiled(x, only_weight), f(x, only_weight))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_torch_cond_with_a_tensor_predicate_is_one_node_holding_both_branches(backend):
+    def f(x, y):
+        scale = 3.0
+        out = torch.cond(x.sum() > 0, lambda a, b: (a * scale + b,), lambda a, b: (a - b,), (x, y))
+        return out[0] + 1
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(f, backend=counter if backend == "eager" else backend, fullgraph=True)
+    y = torch.randn(3)
+    for x in (torch.ones(3), -torch.ones(3)):  # each branch taken at run time, from one graph
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    if backend == "eager":
+        assert counter.frame_count == 1
+
+
+def test_torch_cond_breaks_the_graph_for_operands_that_need_gradients():
+    # (Branches with side effects are refused by eager's torch.cond itself.)
+    def g(x):
+        return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    x = torch.ones(3, requires_grad=True)
+    want = g(x)  # eager's torch.cond compiles with torch's own compiler: its imports are made first
+    explained = cdynamo.explain(g)(x)
+    assert explained.graph_break_count >= 1 and "need gradients" in str(explained.break_reasons[0])
+    torch.testing.assert_close(explained.out, want)
