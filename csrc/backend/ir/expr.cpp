@@ -175,57 +175,48 @@ DivSplit split_by_divisor(const Expr& a, int64_t k);
 // Divides every coefficient of a sum by g (g divides all of them).
 Expr divide_coefficients(const Expr& a, int64_t g);
 
-// c*m*(x // (a*m)) + c*((x // a) % m) -> c*(x // a), and with a == 1: c*m*(x // m) + c*(x % m)
-// -> c*x. The recombinations that reshapes of contiguous data produce, applied to a fixpoint
-// by the caller (each step removes a term).
-// The same with a symbolic modulus m (reshapes over symbolic sizes): c*m*(x // (a*m)) +
-// c*((x // a) % m) -> c*(x // a), where the first term's rest is the product m * (x // (a*m)).
-std::optional<Expr> recombine_symbolic_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
+// A term's rest as (div/mod atom, the product of its other factors): s*(x // 4) -> (x // 4, s).
+// nullopt when the rest has no FloorDiv/Mod factor or more than one.
+std::optional<std::pair<Expr, Expr>> split_atom(const Expr& rest) {
+  if (rest.kind() == ExprKind::FloorDiv || rest.kind() == ExprKind::Mod) return std::make_pair(rest, Expr(1));
+  if (rest.kind() != ExprKind::Mul) return std::nullopt;
+  std::optional<Expr> atom;
+  Expr others = 1;
+  for (const Expr& f : rest.operands()) {
+    if (f.kind() == ExprKind::FloorDiv || f.kind() == ExprKind::Mod) {
+      if (atom) return std::nullopt;
+      atom = f;
+    } else {
+      others = others * f;
+    }
+  }
+  if (!atom) return std::nullopt;
+  return std::make_pair(*atom, others);
+}
+
+// K*m*(x // (a*m)) + K*((x // a) % m) -> K*(x // a), and with a == 1: K*m*(x // m) + K*(x % m)
+// -> K*x, for any multiplier K and modulus m, constant or symbolic: the recombinations that
+// reshapes of contiguous data produce (a head split of [b*h, s, d] over symbolic s), applied
+// to a fixpoint by the caller (each step removes a term).
+std::optional<Expr> recombine_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
   for (size_t m = 0; m < collected.size(); ++m) {
-    const auto& [mod_term, c] = collected[m];
-    if (mod_term.kind() != ExprKind::Mod || mod_term.operands()[1].is_const()) continue;
-    const Expr& y = mod_term.operands()[0];
-    const Expr& modulus = mod_term.operands()[1];
+    auto mod_split = split_atom(collected[m].first);
+    if (!mod_split || mod_split->first.kind() != ExprKind::Mod) continue;
+    const Expr multiplier = Expr(collected[m].second) * mod_split->second;  // K
+    const Expr& y = mod_split->first.operands()[0];
+    const Expr& modulus = mod_split->first.operands()[1];
     const bool y_is_div = y.kind() == ExprKind::FloorDiv;
     const Expr x = y_is_div ? y.operands()[0] : y;
     const Expr divisor = (y_is_div ? y.operands()[1] : Expr(1)) * modulus;
+    const Expr div_multiplier = multiplier * modulus;
     for (size_t d = 0; d < collected.size(); ++d) {
-      const auto& [div_term, cd] = collected[d];
-      if (d == m || cd != c || div_term.kind() != ExprKind::Mul) continue;
-      const auto& factors = div_term.operands();
-      auto div = std::find_if(factors.begin(), factors.end(), [&](const Expr& f) {
-        return f.kind() == ExprKind::FloorDiv && f.operands()[0] == x && f.operands()[1] == divisor;
-      });
-      if (div == factors.end()) continue;
-      Expr rest = 1;
-      for (auto f = factors.begin(); f != factors.end(); ++f)
-        if (f != div) rest = rest * *f;
-      if (rest != modulus) continue;
-      Expr sum = Expr(c) * y;
-      for (size_t t = 0; t < collected.size(); ++t)
-        if (t != m && t != d) sum = sum + scaled(collected[t].second, collected[t].first);
-      return sum;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<Expr> recombine_div_mod(const std::vector<std::pair<Expr, int64_t>>& collected) {
-  if (auto symbolic = recombine_symbolic_div_mod(collected)) return symbolic;
-  for (size_t m = 0; m < collected.size(); ++m) {
-    const auto& [mod_term, c] = collected[m];
-    if (mod_term.kind() != ExprKind::Mod || !mod_term.operands()[1].is_const()) continue;
-    const Expr& y = mod_term.operands()[0];
-    int64_t modulus = mod_term.operands()[1].const_value();
-    bool y_is_div = y.kind() == ExprKind::FloorDiv && y.operands()[1].is_const();
-    Expr x = y_is_div ? y.operands()[0] : y;
-    int64_t a = y_is_div ? y.operands()[1].const_value() : 1;
-    for (size_t d = 0; d < collected.size(); ++d) {
-      const auto& [div_term, cd] = collected[d];
-      if (div_term.kind() != ExprKind::FloorDiv || div_term.operands()[0] != x || !div_term.operands()[1].is_const(a * modulus))
-        continue;
-      if (cd != c * modulus) continue;
-      Expr sum = Expr(c) * y;
+      if (d == m) continue;
+      auto div_split = split_atom(collected[d].first);
+      if (!div_split || div_split->first.kind() != ExprKind::FloorDiv) continue;
+      const Expr& div = div_split->first;
+      if (!(div.operands()[0] == x) || !(div.operands()[1] == divisor)) continue;
+      if (!(Expr(collected[d].second) * div_split->second == div_multiplier)) continue;
+      Expr sum = multiplier * y;
       for (size_t t = 0; t < collected.size(); ++t)
         if (t != m && t != d) sum = sum + scaled(collected[t].second, collected[t].first);
       return sum;
@@ -379,10 +370,12 @@ Expr floordiv_ranged(const Expr& a, const Expr& b, const VarRanges& ranges) {
   if (a.is_const() && b.is_const()) return Expr(floor_div(a.const_value(), b.const_value()));
   if (a.is_const(0)) return Expr(0);
   if (a == b) return Expr(1);
+  // (x // d) // b == x // (d*b) for positive divisors: nested divisions of reshapes meet the
+  // single ones that other accesses of the same data have.
+  if (a.kind() == ExprKind::FloorDiv && (!b.is_const() || b.const_value() > 0))
+    return floordiv_ranged(a.operands()[0], a.operands()[1] * b, ranges);
   if (b.is_const() && b.const_value() > 0) {
     int64_t k = b.const_value();
-    if (a.kind() == ExprKind::FloorDiv && a.operands()[1].is_const())
-      return floordiv_ranged(a.operands()[0], Expr(a.operands()[1].const_value() * k), ranges);
     // (k*q + rest) // k == q + rest // k for integer q, always.
     DivSplit split = split_by_divisor(a, k);
     if (split.rest.is_const()) return split.quotient + Expr(floor_div(split.rest.const_value(), k));

@@ -20,22 +20,27 @@ bool is_leaf_with_index(const ScalarNode& n) {
 
 Scalar rewrite_indices(const Scalar& s, const std::map<std::string, Expr>& subst,
                        std::unordered_map<const ScalarNode*, Scalar>& memo) {
+  return rewrite_indices(s, [&](const Expr& index) { return index.substitute(subst); }, memo);
+}
+
+Scalar rewrite_indices(const Scalar& s, const std::function<Expr(const Expr&)>& rewrite,
+                       std::unordered_map<const ScalarNode*, Scalar>& memo) {
   auto it = memo.find(s.get());
   if (it != memo.end()) return it->second;
   ir::RecursionGuard recursion("a kernel's scalar graph");
   auto copy = std::make_shared<ScalarNode>(*s);
   bool changed = false;
   if (is_leaf_with_index(*s)) {
-    copy->index = s->index.substitute(subst);
+    copy->index = rewrite(s->index);
     changed = !(copy->index == s->index);
   }
   for (Scalar& arg : copy->args) {
-    Scalar next = rewrite_indices(arg, subst, memo);
+    Scalar next = rewrite_indices(arg, rewrite, memo);
     changed = changed || next != arg;
     arg = next;
   }
   for (Scalar& position : copy->indirect) {
-    Scalar next = rewrite_indices(position, subst, memo);
+    Scalar next = rewrite_indices(position, rewrite, memo);
     changed = changed || next != position;
     position = next;
   }

@@ -19,6 +19,9 @@ bool is_leaf_with_index(const ScalarNode& n);
 // memo maps original nodes to their rewrites; share it across the bodies of one kernel.
 Scalar rewrite_indices(const Scalar& s, const std::map<std::string, Expr>& subst,
                        std::unordered_map<const ScalarNode*, Scalar>& memo);
+// The same with each leaf's index replaced by rewrite(index).
+Scalar rewrite_indices(const Scalar& s, const std::function<Expr(const Expr&)>& rewrite,
+                       std::unordered_map<const ScalarNode*, Scalar>& memo);
 
 // Calls f on every Load/MaskedLoad/Index node reachable from s (through indirect positions
 // too), once per node.

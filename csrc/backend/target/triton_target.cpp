@@ -73,12 +73,18 @@ Ref describe(const GeneratedTritonKernel& k, const std::string& device, const st
   for (const codegen::triton::TritonArg& arg : k.args) check_status(PyDict_SetItemString(signature.ptr(), arg.name.c_str(), py_str(arg.signature).ptr()));
   set_item(d, "signature", signature);
   Ref varying = check(PyList_New(0));
+  // Symbolic numels that are multiples of 16 at every size (8*s*768): Triton told so keeps
+  // masked loads and stores over them vectorised, as it does for constants.
+  Ref multiples_of_16 = check(PyList_New(0));
   for (const auto& [name, value] : scalar_params(k)) {
     check_status(PyList_Append(scalars.ptr(), py_int(ir::size_hint(value, symbols)).ptr()));
-    if (!value.is_const()) check_status(PyList_Append(varying.ptr(), py_str(name).ptr()));
+    if (value.is_const()) continue;
+    check_status(PyList_Append(varying.ptr(), py_str(name).ptr()));
+    if (ir::mod(value, 16).is_const(0)) check_status(PyList_Append(multiples_of_16.ptr(), py_str(name).ptr()));
   }
   set_item(d, "scalars", scalars);
   set_item(d, "varying", varying);
+  set_item(d, "multiples_of_16", multiples_of_16);
   set_item(d, "reduction", Ref::borrow(k.reduction ? Py_True : Py_False));
   set_item(d, "tiled", Ref::borrow(k.tiled ? Py_True : Py_False));
   set_item(d, "config", config_list(k.config));

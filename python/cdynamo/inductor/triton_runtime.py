@@ -4,9 +4,9 @@ wrote (cubins for the C++ launcher on CUDA; interpreter callables on CPU tensors
 Called from C++ (target/triton_target.cpp) as build_kernels(descriptions): one dict per kernel
 with "name", "source", "function", "device", "signature" (parameters in order, constexprs
 left out), "scalars" (the numel and size-symbol values; "varying" names those that change per
-call, whose values are hints), "reduction" and "tiled" (2-D tiles: rnumel and RBLOCK
-exist; tiled kernels also use grid axis 1), "config" (XBLOCK, RBLOCK, num_warps, num_stages),
-"candidates" (max-autotune's) and "buffer_bytes" (per pointer). Returns, per kernel, a callable
+call, whose values are hints; "multiples_of_16" those of them that are at every size),
+"reduction" and "tiled" (2-D tiles: rnumel and RBLOCK exist; tiled kernels also use grid axis
+1), "config" (XBLOCK, RBLOCK, num_warps, num_stages), "candidates" (max-autotune's) and "buffer_bytes" (per pointer). Returns, per kernel, a callable
 launch(*tensors) for CPU tensors (Triton's interpreter, TRITON_INTERPRET=1), or for CUDA a dict
 with "cubin", "symbol", "num_warps", "shared", "implicit_params", "device_index", "config" and
 "unaligned" (a callable building the variant for misaligned pointers).
@@ -85,6 +85,7 @@ def _kernel_desc(desc, launch_config, aligned, target=None):
     varying = set(desc.get("varying", ()))  # symbolic sizes: their values at compile time are only hints
     divisible += [name for name, value in zip(scalar_names, desc["scalars"])
                   if value % 16 == 0 and value > 0 and name not in varying]
+    divisible += desc.get("multiples_of_16", [])  # symbolic, but a multiple of 16 at every size
     return triton_build.KernelDesc(
         source=desc["source"], name=desc["function"], signature=signature, constexprs=constexprs,
         attrs=triton_build.divisibility_attrs(divisible), options={"num_warps": num_warps, "num_stages": num_stages},

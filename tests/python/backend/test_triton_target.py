@@ -208,6 +208,39 @@ def test_64_bit_indexing_from_2_to_the_31_elements():
     assert "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK" in wide
 
 
+@pytest.mark.parametrize("text, simplified", [
+    ("64*s0*(i0 // 4) + 16*s0*(i0 % 4) + 16*i1 + i2", "(i2 + (16*i0*s0) + (16*i1))"),  # heads merged back
+    ("(x // (16*s)) // 4", "(x // (64*s))"),
+    ("4*s*s*((x // (s*s)) // 4) + s*s*((x // (s*s)) % 4) + s*((x // s) % s) + x % s", "x"),
+    ("32*(x // 32) + x % 32", "x"),
+])
+def test_reshapes_over_symbolic_sizes_recombine(text, simplified):
+    assert T.parse_index(text) == simplified
+
+
+def test_symbolic_kernels_walk_contiguous_data_by_the_flat_index(monkeypatch):
+    """A symbolic length with a transposed operand in the kernel: the contiguous load and the
+    store are the flat index itself, with no division by a size (each costs tens of
+    instructions on a GPU and hides contiguity from Triton), and a numel that is a multiple of
+    16 at every length is declared one."""
+    from cdynamo.inductor import triton_runtime
+
+    descriptions = []
+    build = triton_runtime.build_kernels
+    monkeypatch.setattr(triton_runtime, "build_kernels", lambda ds: descriptions.extend(ds) or build(ds))
+    fn = lambda x, y: torch.relu(x) * 2 + y.transpose(1, 2)  # noqa: E731
+    compiled = cdynamo.optimize("inductor")(fn)
+    with cdynamo.config.patch(graph_cache=False):
+        for length in (5, 7, 9, 1):
+            x, y = torch.randn(2, length, 32), torch.randn(2, 32, length)
+            torch.testing.assert_close(compiled(x, y), fn(x, y))
+    symbolic = [d for d in descriptions if d["varying"]]
+    assert len(symbolic) == 1, [d["source"] for d in descriptions]
+    kernel = symbolic[0]["source"]
+    assert "tl.load(p0 + xindex, mask=xmask" in kernel and "tl.store(p2 + xindex," in kernel, kernel
+    assert symbolic[0]["multiples_of_16"] == ["xnumel"]
+
+
 # ---- the same kernels compiled for the GPU (sm90 cubins; no GPU needed) ------------------------
 
 

@@ -2,9 +2,11 @@
 // computations, persistent reductions (a row in one tile) or looped ones (r blocks, accumulators).
 // Assumes the scheduler's contract (ir::Kernel): reads of in-kernel buffers are at the producing point.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include "backend/codegen/triton/flat_index.h"
 #include "backend/codegen/triton/launch_heuristics.h"
 #include "backend/codegen/triton/triton_codegen.h"
 #include "backend/codegen/triton/value_emitter.h"
@@ -230,28 +232,42 @@ void KernelEmitter::collect_nodes() {
     return m;
   };
   outer = simplified(outer), reduce = simplified(reduce), full = simplified(full);
+  // Indices go over the flat tiles run by run (flat_index.h); the maps above are the fallback.
+  std::vector<FlatAxis> outer_axes{{tiles_.x_var, xdims}};
+  if (tiled_) outer_axes.push_back({tiles_.r_var, {{loop_var('i', tiling->first), kernel_.ranges[tiling->first]}}});
+  std::vector<FlatAxis> reduce_axes = outer_axes, full_axes = outer_axes;
+  reduce_axes.push_back({tiles_.r_var, rdims});
+  full_axes.push_back({tiles_.r_var, {}});
+  for (size_t j = 0; j < rdims.size(); ++j) full_axes.back().dims.emplace_back(loop_var('i', n + j), rdims[j].second);
+  auto flat = [&](const std::vector<FlatAxis>& axes, const std::map<std::string, Expr>& fallback) {
+    return [this, &merged, axes, fallback](const Expr& index) {
+      return ir::simplify(flatten_index(index.substitute(merged), axes, fallback), tiles_.ranges);
+    };
+  };
+  const std::function<Expr(const Expr&)> to_outer = flat(outer_axes, outer), to_reduce = flat(reduce_axes, reduce),
+                                         to_full = flat(full_axes, full);
   std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo_outer, memo_reduce, memo_full;
   for (const ir::Node& node : kernel_.nodes) {
     TileNode t;
     if (const auto* p = std::get_if<ir::Pointwise>(&node)) {
       bool is_full = p->ranges.size() > n;
       t.kind = is_full || tiled_ ? NodeKind::Full : NodeKind::Outer;
-      const auto& subst = is_full ? full : outer;
+      const auto& to_tiles = is_full ? to_full : to_outer;
       t.output = p->output;
-      t.body = ir::rewrite_indices(p->body, subst, is_full ? memo_full : memo_outer);
+      t.body = ir::rewrite_indices(p->body, to_tiles, is_full ? memo_full : memo_outer);
       std::vector<Expr> index;
       for (size_t k = 0; k < p->ranges.size(); ++k) index.push_back(Expr::var(loop_var('i', k)));
       const ir::Buffer& b = program_.buffer(p->output);
-      t.store_index = ir::linear_index(index, b.strides, b.offset).substitute(subst);
+      t.store_index = to_tiles(ir::linear_index(index, b.strides, b.offset));
     } else if (const auto* red = std::get_if<ir::Reduction>(&node)) {
       t.kind = NodeKind::Reduction;
       t.output = red->output;
       t.reduction = red->type;
-      t.body = ir::rewrite_indices(red->body, reduce, memo_reduce);
+      t.body = ir::rewrite_indices(red->body, to_reduce, memo_reduce);
       std::vector<Expr> index;
       for (size_t k = 0; k < red->ranges.size(); ++k) index.push_back(Expr::var(loop_var('i', k)));
       const ir::Buffer& b = program_.buffer(red->output);
-      t.store_index = ir::linear_index(index, b.strides, b.offset).substitute(outer);
+      t.store_index = to_outer(ir::linear_index(index, b.strides, b.offset));
     } else {
       throw InternalError("triton codegen: an extern call inside kernel " + kernel_.name);
     }
