@@ -241,6 +241,24 @@ def test_symbolic_kernels_walk_contiguous_data_by_the_flat_index(monkeypatch):
     assert symbolic[0]["multiples_of_16"] == ["xnumel"]
 
 
+def test_a_transpose_of_symbolic_length_runs_on_2d_tiles(monkeypatch):
+    from cdynamo.inductor import triton_runtime
+
+    descriptions = []
+    build = triton_runtime.build_kernels
+    monkeypatch.setattr(triton_runtime, "build_kernels", lambda ds: descriptions.extend(ds) or build(ds))
+    fn = lambda x: (x.transpose(1, 2) * 2).contiguous()  # noqa: E731
+    compiled = cdynamo.optimize("inductor")(fn)
+    with cdynamo.config.patch(graph_cache=False):
+        for length in (40, 41, 17, 3):
+            x = torch.randn(2, length, 32)
+            got = compiled(x)
+            torch.testing.assert_close(got, fn(x))
+            assert got.stride() == fn(x).stride()
+    symbolic = [d for d in descriptions if d["varying"]]
+    assert len(symbolic) == 1 and symbolic[0]["tiled"], [d["source"] for d in descriptions]
+
+
 # ---- the same kernels compiled for the GPU (sm90 cubins; no GPU needed) ------------------------
 
 

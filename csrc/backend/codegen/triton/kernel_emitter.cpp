@@ -92,14 +92,16 @@ std::vector<size_t> outer_order(const ir::Program& program, const ir::Kernel& ke
 // along another (B, a transpose or permute) runs on 2-D tiles, rows over the other dimensions
 // with B innermost, columns over A: then both the loads and the stores can be coalesced (Triton
 // moves the tile between layouts through shared memory). {A, B} positions in kernel.ranges.
-std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Kernel& kernel, const std::vector<size_t>& order) {
+// Symbolic sides qualify by their hints: the tiles' masks take the sizes as arguments.
+std::optional<std::pair<size_t, size_t>> transpose_tiling(const ir::Program& program, const ir::Kernel& kernel,
+                                                          const std::vector<size_t>& order) {
   constexpr int64_t kMinSide = 16;
   if (!kernel.reduction_ranges.empty() || order.size() < 2) return std::nullopt;
   for (const ir::Node& node : kernel.nodes) {
     const auto* p = std::get_if<ir::Pointwise>(&node);
     if (!p || p->ranges.size() != kernel.ranges.size()) return std::nullopt;
   }
-  auto side_ok = [&](size_t k) { return kernel.ranges[k].is_const() && kernel.ranges[k].const_value() >= kMinSide; };
+  auto side_ok = [&](size_t k) { return ir::size_hint(kernel.ranges[k], program.symbols) >= kMinSide; };
   const size_t a = order.back();
   if (!side_ok(a)) return std::nullopt;
   std::optional<size_t> b;
@@ -191,7 +193,7 @@ class KernelEmitter {
 void KernelEmitter::collect_nodes() {
   std::vector<std::pair<std::string, Expr>> xdims, rdims;
   std::vector<size_t> order = outer_order(program_, kernel_);
-  std::optional<std::pair<size_t, size_t>> tiling = transpose_tiling(kernel_, order);
+  std::optional<std::pair<size_t, size_t>> tiling = transpose_tiling(program_, kernel_, order);
   if (tiling) {  // rows: every dimension but A, B innermost; columns: A
     const auto [a, b] = *tiling;
     for (size_t k : order)
