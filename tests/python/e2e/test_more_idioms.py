@@ -323,6 +323,19 @@ def test_dataclass_repr_and_format_of_constants():
     assert same(got[0], want[0]) and got[1:] == want[1:]
 
 
+ATOMIC_TYPES = frozenset({type(None), bool, int, float, str, type})  # as dataclasses' (Python 3.12)
+
+
+def test_in_on_a_global_frozenset():
+    def f(x):
+        kinds = [type(o) in ATOMIC_TYPES for o in (x, 3, "s", [1], torch.float32, int)]
+        return x + sum(kinds), kinds, 3 in ATOMIC_TYPES, float in ATOMIC_TYPES
+
+    x = torch.randn(3)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
 def test_functools_cmp_to_key_with_sorted_min_and_max():
     def f(x, words):
         calls = []
