@@ -140,9 +140,9 @@ std::vector<Expr> outer_indices(const ir::Program& program, const ir::Kernel& ke
 
 // Symbolic sizes: adjacent outer dimensions that every access walks as one run (the outer's
 // coefficient is the inner's times the inner's size, in every index) become one, as the C++
-// target's loops merge them: the flat tile index then addresses memory without a division by a
-// symbol. Returns the variables set to 0 (each merged into its inner neighbour, which now ranges
-// over both); dims is updated in place.
+// target's loops merge them: fewer divisions by symbols also in the indices that flat_index.h
+// cannot build run by run (views that divide a loop variable). Returns the variables set to 0
+// (each merged into its inner neighbour, which now ranges over both); dims is updated in place.
 std::map<std::string, Expr> merge_contiguous_dims(std::vector<std::pair<std::string, Expr>>& dims, std::vector<Expr> indices) {
   std::map<std::string, Expr> zeroed;
   for (size_t k = dims.size(); k-- > 1;) {
