@@ -146,13 +146,6 @@ bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
     }
     return false;
   }
-  if (container->obj && PyFrozenSet_CheckExact(container->obj.ptr()) && item->is_fully_constant()) {
-    // A frozenset the trace read (`type(x) in _ATOMIC_TYPES`): immutable, so the object fixes
-    // its contents, whatever kind of Value stands for it.
-    int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
-    if (found < 0) raise_python_error();
-    return found;
-  }
   if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());
   int found = PySequence_Contains(container->as_python_constant().ptr(), item->as_python_constant().ptr());
   if (found < 0) raise_python_error();

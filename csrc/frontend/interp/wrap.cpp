@@ -236,15 +236,22 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   }
   if (PyFrozenSet_CheckExact(o) || PySet_CheckExact(o)) {
     // Sets of plain constants (membership tests against option names): specialised by equality.
+    // A frozenset that also holds classes (dataclasses' _ATOMIC_TYPES): by identity, since it
+    // cannot change and classes compare by identity anyway.
     PyObject* item;
     Ref iterator = check(PyObject_GetIter(o));
-    bool plain = PySet_GET_SIZE(o) <= 64;
+    bool plain = PySet_GET_SIZE(o) <= 64, classes = false;
     while (plain && (item = PyIter_Next(iterator.ptr()))) {
-      plain = is_plain_constant(item) || item == Py_None || PyBool_Check(item);
+      classes = classes || PyType_Check(item);
+      plain = is_plain_constant(item) || item == Py_None || PyBool_Check(item) || PyType_Check(item);
       Py_DECREF(item);
     }
     if (PyErr_Occurred()) throw PythonError();
-    if (plain) {
+    if (plain && classes && PyFrozenSet_CheckExact(o)) {
+      manager.add_id_match(obj);
+      return Value::constant(Ref::borrow(obj), source);
+    }
+    if (plain && !classes) {
       // A mutable set is compared with a copy taken now: the same object, changed in place,
       // must fail the guard.
       Ref snapshot = PySet_CheckExact(o) ? check(PySet_New(o)) : Ref::borrow(obj);
