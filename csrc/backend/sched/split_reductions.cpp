@@ -16,8 +16,11 @@ constexpr int64_t kMinChunk = 2048;        // elements a partial reduction shoul
 // Outer reductions (the reduced range strided, the outputs contiguous) run one program per
 // block of this many outputs (the Triton target's x block for them); chunks of the reduced
 // range give more programs, each still loading whole blocks of consecutive outputs.
-constexpr int64_t kOuterBlock = 64;
+constexpr int64_t kOuterBlock = 32;
 constexpr int64_t kMinOuterChunk = 256;
+// Programs wanted in all for an outer split: 2048 to 8192 were within 1% of each other on
+// bench/outer_reduction_sweep.py's shapes (H200); fewer fell behind.
+constexpr int64_t kOuterTargetPrograms = 2048;
 
 bool splittable(ir::ReductionType type) {
   using RT = ir::ReductionType;
@@ -26,10 +29,11 @@ bool splittable(ir::ReductionType type) {
 }
 
 // The number of chunks: a divisor of n (so no chunk runs past the row's end; for a symbolic n,
-// one that divides it at every size: 4 of 8*s0) giving about kTargetPrograms partial results
+// one that divides it at every size: 4 of 8*s0) giving about `target` partial results
 // with chunks of at least min_chunk elements at the hint n_hint; 1 when none does.
-int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t min_chunk) {
-  int64_t wanted = std::max<int64_t>(2, kTargetPrograms / std::max<int64_t>(programs, 1));
+int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t min_chunk,
+                    int64_t target = kTargetPrograms) {
+  int64_t wanted = std::max<int64_t>(2, target / std::max<int64_t>(programs, 1));
   for (int64_t s = std::min(wanted, n_hint / min_chunk); s >= 2; --s)
     if (ir::mod(n, ir::Expr(s)).is_const(0)) return s;
   return 1;
@@ -71,8 +75,8 @@ Split choose_split(const ir::Reduction& r, const std::vector<ir::Symbol>& symbol
   // of bandwidth), where chunks outermost keep every load a block of consecutive outputs.
   if (outer_reduction(r)) {
     const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
-    if (programs * 2 > kTargetPrograms || n_hint < 2 * kMinOuterChunk) return {};
-    int64_t chunks = chunk_count(programs, n, n_hint, kMinOuterChunk);
+    if (programs * 2 > kOuterTargetPrograms || n_hint < 2 * kMinOuterChunk) return {};
+    int64_t chunks = chunk_count(programs, n, n_hint, kMinOuterChunk, kOuterTargetPrograms);
     return chunks >= 2 ? Split{chunks, n, true} : Split{};
   }
   if (rows < kFewRows && n_hint >= kLongRow) {

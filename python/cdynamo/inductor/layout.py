@@ -37,11 +37,20 @@ _RELAID_DTYPES = {
 }
 
 
+# The relaid operations: where each keeps its input, weight and (for backward) gradient, and its
+# `transposed` flag.
+_CONVOLUTIONS = {
+    aten.convolution.default: {"input": 0, "weight": 1, "grad": None, "transposed": 6},
+    aten.convolution_backward.default: {"input": 1, "weight": 2, "grad": 0, "transposed": 7},
+}
+
+
 def _is_relaid_conv2d(node):
-    if node.op != "call_function" or node.target is not aten.convolution.default:
+    if node.op != "call_function" or node.target not in _CONVOLUTIONS:
         return False
-    x, weight = meta_value(node.args[0]), meta_value(node.args[1])
-    transposed = node.args[6] if len(node.args) > 6 else node.kwargs.get("transposed", False)
+    where = _CONVOLUTIONS[node.target]
+    x, weight = meta_value(node.args[where["input"]]), meta_value(node.args[where["weight"]])
+    transposed = node.args[where["transposed"]] if len(node.args) > where["transposed"] else node.kwargs.get("transposed", False)
     return (
         isinstance(x, torch.Tensor)
         and isinstance(weight, torch.Tensor)
@@ -50,6 +59,20 @@ def _is_relaid_conv2d(node):
         and (x.device.type != "cpu" or torch.backends.mkldnn.is_available())
         and not transposed
     )
+
+
+def _relaid_positions(conv):
+    """The argument positions of a relaid convolution (or its backward) that get channels-last
+    copies. Activations (and gradients) always. Weights on CUDA, where one generated copy, shared
+    by the forward and the backward, replaces the permuting copy cuDNN's callers make inside every
+    convolution and every backward (ResNet-18 training: 34 such copies per step); on the CPU only
+    when frozen constants keep their copies between calls, as oneDNN reorders weights into its own
+    blocked layout anyway."""
+    where = _CONVOLUTIONS[conv.target]
+    positions = [where["input"]] + ([where["grad"]] if where["grad"] is not None else [])
+    if config.freeze_constants or meta_value(conv.args[where["input"]]).device.type == "cuda":
+        positions.append(where["weight"])
+    return positions
 
 
 def _tensor_of(gm, node):
@@ -210,12 +233,9 @@ def prefer_channels_last(gm):
     eager_layouts = returned_layouts(gm)
 
     graph = gm.graph
-    inserted = {}  # value -> its channels-last copy, shared by every convolution reading it
-    # Activations always. Weights only when frozen constants keep their channels-last copies
-    # between calls: otherwise aten would make the same copy inside each convolution anyway.
-    positions = (0, 1) if config.freeze_constants else (0,)
+    inserted = {}  # value -> its channels-last copy, shared by every convolution (and backward) reading it
     for conv in convs:
-        for position in positions:
+        for position in _relaid_positions(conv):
             arg = conv.args[position]
             clone = inserted.get(arg)
             if clone is None:
@@ -232,7 +252,7 @@ def prefer_channels_last(gm):
             clone.replace_all_uses_with(clone.args[0])
             graph.erase_node(clone)
 
-    _call_onednn_directly(convs)
+    _call_onednn_directly([conv for conv in convs if conv.target is aten.convolution.default])
 
     restore_returned_layouts(gm, fake_mode, eager_layouts)
     graph.lint()

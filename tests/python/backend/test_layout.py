@@ -173,3 +173,33 @@ def test_a_view_of_a_channels_last_value_reads_a_contiguous_copy(flatten):
         got = cdynamo.optimize("inductor")(fn)(x)
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
     assert counters["inductor"]["eager_fallback"] == fallbacks and counters["inductor"]["graphs"] == graphs + 1
+
+
+class ConvAndBackward(nn.Module):
+    """A convolution and its backward as one graph, as a joint training graph holds them."""
+
+    def forward(self, x, weight, grad):
+        y = torch.ops.aten.convolution.default(x, weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+        grads = torch.ops.aten.convolution_backward.default(grad, x, weight, [0], [1, 1], [1, 1], [1, 1], False,
+                                                            [0, 0], 1, [True, True, False])
+        return y, grads[0], grads[1]
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_a_convolution_and_its_backward_share_one_channels_last_copy(freeze):
+    # The backward reads the channels-last copy the forward made (a joint graph's partition then
+    # saves or recomputes that copy); weights join in where they are relaid (CUDA, or frozen).
+    inputs = [torch.randn(2, 3, 10, 10), torch.randn(4, 3, 3, 3), torch.randn(2, 4, 10, 10)]
+    with torch.no_grad(), cdynamo.config.patch(freeze_constants=freeze):
+        gm = compile_fx.aten_graph(torch.fx.symbolic_trace(ConvAndBackward()), inputs)
+        assert layout.prefer_channels_last(gm)
+        expected = ConvAndBackward()(*inputs)
+    forward = next(n for n in gm.graph.nodes if "convolution" in str(n.target) and "backward" not in str(n.target))
+    backward = next(n for n in gm.graph.nodes if n.target is torch.ops.aten.convolution_backward.default)
+    clones = [n for n in gm.graph.nodes if n.target is torch.ops.aten.clone.default and n.args[0].op == "placeholder"]
+    assert backward.args[1] is forward.args[0] and forward.args[0] in clones
+    assert backward.args[0] in clones  # the incoming gradient, contiguous here
+    assert (backward.args[2] is forward.args[1] and forward.args[1] in clones) == freeze
+    for actual, wanted in zip(gm(*inputs), expected):
+        assert actual.stride() == wanted.stride()
+        torch.testing.assert_close(actual, wanted, rtol=1e-4, atol=1e-5)

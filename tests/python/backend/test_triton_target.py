@@ -193,6 +193,23 @@ def test_short_rows_are_persistent_and_long_rows_loop():
     assert "tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)" in long  # the accumulator tile
 
 
+def column_sum_program(rows, cols):
+    return {"buffers": [buffer("x", [rows, cols], "input"), buffer("s", [cols], "output")], "outputs": ["s"],
+            "steps": [{"kernel": "k0", "ranges": [cols], "reduction_ranges": [rows],
+                       "nodes": [{"reduction": "s", "type": "Sum", "body": L("x", f"r0*{cols} + i0")}]}]}
+
+
+def test_outer_reductions_stream_what_the_l2_cannot_hold():
+    # One pass over more than the L2 holds: the loads move through it evict_first; a smaller
+    # input may still be in the L2 for the next kernel and loads as usual.
+    big = T.generate_triton(column_sum_program(4096, 8192))["k0"]
+    small = T.generate_triton(column_sum_program(1024, 8192))["k0"]
+    assert "for roffset in range(0, rnumel, RBLOCK):" in big and 'eviction_policy="evict_first"' in big
+    assert "for roffset in range(0, rnumel, RBLOCK):" in small and "eviction_policy" not in small
+    # a row reduction reads memory in order; nothing to stream
+    assert "eviction_policy" not in T.generate_triton(row_sum_program(8192, 4096))["k0"]
+
+
 def test_sources_name_no_buffer_and_are_shared_by_identical_kernels():
     a = T.generate_triton(pointwise_program())["k0"]
     renamed = pointwise_program()

@@ -41,6 +41,9 @@ std::string loop_var(char prefix, size_t k) {
 
 // Above any size a symbol takes: the range the index arithmetic may assume for one.
 constexpr int64_t kSymbolBound = int64_t{1} << 62;
+// Inputs beyond this many bytes cannot stay in a GPU's L2 (50 MB on an H200) for a later kernel:
+// a single pass over them loads evict_first (measured: bench/outer_reduction_sweep.py).
+constexpr int64_t kStreamingBytes = int64_t{64} << 20;
 
 // var_k = (flat // stride_k) % size_k over dims in order (the last varies fastest); the first
 // needs no modulo (live lanes have flat < the product of the sizes). With a dimension of size 0
@@ -174,6 +177,8 @@ class KernelEmitter {
   void emit_loops(ValueEmitter& ve);
   // Whether node's output must go to memory: a kernel output, or a local read outside its loop.
   bool needs_store(const TileNode& node) const;
+  // Bytes of the kernel's inputs at the symbols' hints.
+  int64_t input_bytes() const;
 
   const ir::Program& program_;
   const ir::Kernel& kernel_;
@@ -189,6 +194,15 @@ class KernelEmitter {
   bool tiled_ = false;  // a pointwise kernel on 2-D tiles (transpose_tiling)
   int loops_ = 0;
 };
+
+int64_t KernelEmitter::input_bytes() const {
+  int64_t bytes = 0;
+  for (const std::string& name : kernel_.inputs) {
+    const ir::Buffer& b = program_.buffer(name);
+    bytes += ir::size_hint(ir::product(b.sizes), program_.symbols) * ir::dtype_size(b.dtype);
+  }
+  return bytes;
+}
 
 void KernelEmitter::collect_nodes() {
   std::vector<std::pair<std::string, Expr>> xdims, rdims;
@@ -599,6 +613,7 @@ GeneratedTritonKernel KernelEmitter::run() {
   w_.line(prelude());
   emit_header();
   ValueEmitter ve(w_, tiles_, pointers_, dtypes_, out_.error_flag ? "cd_error" : "");
+  ve.set_streaming_loads(!persistent_ && loops_ == 1 && !r_contiguous && input_bytes() > kStreamingBytes);
   if (persistent_) {
     for (TileNode& node : nodes_) {
       if (node.kind == NodeKind::Reduction) emit_persistent_reduction(ve, node);

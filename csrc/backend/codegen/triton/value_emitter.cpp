@@ -263,8 +263,9 @@ Value ValueEmitter::load_at(const std::string& buffer, DType dtype, const Expr& 
   // A masked load needs its address as wide as its mask (a padding mask along x of a broadcast).
   unsigned missing = mask.empty() ? kNoAxes : axes & ~axes_of(at);
   address += widening(missing);
-  std::string load = mask.empty() ? "tl.load(" + address + ")" : "tl.load(" + address + ", mask=" + mask + ", other=0)";
-  Value raw = define(load, dtypes_.at(buffer), axes);
+  std::string options = mask.empty() ? "" : ", mask=" + mask + ", other=0";
+  if (streaming_loads_ && (axes & kRAxis)) options += ", eviction_policy=\"evict_first\"";
+  Value raw = define("tl.load(" + address + options + ")", dtypes_.at(buffer), axes);
   raw.dtype = dtypes_.at(buffer);
   if (is_reduced_float(raw.dtype)) raw = define(raw.name + ".to(tl.float32)", raw.dtype, axes);
   return cast(raw, dtype);

@@ -66,6 +66,9 @@ class ValueEmitter {
   // A literal of dtype for a double / int64 / bool payload, as a 0-d tile.
   static std::string literal(ir::DType dtype, const std::variant<double, int64_t, bool>& payload);
   PyWriter& writer() { return w_; }
+  // Loads that move with r are marked evict_first: a single pass over more data than the L2
+  // holds, which nothing in the kernel reads again (an outer reduction's loop).
+  void set_streaming_loads(bool streaming) { streaming_loads_ = streaming; }
 
  private:
   struct Scope {
@@ -75,6 +78,7 @@ class ValueEmitter {
     // function of earlier values; loads are forgotten when their buffer is stored to).
     std::unordered_map<std::string, Value> by_text;
   };
+  bool streaming_loads_ = false;
   std::optional<Value> lookup(const ir::ScalarNode* n) const;
   std::optional<Value> lookup_produced(const std::string& buffer, const ir::Expr& index) const;
   Value emit_load(const ir::ScalarNode& n);
