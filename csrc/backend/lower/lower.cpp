@@ -81,6 +81,7 @@ class Driver {
       int64_t hint = PyLong_AsLongLong(value);
       if (!name || (hint == -1 && PyErr_Occurred())) throw PythonError();
       hints_[name] = hint;
+      hint_values_[name] = Expr(hint);
     }
   }
 
@@ -214,8 +215,8 @@ class Driver {
 
   // The strides eager gives a value when they are a dense permutation other than contiguous
   // (channels-last); empty otherwise.
-  static std::vector<Expr> permuted_layout(const TensorMeta& meta) {
-    if (!is_dense_layout(meta.sizes, meta.strides) || meta.strides == ir::contiguous_strides(meta.sizes)) return {};
+  std::vector<Expr> permuted_layout(const TensorMeta& meta) const {
+    if (!is_dense_layout(meta.sizes, meta.strides, hint_values_) || meta.strides == ir::contiguous_strides(meta.sizes)) return {};
     return meta.strides;
   }
 
@@ -479,9 +480,9 @@ class Driver {
   }
 
   // The strides eager gives the producer's result when they are dense, else contiguous ones.
-  static std::vector<ir::Expr> eager_strides(const Value& v, const FxNode& producer) {
+  std::vector<ir::Expr> eager_strides(const Value& v, const FxNode& producer) const {
     if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
-        is_dense_layout(v.sizes, producer.meta[0]->strides))
+        is_dense_layout(v.sizes, producer.meta[0]->strides, hint_values_))
       return producer.meta[0]->strides;
     return ir::contiguous_strides(v.sizes);
   }
@@ -489,6 +490,7 @@ class Driver {
   LoweringContext ctx_;
   std::map<int, int> users_memo_;
   std::map<std::string, int64_t> hints_;
+  std::map<std::string, Expr> hint_values_;  // the same, as expressions to substitute
   int arguments_ = 0;  // placeholders met: the call argument of the next one
 };
 

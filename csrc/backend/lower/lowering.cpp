@@ -319,17 +319,25 @@ Scalar operand_scalar(const Operand& op, const Index& index, size_t out_rank, DT
   return ir::constant_int(op.number.as_int(), compute);
 }
 
-bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides) {
+bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides,
+                     const std::map<std::string, Expr>& hints) {
   if (sizes.size() != strides.size()) return false;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims ignored
+  // Sizes and strides at the hints (symbolic ones: eager's strides of symbolic sizes, computed
+  // by the same rule at every size, are dense wherever they are dense at the hints). Constant
+  // size-1 dimensions lay nothing out.
+  auto at_hints = [&](const Expr& e) -> std::optional<int64_t> {
+    Expr value = e.is_const() || hints.empty() ? e : ir::simplify(e.substitute(hints));
+    return value.is_const() ? std::optional<int64_t>(value.const_value()) : std::nullopt;
+  };
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
   for (size_t k = 0; k < sizes.size(); ++k) {
-    if (!sizes[k].is_const() || !strides[k].is_const()) return false;
-    if (sizes[k].const_value() == 0) return false;
-    if (sizes[k].const_value() != 1) dims.emplace_back(strides[k].const_value(), sizes[k].const_value());
+    std::optional<int64_t> size = at_hints(sizes[k]), stride = at_hints(strides[k]);
+    if (!size || !stride || *size == 0) return false;
+    if (!sizes[k].is_const(1)) dims.emplace_back(*stride, *size);
   }
-  std::sort(dims.begin(), dims.end());
+  std::stable_sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   int64_t expected = 1;
-  for (auto& [stride, size] : dims) {
+  for (const auto& [stride, size] : dims) {
     if (stride != expected) return false;
     expected *= size;
   }

@@ -182,8 +182,10 @@ Scalar bind_indirect(const Scalar& body, const Expr& placeholder, const Scalar& 
 // Buffers read by a body (transitively through indirect positions).
 std::set<std::string> buffers_read(const Scalar& body);
 int body_cost(const Scalar& body);
-// True when the strides lay the sizes out densely (some permutation of a contiguous layout).
-bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides);
+// True when the strides lay the sizes out densely (some permutation of a contiguous layout) at
+// every size; symbolic strides are ordered by their values at `hints` (symbol -> its hint).
+bool is_dense_layout(const std::vector<Expr>& sizes, const std::vector<Expr>& strides,
+                     const std::map<std::string, Expr>& hints = {});
 // The strides and offset of `v` as a strided view of its realized storage, if it is one.
 std::optional<std::pair<std::vector<Expr>, Expr>> strided_layout(const Value& v);
 

@@ -1,6 +1,6 @@
-"""max_pool2d lowered as a windowed maximum (values only): equal to eager over kernel sizes,
-strides, padding, dilation, ceil_mode, NaN, layouts and dtypes; fused with its producer; the
-indices output, when read, stays an aten call."""
+"""max_pool2d lowered as a windowed maximum, with its positions when they are read, and its
+backward as a gather over windows: equal to eager over kernel sizes, strides, padding,
+dilation, ceil_mode, NaN, -inf, ties, layouts and dtypes; fused with its producer."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -82,12 +82,57 @@ def _kernel_sources():
             if "max" in open(p).read() and "// loops: i0<2 i2<5 i3<5 i1<32" in open(p).read()]
 
 
-def test_indices_read_stay_an_aten_call():
+def _with_ties_and_specials(x):
+    x = x.round()  # many equal values in a window: the first position wins, as in eager
+    x[0, 1, 3, 4] = float("nan")
+    x[0, 1, 5, 5] = float("nan")  # two NaNs in one window: the last one's position
+    x[1, 2, :4, :4] = float("-inf")  # a window of -inf only: its first position inside the input
+    return x
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_positions_equal_eager_and_are_computed_in_a_kernel(case, channels_last):
     def f(t):
-        values, indices = F.max_pool2d(t, 2, return_indices=True)
+        values, indices = F.max_pool2d(t * 2, return_indices=True, **case)
         return values + 1, indices
 
-    x = torch.randn(2, 3, 8, 8)
+    x = _with_ties_and_specials(torch.randn(2, 5, 11, 13) * 2)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
     expected = f(x)
     actual = cdynamo.optimize("inductor")(f)(x)
-    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+    assert [t.stride() for t in actual] == [t.stride() for t in expected]
+    assert "extern" not in T.schedule(aten_graph(torch.fx.symbolic_trace(f), [x]))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_gradient_equal_to_eager(case, channels_last):
+    weights = torch.arange(1.0, 6.0).view(1, 5, 1, 1)
+
+    def f(t):
+        return (F.max_pool2d(torch.relu(t), **case) * weights).sum()
+
+    x = _with_ties_and_specials(torch.randn(2, 5, 11, 13) * 2).nan_to_num(nan=0.5)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    eager_x, compiled_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    f(eager_x).backward()
+    cdynamo.optimize("inductor")(f)(compiled_x).backward()
+    torch.testing.assert_close(compiled_x.grad, eager_x.grad)
+    assert compiled_x.grad.stride() == eager_x.grad.stride()
+
+
+def test_the_backward_is_a_kernel_not_an_aten_call():
+    def backward(grad, x, indices):
+        return torch.ops.aten.max_pool2d_with_indices_backward.default(grad, x, [3, 3], [2, 2], [1, 1], [1, 1], False,
+                                                                         indices)
+
+    x = torch.randn(2, 4, 9, 9)
+    values, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    grad = torch.randn_like(values)
+    program = T.schedule(aten_graph(torch.fx.symbolic_trace(backward), [grad, x, indices]))
+    assert "extern" not in program and program.count("pointwise") == 1
+    torch.testing.assert_close(cdynamo.optimize("inductor")(backward)(grad, x, indices), backward(grad, x, indices))
