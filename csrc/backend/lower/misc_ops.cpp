@@ -25,6 +25,8 @@ Scalar all_of(Scalar a, Scalar b) {
 
 // A constant of `dtype` (compute domain) from a fill value argument.
 Scalar fill_constant(const FxArg& value, DType dtype) {
+  // A symbolic size (scalar_tensor(n) of a graph over every n): its value on each call.
+  if (value.kind == FxArg::Kind::SymInt && !value.expr.is_const()) return ir::cast(index_scalar(value.expr), dtype);
   if (dtype == DType::Bool) return ir::constant_int(value.as_double() != 0.0, DType::Bool);
   if (ir::is_integral(dtype)) {
     int64_t v = value.kind == FxArg::Kind::Float ? static_cast<int64_t>(value.f) : value.as_int();

@@ -8,7 +8,7 @@ import torch
 import torch.fx
 
 from .. import config, utils
-from . import layout, output_aliases, pad_matmuls, targets
+from . import layout, output_aliases, pad_matmuls, symbolic_floats, targets
 
 # make_fx and AOTAutograd keep their tracing state in module globals (torch.fx's CURRENT_PATCHER,
 # the proxy mode stack): two threads tracing at once corrupt each other's trace. Aten tracing is
@@ -245,7 +245,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
     """(callable, None) for a graph a target accepted: aten tracing, the graph passes, then the
     C++ pipeline (stored under `key` in the compiled-graph cache when given); or (None, reason)
     when the aten graph touches what no target compiles. With fake_mode (a symbolic graph's,
-    example_inputs its fakes) channels-last convolutions, which decide by sizes, are left out."""
+    example_inputs its fakes) the graph's sizes stay symbolic through every pass."""
     from .. import _C
     from . import graph_cache
 
@@ -261,10 +261,12 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
         written_state = aten_gm.meta["written_state"]
         aliases = output_aliases.eager_aliases(gm, example_inputs)
         output_aliases.annotate(aten_gm, output_aliases.shifted(aliases, len(written_state)))
-        if config.channels_last_convolutions and not symbolic:
+        if config.channels_last_convolutions:
             layout.prefer_channels_last(aten_gm)
         if config.pad_matmuls:  # pads static K and N only: serves every size
             pad_matmuls.pad_misaligned_matmuls(aten_gm)
+        if symbolic:
+            symbolic_floats.tensorify_size_floats(aten_gm)
     utils.add_time("aten_graph", time.perf_counter() - start)
     utils.log("graphs", lambda: f"inductor aten graph{' (symbolic sizes)' if symbolic else ''}:\n{aten_gm.code}")
     utils.counters["inductor"]["graphs"] += 1

@@ -204,7 +204,7 @@ def restore_returned_layouts(gm, fake_mode, eager_layouts):
 
 
 def _same_layout(a, b):
-    return a.shape == b.shape and a.stride() == b.stride()
+    return _same_shape_and_strides((a.shape, a.stride()), (b.shape, b.stride()))
 
 
 def _call_onednn_directly(convs):

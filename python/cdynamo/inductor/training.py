@@ -18,7 +18,7 @@ import torch.fx
 from torch.utils import _pytree as pytree
 
 from .. import config, utils
-from . import layout, output_aliases, pad_matmuls
+from . import layout, output_aliases, pad_matmuls, symbolic_floats
 from .double_backward import CreateGraphBackward
 
 _WARNED = set()  # reasons a half ran with aten's kernels, warned about once each
@@ -34,7 +34,8 @@ def compile_training(gm, example_inputs, target, device_type):
 
     tuple_gm, unwrap = _with_tuple_output(gm)
     tracker = _NoneTangents()
-    # The layout passes decide by sizes: a joint graph of symbolic sizes keeps eager's layouts.
+    # A joint graph of symbolic sizes: its halves must compile for every size (strict), and the
+    # views its forward saves are laid out at each call's sizes.
     symbolic = any(isinstance(t, torch.Tensor) and _has_symbolic_layout(t) for t in example_inputs)
 
     # A symbolic joint graph whose half the pipeline cannot compile for every size (a float
@@ -55,7 +56,7 @@ def compile_training(gm, example_inputs, target, device_type):
     def partition(joint_gm, joint_inputs, **options):
         # Layouts are chosen on the joint graph: what the forward saves for the backward stays
         # channels-last (or padded) between the halves; only results and gradients get eager's.
-        if config.channels_last_convolutions and not symbolic:
+        if config.channels_last_convolutions:
             layout.prefer_channels_last(joint_gm)
         if config.pad_matmuls:  # K and N static: the padding serves every size
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
@@ -305,6 +306,7 @@ def _compile_program(part_gm, target, device_type):
     if not split.runs_tensor_graph:
         return split.number_fn
     tensor_gm = split.tensor_gm
+    symbolic_floats.tensorify_size_floats(tensor_gm)
     output_aliases.annotate(tensor_gm, output_aliases.eager_aliases(tensor_gm, ()))
     program = _C._inductor_compile(tensor_gm, tensor_gm.forward, False, target, device_type)
     return split.wrap(_restriding(program, tensor_gm))

@@ -356,3 +356,56 @@ def test_a_saved_view_is_laid_out_at_this_calls_sizes():
     met = real.contiguous()
     laid_out = _as_traced(met, traced, _symbol_values([met], [traced]))
     assert laid_out.stride() == real.stride() and torch.equal(laid_out, met)
+
+
+def test_batch_norm_training_compiles_once_for_every_batch_size():
+    # Batch norm's running variance takes the unbiased correction n / (n - 1), a float computed
+    # from the batch size: computed in the graph, so one program serves every size (it was
+    # compiled per size), and the running statistics stay equal to eager's.
+    torch.manual_seed(0)
+    eager = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.LazyLinear(2))
+    eager(torch.randn(2, 3, 6, 6))
+    eager = eager.to(DEVICE["device"])
+    import copy
+
+    model = copy.deepcopy(eager)
+    counter = CompileCounterWithBackend("inductor")
+    compiled = cdynamo.optimize(counter)(model)
+    for batch in (2, 3, 5, 8):
+        x = torch.randn(batch, 3, 6, 6, device=DEVICE["device"])
+        for module in (eager, model):
+            module.zero_grad(set_to_none=True)
+        eager(x).square().sum().backward()
+        compiled(x).square().sum().backward()
+        for a, b in zip(eager.parameters(), model.parameters()):
+            torch.testing.assert_close(b.grad, a.grad, rtol=1e-4, atol=1e-5)
+        for a, b in zip(eager.buffers(), model.buffers()):
+            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert symbolic_programs() == 1
+    assert counters["inductor"]["training_graphs"] == 2  # the first size static, then one symbolic
+    assert not [reason for reason in counters["dynamic"] if reason.startswith("compiled per sizes")]
+
+
+def test_a_float_computed_from_sizes_is_computed_in_the_program():
+    def fn(x):
+        return x * (x.shape[0] / (x.shape[0] - 1)) - 0.5 * (x.shape[1] * 2.0)
+
+    run_sizes(fn, lambda n: (torch.randn(n, n + 1),), [3, 4, 7, 9], dynamic=True)
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_convolutions_run_channels_last_in_a_program_of_symbolic_batch():
+    # The layout pass compares symbolic layouts as expressions (no guard on the batch size), and
+    # a channels-last result keeps eager's strides at every batch size.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                          nn.Conv2d(8, 4, 3)).eval().to(DEVICE["device"])
+    inputs = lambda n: (torch.randn(n, 3, 12, 12).contiguous(memory_format=torch.channels_last),)  # noqa: E731
+    with torch.no_grad():
+        counter = run_sizes(model, inputs, [2, 3, 5, 7], atol=1e-4)
+        compiled = cdynamo.optimize(counter)(model)
+        x = on_device(inputs(6))[0]
+        assert compiled(x).stride() == model(x).stride()
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
