@@ -1,7 +1,8 @@
 // Splits reductions in two (partial results per chunk of the reduced range, then their reduction)
 // where one program per row (few long rows) or per column block (outer reductions over few
 // columns) leaves a GPU idle. Symbolic sizes: decided at hints, with a chunk count that divides
-// the reduced range at every size; for targets that want it (split_long_reductions).
+// the reduced range at every size, or else chunks of ceil(n / chunks) with the last one masked;
+// for targets that want it (split_long_reductions).
 #include <unordered_map>
 #include "backend/ir/ir_walk.h"
 #include "backend/sched/sched_internal.h"
@@ -39,6 +40,13 @@ int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t
   return 1;
 }
 
+// For a symbolic range no chunk count divides at every size (a bare size symbol, a product of
+// two): about `target` programs' worth of chunks of ceil(n / chunks), the last one masked.
+int64_t masked_chunk_count(int64_t programs, int64_t n_hint, int64_t min_chunk, int64_t target = kTargetPrograms) {
+  int64_t wanted = std::max<int64_t>(2, target / std::max<int64_t>(programs, 1));
+  return std::min(wanted, n_hint / min_chunk);
+}
+
 // Whether the reduced range is strided in the reduction's loads (the first load that moves with
 // the innermost reduced variable decides, as the Triton target's launch choice does on the
 // flattened range): then outputs are the contiguous side. Several reduced dimensions (batch
@@ -64,6 +72,7 @@ struct Split {
   int64_t chunks = 0;
   ir::Expr range = 0;  // elements reduced per output
   bool outer = false;
+  bool masked = false;  // chunks do not divide the range: the last chunk runs past its end
 };
 
 Split choose_split(const ir::Reduction& r, const std::vector<ir::Symbol>& symbols) {
@@ -77,13 +86,31 @@ Split choose_split(const ir::Reduction& r, const std::vector<ir::Symbol>& symbol
     const int64_t programs = (rows + kOuterBlock - 1) / kOuterBlock;
     if (programs * 2 > kOuterTargetPrograms || n_hint < 2 * kMinOuterChunk) return {};
     int64_t chunks = chunk_count(programs, n, n_hint, kMinOuterChunk, kOuterTargetPrograms);
-    return chunks >= 2 ? Split{chunks, n, true} : Split{};
+    if (chunks >= 2) return Split{chunks, n, true};
+    chunks = n.is_const() ? 1 : masked_chunk_count(programs, n_hint, kMinOuterChunk, kOuterTargetPrograms);
+    return chunks >= 2 ? Split{chunks, n, true, true} : Split{};
   }
   if (rows < kFewRows && n_hint >= kLongRow) {
     int64_t chunks = chunk_count(rows, n, n_hint, kMinChunk);
-    return chunks >= 2 ? Split{chunks, n, false} : Split{};
+    if (chunks >= 2) return Split{chunks, n, false};
+    chunks = n.is_const() ? 1 : masked_chunk_count(rows, n_hint, kMinChunk);
+    return chunks >= 2 ? Split{chunks, n, false, true} : Split{};
   }
   return {};
+}
+
+// body where position < range, else the identity of a sum, product or xor-sum (max, min, any
+// and all read a duplicate there, which changes nothing).
+ir::Scalar without_positions_past(const ir::Scalar& body, ir::ReductionType type, const ir::Expr& position,
+                                  const ir::Expr& range) {
+  using RT = ir::ReductionType;
+  if (type != RT::Sum && type != RT::Prod && type != RT::XorSum) return body;
+  ir::Scalar inside = ir::binary(ir::ScalarOp::Lt, ir::index_value(position, ir::DType::Int64),
+                                 ir::index_value(range, ir::DType::Int64), ir::DType::Bool);
+  const int64_t identity = type == RT::Prod ? 1 : 0;
+  ir::Scalar neutral = ir::is_floating(body->dtype) ? ir::constant(static_cast<double>(identity), body->dtype)
+                                                    : ir::constant_int(identity, body->dtype);
+  return ir::where(inside, body, neutral);
 }
 
 std::string fresh_name(const lower::LoweredGraph& graph, const std::string& base) {
@@ -156,7 +183,8 @@ void split_long_reductions(lower::LoweredGraph& graph) {
     }
     *r = merge_linear_reduced_dims(*r);
     const int64_t chunks = split.chunks;
-    const ir::Expr chunk = ir::floordiv(split.range, ir::Expr(chunks));  // exact: chunks divides it
+    // exact when chunks divides the range; else ceil(range / chunks)
+    const ir::Expr chunk = ir::floordiv(split.masked ? split.range + ir::Expr(chunks - 1) : split.range, ir::Expr(chunks));
     const size_t outer = r->ranges.size();
     std::string device = "cpu";
     for (const ir::Buffer& b : graph.buffers)
@@ -178,7 +206,10 @@ void split_long_reductions(lower::LoweredGraph& graph) {
     const std::string chunk_var = split.outer ? var('i', 0) : var('i', outer);
     if (split.outer)
       for (size_t k = 0; k < outer; ++k) subst[var('i', k)] = ir::Expr::var(var('i', k + 1));
-    ir::Expr flat = ir::Expr::var(chunk_var) * chunk + ir::Expr::var("r0");
+    const ir::Expr unclamped = ir::Expr::var(chunk_var) * chunk + ir::Expr::var("r0");
+    // Past the range's end (masked splits) a position reads the range's last element: memory
+    // that exists, and a duplicate that changes no max, min, any or all; sums mask it out.
+    ir::Expr flat = split.masked ? ir::min(unclamped, split.range - ir::Expr(1)) : unclamped;
     ir::Expr stride = 1;
     for (size_t j = r->reduction_ranges.size(); j-- > 0;) {
       ir::Expr position = ir::floordiv(flat, stride);  // flat < the whole range: r0 needs no mod
@@ -186,7 +217,9 @@ void split_long_reductions(lower::LoweredGraph& graph) {
       stride = stride * r->reduction_ranges[j];
     }
     std::unordered_map<const ir::ScalarNode*, ir::Scalar> memo;
-    ir::Reduction first{partial.name, partial.sizes, {chunk}, r->type, ir::rewrite_indices(r->body, subst, memo)};
+    ir::Scalar body = ir::rewrite_indices(r->body, subst, memo);
+    if (split.masked) body = without_positions_past(body, r->type, unclamped, split.range);
+    ir::Reduction first{partial.name, partial.sizes, {chunk}, r->type, body};
     // The final reduction over the partial results of each output.
     std::vector<ir::Expr> at;
     for (size_t k = 0; k < outer; ++k) at.push_back(ir::Expr::var(var('i', k)));

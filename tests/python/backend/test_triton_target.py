@@ -113,6 +113,26 @@ def test_a_symbolic_outer_reduction_splits_by_a_divisor_of_its_range(capfd):
     assert len(partials) == 2 and all(" [8, 40] over [s" in line for line in partials), symbolic
 
 
+def test_a_bare_symbolic_range_splits_with_its_last_chunk_masked(capfd):
+    """No chunk count divides a bare size symbol at every size: chunks of ceil(s / chunks), the
+    positions past s masked out of sums and products (a duplicate for max, min, any, all)."""
+    def fn(x):
+        return x.sum(0), x.amax(0), x.amin(0), (x > 1.5).any(0), (x > -3).all(0), (1 + x / 64).prod(0)
+
+    compiled = cdynamo.optimize("inductor")(fn)
+    with cdynamo.config.patch(debug={"ir"}, graph_cache=False):
+        for rows in (1001, 1337, 1500, 769):
+            x = torch.randn(rows, 24)
+            for got, expected in zip(compiled(x), fn(x)):
+                torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)  # another summation order
+    assert counters["dynamic"]["symbolic programs"] == 1
+    log = capfd.readouterr().err
+    symbolic = log[log.rindex("inputs: arg0_1"):]
+    partials = [line for line in symbolic.splitlines() if "_partial = reduce" in line]
+    assert len(partials) == 6, symbolic  # one per reduction, each split
+    assert "min(" in symbolic  # the clamped position
+
+
 def test_nan_wins_arg_and_value_reductions_like_eager():
     x = torch.randn(4, 7)
     x[1, 3] = float("nan")
