@@ -48,6 +48,12 @@ def tensorify_size_floats(gm):
         raise NotImplementedError("a float computed from sizes in a graph without fake tensors")
     graph = gm.graph
     tensors = {}
+    # The 0-d tensors live where the tensors reading them do (a kernel reads one device's memory).
+    devices = {v.device for n in floats for user in n.users if user.args and isinstance(user.args[0], torch.fx.Node)
+               and isinstance(v := user.args[0].meta.get("val"), torch.Tensor)}
+    if len(devices) != 1:
+        raise NotImplementedError("floats computed from sizes read on several devices, or by no tensor op")
+    device = devices.pop()
 
     def add(target, args, kwargs, before, meta):
         with graph.inserting_before(before):
@@ -56,14 +62,14 @@ def tensorify_size_floats(gm):
         return node
 
     with fake_mode:
-        scalar = torch.empty((), dtype=torch.float64)
+        scalar = torch.empty((), dtype=torch.float64, device=device)
 
         def as_tensor(arg, before):
             if isinstance(arg, torch.fx.Node) and arg in tensors:
                 return tensors[arg]
             if isinstance(arg, torch.fx.Node) and not isinstance(arg.meta.get("val"), (torch.SymInt, int)):
                 raise NotImplementedError(f"a float computed from sizes reads {arg.format_node()}")
-            return add(aten.scalar_tensor.default, (arg,), {"dtype": torch.float64}, before, scalar)
+            return add(aten.scalar_tensor.default, (arg,), {"dtype": torch.float64, "device": device}, before, scalar)
 
         for node in floats:
             if node.op == "call_function" and node.target in _CONVERSIONS and len(node.args) == 1 and not node.kwargs:
@@ -83,7 +89,7 @@ def tensorify_size_floats(gm):
                         or not isinstance(x, torch.Tensor) or x.dtype not in _READER_DTYPES):
                     raise NotImplementedError(f"a float computed from sizes read by {user.format_node()}")
                 converted = add(aten._to_copy.default, (tensors[node],), {"dtype": x.dtype}, user,
-                                torch.empty((), dtype=x.dtype))
+                                torch.empty((), dtype=x.dtype, device=device))
                 user.replace_input_with(node, converted)
     for node in reversed(floats):
         if not node.users:

@@ -409,3 +409,22 @@ def test_convolutions_run_channels_last_in_a_program_of_symbolic_batch():
         assert compiled(x).stride() == model(x).stride()
     assert symbolic_programs() == 1
     assert per_size_compiles() == 0
+
+
+def test_graphs_compiled_per_size_leave_module_state_as_eager_does():
+    # Each per-size compile propagates example values through the graph on fakes: a submodule
+    # run there (batch norm updating num_batches_tracked, which reads no input) once updated
+    # the real buffer too, one extra step per compile.
+    import copy
+
+    torch.manual_seed(0)
+    eager = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).to(DEVICE["device"])
+    model = copy.deepcopy(eager)
+    compiled = cdynamo.optimize("inductor")(model)
+    with cdynamo.config.patch(symbolic_kernels=False):
+        for batch in (2, 3, 5, 3):
+            x = torch.randn(batch, 3, 6, 6, device=DEVICE["device"])
+            torch.testing.assert_close(compiled(x), eager(x), rtol=1e-4, atol=1e-5)
+            for a, b in zip(eager.buffers(), model.buffers()):
+                torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert per_size_compiles() == 1  # size 5 (the symbolic graph compiled for size 3 at once)
