@@ -170,14 +170,16 @@ ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs
 ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {  // set, frozenset
   if (args.size() > 1) return nullptr;
   const bool frozen = fn.ptr() == reinterpret_cast<PyObject*>(&PyFrozenSet_Type);
-  Ref set = check(PySet_New(nullptr));
+  ValuePtr set = new_set(check(PySet_New(nullptr)));
   if (!args.empty())
     for (const auto& item : iterate(args[0])) {
-      if (!item->is_constant()) unsupported(callable_name(fn) + "() of a " + item->describe());
-      if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      // A frozenset is a constant of the trace: it holds constants only.
+      if (frozen && !item->is_constant()) unsupported(callable_name(fn) + "() of a " + item->describe());
+      Ref member = frozen ? item->obj : set_member(set, item);
+      if (PySet_Add(set->obj.ptr(), member.ptr()) < 0) raise_python_error();
     }
-  if (frozen) return Value::constant(check(PyFrozenSet_New(set.ptr())));
-  return new_set(std::move(set));
+  if (frozen) return Value::constant(check(PyFrozenSet_New(set->obj.ptr())));
+  return set;
 }
 
 ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {

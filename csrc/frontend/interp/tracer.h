@@ -326,6 +326,19 @@ class Tracer {
   ValuePtr call_generator_method(const ValuePtr& generator, const std::string& name, std::vector<ValuePtr> args);
   // A set item or dict key as the Python object it is (symbols specialised); refuses traced values.
   Ref hashable_constant(const ValuePtr& value, const char* what);
+  // --- set items and dict keys (container_keys.cpp) ---
+  // The object a set or dict of the trace holds for `value`, given the keys it holds now: the
+  // constant itself, or the value's traced key (traced_keys.h). Keys of one hash where either
+  // has a user __eq__ are compared by tracing ==, and an equal held key is the one returned (a
+  // dict keeps its first key). Unhashable values raise TypeError, as at run time.
+  Ref container_key(const ValuePtr& value, const std::vector<Ref>& held, const char* what);
+  Ref traced_key(const ValuePtr& value, const char* what);  // hashed by identity or a traced __hash__
+  int dict_find(const ValuePtr& dict, const ValuePtr& key);  // d[key]'s index in a Dict, or -1
+  // A key held by one container, for another holding `held` (d.update(e), d | e): a user __eq__
+  // key is compared with those again.
+  Ref rehold_key(const Ref& key, const std::vector<Ref>& held);
+  Ref set_member(const ValuePtr& set, const ValuePtr& item);  // container_key for a Set's items
+  std::unordered_map<const void*, Ref> traced_keys_;  // identity -> its one traced key
   // An Iterator's or a Generator's next item; null at its end.
   ValuePtr next_item(const ValuePtr& iterator);
   // SEND of `yield from` (None only): the sub-iterator's next item, or at its end its return
