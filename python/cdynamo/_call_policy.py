@@ -134,6 +134,14 @@ def _has_native_constructor(cls):
     return True
 
 
+def _class_factories():
+    """Library functions that make a class from a description (names, types, defaults), and the
+    dataclass field descriptions passed to them: made now from constants."""
+    import dataclasses
+
+    return (collections.namedtuple, dataclasses.make_dataclass, dataclasses.field)
+
+
 def _inspection_functions():
     """Library functions that only inspect what they are given (a signature, a dataclass's
     fields): on values the guards fix (functions and classes by identity) they answer now."""
@@ -237,9 +245,10 @@ def classify_callable(fn):
         return "fold"
     if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
         return "fold_constant"  # questions about a class, which the guards fix
-    if fn is collections.namedtuple:
-        # A namedtuple class made in the function (its code is made with eval): made now from the
-        # constant names: one class per compiled code, where eager makes one per call.
+    if any(fn is f for f in _class_factories()):
+        # A namedtuple or dataclass class made in the function (their code is made with eval and
+        # exec): made now from the constant names: one class per compiled code, where eager makes
+        # one per call.
         return "fold_constant"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):

@@ -33,6 +33,7 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
       {"zip", &Tracer::builtin_zip, true},           {"getattr", &Tracer::builtin_getattr_hasattr},
       {"hasattr", &Tracer::builtin_getattr_hasattr},      {"sum", &Tracer::builtin_sum, true},
       {"vars", &Tracer::builtin_vars},               {"delattr", &Tracer::builtin_delattr},
+      {"__build_class__", &Tracer::builtin_build_class, true},
   };
   static const BuiltinTable table = [] {
     BuiltinTable built;

@@ -115,6 +115,7 @@ struct InterpFrame {
   bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
   Ref pending_throw;     // generators: gen.throw(e): raised where the frame resumes
   bool direct_call = false;  // called by the caller's CALL, whose result is this frame's return value
+  ValuePtr names;            // a class body: its namespace (a Dict: LOAD_NAME/STORE_NAME), else null
 };
 
 class Tracer {
@@ -253,7 +254,8 @@ class Tracer {
   // Each returns null where it does not model these arguments.
 #define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
   X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
-  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)
+  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)             \
+  X(build_class)
 #define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN
@@ -316,8 +318,12 @@ class Tracer {
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.
   // `direct`: the call is the CALL instruction's own (a nested break may resume after it).
+  // `names`: a class body's namespace (class_bodies.cpp).
   ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
-                       const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
+                       const std::vector<ValuePtr>* cells = nullptr, bool direct = false, ValuePtr names = nullptr);
+  // --- class statements (class_bodies.cpp) ---
+  const ValuePtr& class_namespace();  // the running class body's namespace; Unsupported elsewhere
+  Ref method_of_class_made_now(const ValuePtr& function, const ValuePtr& class_cell, const Ref& real_cell);
   // The generator's next item, or null once it is exhausted.
   // Runs a generator to its next yield (the item) or its end (null). sent: what the paused
   // yield returns (None if null); thrown: an exception raised where it is paused instead.
