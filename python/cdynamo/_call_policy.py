@@ -224,6 +224,9 @@ def classify_callable(fn):
         return "graph_transform"
     if fn is refuse or fn is break_graph:
         return "refuse"
+    from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook
+    if fn is register_traced_hook or fn is remove_traced_hook:
+        return "module_hook"  # hooks registered in the trace: the interpreter's own (module_calls.cpp)
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):

@@ -182,6 +182,8 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
       if (is_logging_call(callable)) return defer_call(callable, std::move(args), std::move(kwargs), "logging." + callable->name + "()");
+      if (callable->items.at(0)->kind == ValueKind::NNModule)
+        if (ValuePtr done = module_method_now(callable->items[0], callable->obj, args, kwargs)) return done;
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs), nullptr, direct);
     }
@@ -588,6 +590,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
+  if (policy == "module_hook") return module_hook_call(fn, args);
   if (policy == "refuse") unsupported(args.size() == 1 && args[0]->is_constant() ? to_std_string(args[0]->obj) : "refused by a stand-in");
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {

@@ -174,6 +174,7 @@ TraceResult Tracer::run() {
     }
     if (result.break_state) freeze_iterators(*result.break_state);
     check_context_vars_reset();
+    check_traced_hooks_removed();
     for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
     result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {

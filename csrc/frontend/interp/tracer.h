@@ -298,8 +298,28 @@ class Tracer {
                           bool direct = false);
   // The module's self.forward(*args, **kwargs), traced (an instance's own forward first).
   ValuePtr call_forward(const ValuePtr& module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool direct);
-  // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
-  ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // The hooks a module's call runs, in order: (hook, with_kwargs); backward: backward hooks wrap it.
+  struct ModuleHooks {
+    std::vector<std::pair<ValuePtr, bool>> pre, forward;
+    bool backward = false;
+  };
+  ModuleHooks module_hooks_of(const ValuePtr& module);
+  // Module.__call__'s forward pre-hooks, forward and forward hooks, traced.
+  ValuePtr call_module_with_hooks(ValuePtr module, const ModuleHooks& hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // A forward (pre-)hook registered in the trace, by register_forward_hook's stand-in.
+  struct TracedHook {
+    ValuePtr module;
+    bool pre;
+    ValuePtr hook;
+    bool prepend, with_kwargs, removed;
+  };
+  std::vector<TracedHook> traced_hooks_;  // index: the hook's id
+  ValuePtr module_hook_call(Handle fn, const std::vector<ValuePtr>& args);  // register_traced_hook, remove_traced_hook
+  bool has_traced_hooks(const ValuePtr& module) const;
+  void check_traced_hooks_removed() const;  // Unsupported for a hook still registered
+  // A method of nn.Module itself on a module the trace made, run now (null: not that case).
+  ValuePtr module_method_now(const ValuePtr& module, Handle function, const std::vector<ValuePtr>& args,
+                             const graph::KwArgs& kwargs);
   // Whether the module's call runs hooks; guards its hook tables (and torch.nn's global ones).
   bool guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.

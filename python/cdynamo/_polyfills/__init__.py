@@ -38,7 +38,8 @@ from .namedtuples import _namedtuple_method
 from .nn_modules import (
     _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
     _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
-    _module_state_dict,
+    _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, register_traced_hook,
+    remove_traced_hook,
 )
 from .operators import (
     _OPERATOR_STAND_INS, _getter_call, _methodcaller_call, abs_, add_, and__, call_, concat_, contains_, countOf_,
@@ -116,6 +117,8 @@ _BY_OBJECT = {
     torch.nn.Module.state_dict: _module_state_dict,
     torch.nn.Module.get_submodule: _module_get_submodule,
     torch.nn.Module.get_parameter: _module_get_parameter,
+    torch.nn.Module.register_forward_hook: _module_register_forward_hook,
+    torch.nn.Module.register_forward_pre_hook: _module_register_forward_pre_hook,
     **_OPERATOR_STAND_INS,
 }
 if _associative_scan is not None:
