@@ -175,8 +175,8 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->restores_grad_enabled ? 1 : 0)));
       return;
     }
-    case ValueKind::AutocastExit:
-      // The __exit__ of a torch.autocast block the break cuts: an AutocastRestore, made at trace time.
+    case ValueKind::StateExit:
+      // The __exit__ of a torch.autocast or inference_mode block the break cuts: its restorer, made at trace time.
       code.load_const(value->obj);
       return;
     case ValueKind::Iterator: {

@@ -229,7 +229,7 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed, interp::WalkPat
     case ValueKind::Tensor:
     case ValueKind::Constant:
     case ValueKind::GradModeExit:
-    case ValueKind::AutocastExit: return;
+    case ValueKind::StateExit: return;
     case ValueKind::Set:
       for (const auto& key : interp::traced_keys_of(*value)) check_rebuildable(key, false, path);
       return;

@@ -427,6 +427,9 @@ class Tracer {
   ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   Ref initial_state_;
+  Ref initial_entered_;  // _global_state.entered_state() at entry (restored on leaving)
+  // torch.inference_mode, torch.device: `entered` is what __enter__ returns.
+  void enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered);
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void set_autocast_state_in_graph(Handle state);  // likewise, autocast's (set_autocast_state's arguments)
   void enter_autocast(const ValuePtr& manager);

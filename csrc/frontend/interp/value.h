@@ -56,7 +56,8 @@ struct Source {
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
   X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
   X(GradModeExit) /* __exit__ of a no_grad/enable_grad block (restores_grad_enabled)   */ \
-  X(AutocastExit) /* __exit__ of a torch.autocast block: obj = its AutocastRestore */     \
+  X(StateExit)    /* __exit__ of a torch.autocast or inference_mode block: obj = its    */ \
+                  /* restorer (_global_state.STATE_RESTORERS), graph_node() restores   */ \
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \

@@ -163,12 +163,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       exit->restores_grad_enabled = enabled;
       return exit;
     }
-  static Ref& autocast_restore = *new Ref(import_attr("cdynamo._global_state", "AutocastRestore"));  // never freed: outlives the interpreter
-  if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(autocast_restore.ptr())) {
-    // A torch.autocast block cut by a graph break continues here (codegen left its restorer).
+  static Ref& state_restorers = *new Ref(import_attr("cdynamo._global_state", "STATE_RESTORERS"));  // never freed: outlives the interpreter
+  if (PyTuple_Check(state_restorers.ptr()) && PySequence_Contains(state_restorers.ptr(), reinterpret_cast<PyObject*>(Py_TYPE(o))) == 1) {
+    // A torch.autocast or inference_mode block cut by a graph break continues here (codegen left its restorer).
     manager.add_id_match(obj);
     auto exit = std::make_shared<Value>();
-    exit->kind = ValueKind::AutocastExit;
+    exit->kind = ValueKind::StateExit;
     exit->obj = Ref::borrow(obj);
     return exit;
   }
