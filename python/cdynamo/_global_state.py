@@ -159,3 +159,12 @@ def _grad_mode_restorer(enabled):
 # from before the block ([0]: disabled, [1]: enabled). Fixed objects, so that the resume
 # function's trace recognises them (and its guards stay valid).
 RESTORE_GRAD_MODE = (_grad_mode_restorer(False), _grad_mode_restorer(True))
+
+
+def manual_seed(seed):
+    """A graph node seeding torch's generators (torch.manual_seed in traced code): the random
+    operations after it in the graph draw what eager's draw."""
+    torch.manual_seed(seed)
+
+
+manual_seed._cdynamo_runs_as_captured = "torch.manual_seed (an aten trace keeps no generator state)"

@@ -34,6 +34,7 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
       {"hasattr", &Tracer::builtin_getattr_hasattr},      {"sum", &Tracer::builtin_sum, true},
       {"vars", &Tracer::builtin_vars},               {"delattr", &Tracer::builtin_delattr},
       {"__build_class__", &Tracer::builtin_build_class, true},
+      {"globals", &Tracer::builtin_globals},
   };
   static const BuiltinTable table = [] {
     BuiltinTable built;
@@ -181,6 +182,30 @@ ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwAr
     }
   if (frozen) return Value::constant(check(PyFrozenSet_New(set->obj.ptr())));
   return set;
+}
+
+// globals(): the running frame's globals dict, as an object; reading or writing a name through it
+// is a global load or store (globals_item), guarded per name as LOAD_GLOBAL is.
+ValuePtr Tracer::builtin_globals(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (!args.empty()) return nullptr;
+  auto value = Value::constant(Ref::borrow(frame().globals), Source::fixed(Ref::borrow(frame().globals), "<globals()>"));
+  value->kind = ValueKind::Object;
+  return value;
+}
+
+bool Tracer::is_frame_globals(const ValuePtr& value) {
+  return value->kind == ValueKind::Object && value->obj.ptr() == frame().globals;
+}
+
+ValuePtr Tracer::globals_item(const ValuePtr& key) {
+  if (!key->is_constant() || !PyUnicode_CheckExact(key->obj.ptr())) unsupported("globals()[key] with a key that is a " + key->describe());
+  const std::string name = to_std_string(key->obj);
+  auto written = written_globals_.find({frame().globals, name});
+  if (written != written_globals_.end()) return written->second;  // assigned earlier in this trace
+  PyObject* value = PyDict_GetItemWithError(frame().globals, key->obj.ptr());
+  if (!value && PyErr_Occurred()) throw PythonError();
+  if (!value) unsupported("globals()['" + name + "'] of a name the module does not define");
+  return wrap(value, global_source(name, false));
 }
 
 ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {

@@ -478,6 +478,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     set_grad_mode_in_graph(args[0]->obj.ptr() == Py_True);  // a node, kept: it returns None
     return Value::constant(Ref::borrow(Py_None));
   }
+  // torch.manual_seed: read again each time, as importing torch._dynamo replaces it by a wrapper.
+  static Ref& random_manual_seed = *new Ref(import_attr("torch.random", "manual_seed"));  // never freed: outlives the interpreter
+  if ((fn.ptr() == random_manual_seed.ptr() || fn.ptr() == import_attr("torch", "manual_seed").ptr()) && args.size() == 1 &&
+      kwargs.empty() && args[0]->is_constant())
+    return seed_in_graph(args[0]);
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);

@@ -355,6 +355,10 @@ void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
 
 void Tracer::subscript(ValuePtr container, ValuePtr key) {
   static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
+  if (is_frame_globals(container)) {
+    push(globals_item(key));
+    return;
+  }
   if (container->is_tensor()) {
     push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
     return;
@@ -495,6 +499,10 @@ void Tracer::store_list_slice(const ValuePtr& list, Handle slice, std::vector<Va
 }
 
 void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
+  if (is_frame_globals(container) && key->is_constant() && PyUnicode_CheckExact(key->obj.ptr())) {
+    store_global(to_std_string(key->obj), std::move(value));  // globals()[name] = value: a global store
+    return;
+  }
   static Ref& setitem = *new Ref(import_attr("operator", "setitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);

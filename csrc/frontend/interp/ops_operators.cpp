@@ -113,6 +113,15 @@ static bool certainly_identical(const ValuePtr& lhs, const ValuePtr& rhs) {
 
 bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
   refresh_view(*container);
+  if (is_frame_globals(container) && item->is_constant() && PyUnicode_CheckExact(item->obj.ptr())) {
+    // `name in globals()`: whether the module defines it, guarded as a global read is.
+    if (written_globals_.count({frame().globals, to_std_string(item->obj)})) return true;
+    PyObject* found = PyDict_GetItemWithError(frame().globals, item->obj.ptr());
+    if (!found && PyErr_Occurred()) throw PythonError();
+    if (!found) unsupported("'name' in globals() for a name the module does not define");
+    globals_item(item);
+    return true;
+  }
   if (container->kind == ValueKind::Set) {
     int found = PySet_Contains(container->obj.ptr(), set_member(container, item).ptr());
     if (found < 0) raise_python_error();

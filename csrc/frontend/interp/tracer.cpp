@@ -46,6 +46,7 @@ Tracer::~Tracer() {
   PyErr_Fetch(&type, &value, &traceback);
   try {
     call_helper("cdynamo._global_state", "set_global_state", {initial_state_});
+    if (rng_state_before_trace_) call_helper("torch", "set_rng_state", {rng_state_before_trace_});
     call_helper("cdynamo._global_state", "restore_entered", {initial_entered_});  // what the nodes' fake runs entered or left
   } catch (...) {
     PyErr_Clear();

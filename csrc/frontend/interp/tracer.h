@@ -255,7 +255,7 @@ class Tracer {
 #define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
   X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
   X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)             \
-  X(build_class)
+  X(build_class) X(globals)
 #define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN
@@ -317,6 +317,9 @@ class Tracer {
   ValuePtr module_hook_call(Handle fn, const std::vector<ValuePtr>& args);  // register_traced_hook, remove_traced_hook
   bool has_traced_hooks(const ValuePtr& module) const;
   void check_traced_hooks_removed() const;  // Unsupported for a hook still registered
+  // globals() of the running frame (builtins.cpp): reads and writes through it are global ones.
+  bool is_frame_globals(const ValuePtr& value);
+  ValuePtr globals_item(const ValuePtr& key);
   // A method of nn.Module itself on a module the trace made, run now (null: not that case).
   ValuePtr module_method_now(const ValuePtr& module, Handle function, const std::vector<ValuePtr>& args,
                              const graph::KwArgs& kwargs);
@@ -427,6 +430,8 @@ class Tracer {
   ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   Ref initial_state_;
+  Ref rng_state_before_trace_;  // torch.get_rng_state() before the trace's first seed_in_graph (put back at its end)
+  ValuePtr seed_in_graph(const ValuePtr& seed);  // torch.manual_seed(seed)
   Ref initial_entered_;  // _global_state.entered_state() at entry (restored on leaving)
   // torch.inference_mode, torch.device: `entered` is what __enter__ returns.
   void enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered);

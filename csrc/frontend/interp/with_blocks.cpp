@@ -1,6 +1,6 @@
-// With-blocks the trace enters itself: no_grad/enable_grad/set_grad_enabled, torch.autocast,
-// torch.inference_mode and torch.device (their state changes are graph nodes, set for the rest of
-// the trace too) and context managers
+// Torch's global state in traced code: torch.manual_seed, and with-blocks the trace enters itself:
+// no_grad/enable_grad/set_grad_enabled, torch.autocast, torch.inference_mode and torch.device
+// (their state changes are graph nodes, set for the rest of the trace too) and context managers
 // written in Python (their __enter__/__exit__ traced). Assumes _global_state's helpers.
 #include "common/error.h"
 #include "common/py_import.h"
@@ -19,6 +19,18 @@ void Tracer::set_autocast_state_in_graph(Handle state) {
   std::vector<ValuePtr> args;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(state.ptr()); ++i) args.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(state.ptr(), i))));
   graph_.call("call_function", set_state, args, {}, "torch.autocast", true);  // also sets it for the rest of the trace
+}
+
+// torch.manual_seed(seed): a graph node (the graph's random operations after it draw as eager's
+// do), also run by the trace's fake run: the generators' state from before the trace is put back
+// when the trace ends (~Tracer). Returns the default generator, as torch.manual_seed does.
+ValuePtr Tracer::seed_in_graph(const ValuePtr& seed) {
+  Ref number = graph::specialize_all(seed->obj);
+  if (!PyLong_Check(number.ptr())) unsupported("torch.manual_seed() of a " + seed->describe());
+  if (!rng_state_before_trace_) rng_state_before_trace_ = call_helper("torch", "get_rng_state", {});
+  static Ref& node = *new Ref(import_attr("cdynamo._global_state", "manual_seed"));  // never freed: outlives the interpreter
+  graph_.call("call_function", node, {Value::constant(number)}, {}, "torch.manual_seed", true);
+  return Value::constant(import_attr("torch", "default_generator"));
 }
 
 // `with torch.autocast(...)`: the state it sets is a node of the graph (and set for the rest of
