@@ -297,7 +297,10 @@ std::vector<ValuePtr> break_values(const interp::BreakState& state) {
 
 std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::vector<interp::SideEffect>& side_effects) {
   std::vector<ValuePtr> outputs;
-  for (const auto& effect : side_effects) collect_tensors(effect.value, outputs);
+  for (const auto& effect : side_effects) {
+    collect_tensors(effect.value, outputs);
+    if (effect.object && effect.object->is_tensor()) collect_tensors(effect.object, outputs);  // t.tag = ...
+  }
   for (const auto& value : break_values(state)) collect_tensors(value, outputs);
   return outputs;
 }

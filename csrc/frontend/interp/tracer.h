@@ -414,6 +414,7 @@ class Tracer {
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
+  static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   // `global name = value` in the current frame: an attribute write on the module whose
   // namespace the frame's globals are, replayed after the graph; later reads see the value.

@@ -490,6 +490,17 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
+      if (base->source && !tensor_descriptor(name)) {
+        // A Python attribute of an input tensor (its instance dict): read there, guarded at its source.
+        for (const auto& [object, input] : tensor_inputs_) {
+          if (input != base) continue;
+          Ref dict = steal(PyObject_GetAttrString(object, "__dict__"));
+          if (!dict) PyErr_Clear();
+          PyObject* own = dict && PyDict_Check(dict.ptr()) ? PyDict_GetItemWithError(dict.ptr(), attr_name.ptr()) : nullptr;
+          if (PyErr_Occurred()) throw PythonError();
+          if (own) return wrap(Ref::borrow(own), Source::attr(base->source, name));
+        }
+      }
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
       if (!fake_attr) {
         // Tensor attributes come from the tensor's type, which the tensor guards fix.
