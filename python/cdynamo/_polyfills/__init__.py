@@ -54,7 +54,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, cond_, functional_call_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, cond_, functional_call_, jvp_, vjp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -93,6 +93,7 @@ _BY_OBJECT = {
     torch.vmap: vmap_,
     torch.cond: cond_,
     torch.func.jvp: jvp_,
+    torch.func.vjp: vjp_,
     torch.func.functional_call: functional_call_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
