@@ -14,7 +14,7 @@ import torch
 from ._class_queries import (builds_namedtuple_by_fields, copies_attribute_by_attribute, namedtuple_field_order,
                              partial_without_dict)
 from ._module_calls import is_nn_layer_method
-from ._special_calls import _forward_side_effect, break_graph, refuse, transformed
+from ._special_calls import _forward_side_effect, break_graph, refuse, singledispatch_impl, transformed
 
 
 # torch functions that change global state or need real data: never captured into a graph.
@@ -222,6 +222,8 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
+    if fn is singledispatch_impl:
+        return "fold_constant"  # which implementation a singledispatch function picks for a class
     if fn is refuse or fn is break_graph:
         return "refuse"
     from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook

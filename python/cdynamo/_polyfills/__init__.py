@@ -26,6 +26,8 @@ import types
 
 import torch
 
+from .. import _special_calls
+
 from .classes import Deque, Namespace, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
 from .folds import count_elements_, reduce_
@@ -146,6 +148,33 @@ def _recursive_repr_wrapper_codes():
 _RECURSIVE_REPR_WRAPPERS = _recursive_repr_wrapper_codes()
 
 
+def _singledispatch_wrapper_code():
+    @functools.singledispatch
+    def made(arg):
+        return arg
+
+    return made.__code__
+
+
+_SINGLEDISPATCH_WRAPPER = _singledispatch_wrapper_code()
+
+
+def _singledispatch_call(fn):
+    # A functools.singledispatch function: its dispatch() for the first argument's class, folded
+    # now, then the implementation traced. Its registry (a dict in dispatch's closure) is read in
+    # the trace, so a guard fixes its keys: register() afterwards recompiles.
+    dispatch = fn.dispatch
+    registry = dispatch.__closure__[dispatch.__code__.co_freevars.index("registry")].cell_contents
+
+    def call(*args, **kwargs):
+        len(registry)
+        if not args:
+            _special_calls.refuse(f"{fn.__name__} requires at least 1 positional argument")
+        return _special_calls.singledispatch_impl(fn, type(args[0]))(*args, **kwargs)  # dispatch reads __class__: type() where it is not overridden
+
+    return call
+
+
 def replacement_for(fn):
     """The function the interpreter traces in place of a call of fn, or None. Looks only at
     identities and plain attributes of functions and builtins: no code of the callable runs."""
@@ -159,6 +188,8 @@ def replacement_for(fn):
     if type(fn) is types.FunctionType:
         if any(fn.__code__ is code for code in _RECURSIVE_REPR_WRAPPERS) and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
             return fn.__wrapped__
+        if fn.__code__ is _SINGLEDISPATCH_WRAPPER and callable(getattr(fn, "dispatch", None)):
+            return _singledispatch_call(fn)
         return _namedtuple_method(fn) or _decorated_replacement(fn)
     if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)

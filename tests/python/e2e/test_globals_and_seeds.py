@@ -1,6 +1,6 @@
-"""globals() read and written in traced code (global loads and stores, guarded per name), and
+"""globals() read and written in traced code (global loads and stores, guarded per name),
 torch.manual_seed as a graph node: random draws after it, and the generator state after the call,
-equal eager's."""
+equal eager's; functools.singledispatch functions dispatched at trace time, their registry guarded."""
 import pytest
 import torch
 
@@ -71,3 +71,32 @@ def test_manual_seed_graph_runs_as_captured_in_aten_backends(backend):
     x = torch.randn(3)
     want = f(x)
     assert torch.equal(cdynamo.optimize(backend, nopython=True)(f)(x), want)
+
+
+def test_singledispatch_picks_the_implementation_and_a_later_register_recompiles():
+    import functools
+
+    @functools.singledispatch
+    def scale(arg):
+        return 1
+
+    @scale.register
+    def _(arg: int):
+        return 2
+
+    @scale.register
+    def _(arg: torch.Tensor):
+        return arg * 10
+
+    def f(x):
+        return x * (scale(1) + scale("a") + scale(1.0)) + scale(x)
+
+    x = torch.randn(3)
+    compiled = cdynamo.optimize("eager", nopython=True)(f)
+    assert torch.equal(compiled(x), f(x)) and torch.equal(f(x), x * 4 + x * 10)
+
+    @scale.register
+    def _(arg: float):
+        return 5
+
+    assert torch.equal(compiled(x), f(x)) and torch.equal(f(x), x * 8 + x * 10)
