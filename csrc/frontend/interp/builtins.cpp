@@ -78,9 +78,8 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
     } else {
       for (auto& pair : iterate(args[0])) {
         std::vector<ValuePtr> parts = iterate(pair);
-        if (parts.size() != 2 || !parts[0]->is_constant()) unsupported("dict() of a sequence that is not of constant-keyed pairs");
-        result->keys.push_back(parts[0]->obj);
-        result->items.push_back(parts[1]);
+        if (parts.size() != 2) unsupported("dict() of a sequence that is not of pairs");
+        result->dict_set(container_key(parts[0], result->keys, "a dict key"), parts[1]);  // a repeated key: the last value
       }
     }
   }

@@ -489,10 +489,7 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
   }
   if (mapping->kind != ValueKind::Dict) unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
   if (!kwargs.empty() && name != "__init__" && name != "update") unsupported("dict." + name + "() with keyword arguments");
-  auto key_of = [&](const ValuePtr& key) {
-    if (!key->is_constant()) unsupported("a dict key that is a " + key->describe());
-    return key->obj;
-  };
+  auto key_of = [&](const ValuePtr& key) { return container_key(key, mapping->keys, "a dict key"); };
   if (name == "__init__" || name == "update") {
     if (argc > 1) raise(PyExc_TypeError, name + " expected at most 1 argument");
     if (argc == 1) {
@@ -530,7 +527,7 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
     int at = mapping->dict_index(key_of(args[0]));
     if (at < 0 && name == "__getitem__")  // dict's lookup asks a subclass's __missing__ (Counter's 0)
       if (Ref missing = python_special_method(self, "__missing__")) return inline_call(missing, {self, args[0]}, {});
-    if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+    if (at < 0) raise(PyExc_KeyError, args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None));
     ValuePtr found = mapping->items[at];
     if (name == "__delitem__") {
       mapping->keys.erase(mapping->keys.begin() + at);

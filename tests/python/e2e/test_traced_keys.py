@@ -124,3 +124,19 @@ def test_a_dict_keyed_by_tensors_and_objects_lives_across_a_graph_break():
     # function, handed a dict keyed by tensors, runs as written).
     assert out.graph_count >= 1 and "graph_break()" in out.break_reasons[0]
     assert torch.equal(out.out, f(x))
+
+
+def test_dict_of_pairs_and_a_dict_subclass_keyed_by_tensors():
+    class Registry(dict):
+        pass
+
+    def f(x):
+        y = x + 1
+        d = dict([(x, 1), (y, 2), (x, 3)])  # a repeated key keeps its first place and the last value
+        r = Registry()
+        r[y] = 5
+        r[x] = 6
+        return x * d[x] + y * d[y] + len(d) + r[y] + (x in r) + len(r)
+
+    x = torch.randn(3)
+    assert torch.equal(one_graph(f, x), f(x))
