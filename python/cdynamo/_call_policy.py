@@ -14,7 +14,7 @@ import torch
 from ._class_queries import (builds_namedtuple_by_fields, copies_attribute_by_attribute, namedtuple_field_order,
                              partial_without_dict)
 from ._module_calls import is_nn_layer_method
-from ._special_calls import _forward_side_effect, break_graph, refuse, transformed
+from ._special_calls import _forward_side_effect, break_graph, refuse, singledispatch_impl, transformed
 
 
 # torch functions that change global state or need real data: never captured into a graph.
@@ -134,6 +134,14 @@ def _has_native_constructor(cls):
     return True
 
 
+def _class_factories():
+    """Library functions that make a class from a description (names, types, defaults), and the
+    dataclass field descriptions passed to them: made now from constants."""
+    import dataclasses
+
+    return (collections.namedtuple, dataclasses.make_dataclass, dataclasses.field)
+
+
 def _inspection_functions():
     """Library functions that only inspect what they are given (a signature, a dataclass's
     fields): on values the guards fix (functions and classes by identity) they answer now."""
@@ -214,8 +222,13 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
+    if fn is singledispatch_impl:
+        return "fold_constant"  # which implementation a singledispatch function picks for a class
     if fn is refuse or fn is break_graph:
         return "refuse"
+    from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook
+    if fn is register_traced_hook or fn is remove_traced_hook:
+        return "module_hook"  # hooks registered in the trace: the interpreter's own (module_calls.cpp)
     if any(fn is f for f in _is_compiling_functions()):
         return "true"
     if any(fn is f for f in _inspection_functions()):
@@ -237,9 +250,10 @@ def classify_callable(fn):
         return "fold"
     if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
         return "fold_constant"  # questions about a class, which the guards fix
-    if fn is collections.namedtuple:
-        # A namedtuple class made in the function (its code is made with eval): made now from the
-        # constant names: one class per compiled code, where eager makes one per call.
+    if any(fn is f for f in _class_factories()):
+        # A namedtuple or dataclass class made in the function (their code is made with eval and
+        # exec): made now from the constant names: one class per compiled code, where eager makes
+        # one per call.
         return "fold_constant"
     module = getattr(fn, "__module__", None) or ""
     if isinstance(fn, types.BuiltinFunctionType) and module in ("math", "operator", "_operator"):

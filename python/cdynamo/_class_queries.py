@@ -62,3 +62,40 @@ def partial_without_dict(partial):
     """Whether a functools.partial object has no attribute dict of its own (a partial of it then
     takes over its function and arguments). At trace time: the object is guarded by identity."""
     return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
+
+
+def _class_making_metaclasses():
+    """Metaclasses whose class creation runs no Python code of the program (type's is C; ABCMeta's
+    only sets up its registry): a class statement in traced code is made with them at trace time."""
+    import abc
+
+    return (type, abc.ABCMeta)
+
+
+def class_making_metaclass(bases, keywords):
+    """The metaclass of `class C(*bases, **keywords)` (as CPython computes it from `metaclass=` and
+    the bases' types), when making the class now runs no Python code of the program: one of
+    _class_making_metaclasses(), no keyword but `metaclass=` (which is taken out of keywords), and no
+    base with an __init_subclass__ written in Python. None otherwise (or on a metaclass conflict,
+    which eager reports)."""
+    winner = keywords.pop("metaclass", None)
+    if winner is None:
+        winner = type(bases[0]) if bases else type
+    if not isinstance(winner, type) or keywords:
+        return None
+    for base in bases:
+        meta = type(base)
+        if issubclass(winner, meta):
+            continue
+        if not issubclass(meta, winner):
+            return None
+        winner = meta
+    if not any(winner is m for m in _class_making_metaclasses()):
+        return None
+    native_init_subclass = object.__dict__["__init_subclass__"]
+    for base in bases:
+        for cls in base.__mro__:
+            found = cls.__dict__.get("__init_subclass__")
+            if found is not None and found is not native_init_subclass:
+                return None
+    return winner

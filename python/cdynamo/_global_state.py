@@ -1,6 +1,8 @@
 """Torch's global state that traced code changes (grad mode, autocast): snapshots of it, the
 graph nodes that set it, and the restorers a graph break leaves on the stack for a block's exit.
 Assumes the state is per thread, as torch keeps it."""
+import threading
+
 import torch
 
 # Devices whose autocast state compiled code may set (a with-block on torch.autocast).
@@ -57,6 +59,82 @@ class AutocastRestore:
     def __call__(self, *exc_info):
         set_autocast_state(*self.state)  # returns None: an exception leaving the block goes on
 
+    def graph_node(self):
+        """(function, args) of the graph node that restores the state in traced code."""
+        return set_autocast_state, self.state
+
+
+# torch.inference_mode and torch.device blocks entered by graph nodes: torch keeps their state in
+# context objects (RAII guards, a TorchFunctionMode), held here per thread, innermost last.
+_ENTERED = threading.local()
+
+
+def _entered():
+    entered = getattr(_ENTERED, "contexts", None)
+    if entered is None:
+        entered = _ENTERED.contexts = []
+    return entered
+
+
+def _enter(make, argument):
+    context = make(argument)
+    context.__enter__()
+    _entered().append((make, argument, context))
+
+
+def enter_inference_mode(mode):
+    """A graph node entering a torch.inference_mode(mode) block."""
+    _enter(torch._C._InferenceMode, mode)
+
+
+def enter_device(device):
+    """A graph node entering a `with torch.device(device):` block (factory functions default to it)."""
+    _enter(torch.device, device)
+
+
+def exit_context():
+    """A graph node leaving the innermost block that one of the above entered."""
+    _entered().pop()[2].__exit__(None, None, None)
+
+
+def entered_state():
+    """The blocks entered now (a trace's fake runs of the nodes above change them)."""
+    return tuple(_entered())
+
+
+def restore_entered(state):
+    """Back to the blocks of entered_state()'s `state`: the ones entered since are left, the ones
+    left since (by a trace running a block's exit that an earlier graph entered) entered again."""
+    entered = _entered()
+    kept = 0
+    while kept < min(len(entered), len(state)) and entered[kept] is state[kept]:
+        kept += 1
+    while len(entered) > kept:
+        exit_context()
+    for make, argument, _ in state[kept:]:
+        _enter(make, argument)
+
+
+# AOTAutograd and the inductor trace to aten, which keeps no such state: these graphs run as captured.
+for _node in (enter_inference_mode, enter_device, exit_context):
+    _node._cdynamo_runs_as_captured = "a torch.inference_mode or torch.device block (an aten trace drops its state)"
+
+
+class ContextExit:
+    """The __exit__ of a block entered by one of the nodes above (also what a graph break inside
+    the block leaves on the stack, recognised by the resume function's trace)."""
+
+    __slots__ = ()
+
+    def __call__(self, *exc_info):
+        exit_context()  # returns None: an exception leaving the block goes on
+
+    def graph_node(self):
+        return exit_context, ()
+
+
+STATE_RESTORERS = (AutocastRestore, ContextExit)
+
 
 def autocast_entry(manager):
     """(state the block sets, AutocastRestore of the state before it) for a with-block on the
@@ -81,3 +159,12 @@ def _grad_mode_restorer(enabled):
 # from before the block ([0]: disabled, [1]: enabled). Fixed objects, so that the resume
 # function's trace recognises them (and its guards stay valid).
 RESTORE_GRAD_MODE = (_grad_mode_restorer(False), _grad_mode_restorer(True))
+
+
+def manual_seed(seed):
+    """A graph node seeding torch's generators (torch.manual_seed in traced code): the random
+    operations after it in the graph draw what eager's draw."""
+    torch.manual_seed(seed)
+
+
+manual_seed._cdynamo_runs_as_captured = "torch.manual_seed (an aten trace keeps no generator state)"

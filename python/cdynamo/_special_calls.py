@@ -104,6 +104,12 @@ def break_graph(reason):
     nothing, and the stand-in's next line runs the original (refuse would raise there)."""
 
 
+def singledispatch_impl(wrapper, cls):
+    """The implementation a functools.singledispatch function picks for cls (its dispatch(), which
+    only reads its registry): folded at trace time (policy 'fold_constant')."""
+    return wrapper.dispatch(cls)
+
+
 def transformed(transform, func, options, *args, **kwargs):
     """What a call of torch.vmap(func, ...)(...) or torch.func.grad(func, ...)(...) is traced as
     (_polyfills' stand-ins): the interpreter makes it one node of transform_node's (policy

@@ -10,6 +10,7 @@ re-exported from the module of its concern. Assumes csrc/ names only these; Pyth
 #   _trace_objects.py  objects leaving a trace: rebuilt by the transformed code, or changed in place
 #   _python_rules.py   CPython's operator tables, dict views and relative imports, as the interpreter reads them
 #   _graph_module.py   the GraphModule a trace's graph becomes
+from ._class_queries import class_making_metaclass  # noqa: F401
 from ._call_policy import IDENTITY_CONSTANT_TYPES, classify_callable, silent_log_level  # noqa: F401
 from ._fake_mode import data_assignment_refusal, fake_module, new_fake_mode, to_fake  # noqa: F401
 from ._fake_runs import fake_run  # noqa: F401

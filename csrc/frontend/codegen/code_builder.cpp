@@ -2,8 +2,10 @@
 // Assumes CPython 3.11/3.12 opcodes; the assembler computes jumps, tables and stack depth.
 #include "frontend/codegen/code_builder.h"
 #include <algorithm>
+#include <deque>
 #include <unordered_set>
 #include "common/py_import.h"
+#include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::codegen {
 
@@ -138,7 +140,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
         if (value->default_factory) rebuild(code, value->default_factory, outputs, depth++);
       }
       for (size_t i = 0; i < value->items.size(); ++i) {
-        code.load_const(value->keys[i]);
+        if (ValuePtr traced = interp::traced_key_value(value->keys[i].ptr()))  // a tensor or object key
+          rebuild(code, traced, outputs, depth + 2 * static_cast<int>(i));
+        else
+          code.load_const(value->keys[i]);
         rebuild(code, value->items[i], outputs, depth + 2 * static_cast<int>(i) + 1);
       }
       code.emit(BUILD_MAP, static_cast<int>(value->items.size()));
@@ -146,6 +151,17 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     }
     case ValueKind::Set: {
+      if (!interp::traced_keys_of(*value).empty()) {  // holding tensors or objects: built item by item
+        std::vector<Ref> members = interp::held_keys(*value);
+        for (size_t i = 0; i < members.size(); ++i) {
+          if (ValuePtr traced = interp::traced_key_value(members[i].ptr()))
+            rebuild(code, traced, outputs, depth + static_cast<int>(i));
+          else
+            code.load_const(members[i]);
+        }
+        code.emit(BUILD_SET, static_cast<int>(members.size()));
+        return;
+      }
       // set(frozenset(...)): a new set per run, as the traced code makes one.
       code.emit(PUSH_NULL);
       code.load_const(Ref::borrow(reinterpret_cast<PyObject*>(&PySet_Type)));
@@ -159,8 +175,8 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->restores_grad_enabled ? 1 : 0)));
       return;
     }
-    case ValueKind::AutocastExit:
-      // The __exit__ of a torch.autocast block the break cuts: an AutocastRestore, made at trace time.
+    case ValueKind::StateExit:
+      // The __exit__ of a torch.autocast or inference_mode block the break cuts: its restorer, made at trace time.
       code.load_const(value->obj);
       return;
     case ValueKind::Iterator: {
@@ -219,6 +235,7 @@ bool has_items(const interp::Value& v) {
     case ValueKind::Tuple:
     case ValueKind::List:
     case ValueKind::Dict:
+    case ValueKind::Set:  // its traced keys
     case ValueKind::NewObject:
     case ValueKind::Iterator:
     case ValueKind::TensorMethod:
@@ -231,6 +248,7 @@ bool has_items(const interp::Value& v) {
 // thousands deep or containing itself is walked without recursion and without end.
 void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr&)>& fn) {
   std::unordered_set<const interp::Value*> seen;
+  std::deque<ValuePtr> keys;  // the traced keys of sets and dicts walked (pending points into it)
   std::vector<const ValuePtr*> pending = {&value};
   while (!pending.empty()) {
     const ValuePtr& v = *pending.back();
@@ -240,8 +258,9 @@ void visit_values(const ValuePtr& value, const std::function<void(const ValuePtr
     if (walk_items && !seen.insert(v.get()).second) continue;
     interp::refresh_view(*v);
     fn(v);
-    if (walk_items)
-      for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(&*item);
+    if (!walk_items) continue;
+    for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(&*item);
+    for (ValuePtr& key : interp::traced_keys_of(*v)) pending.push_back(&keys.emplace_back(std::move(key)));
   }
 }
 
@@ -257,6 +276,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   std::vector<ValuePtr> pending(roots.rbegin(), roots.rend());
   auto push_items = [&](const ValuePtr& v) {
     for (auto item = v->items.rbegin(); item != v->items.rend(); ++item) pending.push_back(*item);
+    for (ValuePtr& key : interp::traced_keys_of(*v)) pending.push_back(std::move(key));
   };
   while (!pending.empty()) {
     ValuePtr v = std::move(pending.back());
@@ -282,7 +302,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
         if (*state) push_items(*state);
       continue;
     }
-    if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::TensorMethod ||
+    if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::Set || v->kind == ValueKind::TensorMethod ||
         v->kind == ValueKind::UserMethod || v->kind == ValueKind::Iterator)
       push_items(v);
   }

@@ -5,6 +5,7 @@
 #include <set>
 #include "common/py_import.h"
 #include "frontend/codegen/code_builder.h"
+#include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::codegen {
 namespace {
@@ -228,13 +229,16 @@ void check_rebuildable(const ValuePtr& value, bool null_allowed, interp::WalkPat
     case ValueKind::Tensor:
     case ValueKind::Constant:
     case ValueKind::GradModeExit:
-    case ValueKind::AutocastExit:
-    case ValueKind::Set: return;
+    case ValueKind::StateExit: return;
+    case ValueKind::Set:
+      for (const auto& key : interp::traced_keys_of(*value)) check_rebuildable(key, false, path);
+      return;
     case ValueKind::Tuple:
     case ValueKind::List:
     case ValueKind::Dict:
       if (value->obj && value->kind != ValueKind::Tuple) return;
       for (const auto& item : value->items) check_rebuildable(item, false, path);
+      for (const auto& key : interp::traced_keys_of(*value)) check_rebuildable(key, false, path);
       return;
     case ValueKind::TensorMethod:
     case ValueKind::UserMethod:
@@ -293,7 +297,10 @@ std::vector<ValuePtr> break_values(const interp::BreakState& state) {
 
 std::vector<ValuePtr> break_outputs(const interp::BreakState& state, const std::vector<interp::SideEffect>& side_effects) {
   std::vector<ValuePtr> outputs;
-  for (const auto& effect : side_effects) collect_tensors(effect.value, outputs);
+  for (const auto& effect : side_effects) {
+    collect_tensors(effect.value, outputs);
+    if (effect.object && effect.object->is_tensor()) collect_tensors(effect.object, outputs);  // t.tag = ...
+  }
   for (const auto& value : break_values(state)) collect_tensors(value, outputs);
   return outputs;
 }

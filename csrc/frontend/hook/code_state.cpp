@@ -78,6 +78,8 @@ bool is_skipped_file(PyCodeObject* code) {
 bool is_untraceable_code(PyCodeObject* code) {
   constexpr int kGeneratorLike = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
   if (code->co_flags & kGeneratorLike) return true;
+  // Code without fast locals (a class body, exec'd code) names its variables in a dict.
+  if (!(code->co_flags & CO_OPTIMIZED)) return true;
   // Module and class bodies and comprehension functions hold no graph worth capturing alone.
   const char* name = PyUnicode_AsUTF8(code->co_name);
   if (!name) {

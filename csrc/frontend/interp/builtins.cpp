@@ -33,6 +33,8 @@ const Tracer::BuiltinTable& Tracer::builtin_table() {
       {"zip", &Tracer::builtin_zip, true},           {"getattr", &Tracer::builtin_getattr_hasattr},
       {"hasattr", &Tracer::builtin_getattr_hasattr},      {"sum", &Tracer::builtin_sum, true},
       {"vars", &Tracer::builtin_vars},               {"delattr", &Tracer::builtin_delattr},
+      {"__build_class__", &Tracer::builtin_build_class, true},
+      {"globals", &Tracer::builtin_globals},
   };
   static const BuiltinTable table = [] {
     BuiltinTable built;
@@ -76,9 +78,8 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
     } else {
       for (auto& pair : iterate(args[0])) {
         std::vector<ValuePtr> parts = iterate(pair);
-        if (parts.size() != 2 || !parts[0]->is_constant()) unsupported("dict() of a sequence that is not of constant-keyed pairs");
-        result->keys.push_back(parts[0]->obj);
-        result->items.push_back(parts[1]);
+        if (parts.size() != 2) unsupported("dict() of a sequence that is not of pairs");
+        result->dict_set(container_key(parts[0], result->keys, "a dict key"), parts[1]);  // a repeated key: the last value
       }
     }
   }
@@ -170,14 +171,40 @@ ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs
 ValuePtr Tracer::builtin_set(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs&) {  // set, frozenset
   if (args.size() > 1) return nullptr;
   const bool frozen = fn.ptr() == reinterpret_cast<PyObject*>(&PyFrozenSet_Type);
-  Ref set = check(PySet_New(nullptr));
+  ValuePtr set = new_set(check(PySet_New(nullptr)));
   if (!args.empty())
     for (const auto& item : iterate(args[0])) {
-      if (!item->is_constant()) unsupported(callable_name(fn) + "() of a " + item->describe());
-      if (PySet_Add(set.ptr(), item->obj.ptr()) < 0) raise_python_error();
+      // A frozenset is a constant of the trace: it holds constants only.
+      if (frozen && !item->is_constant()) unsupported(callable_name(fn) + "() of a " + item->describe());
+      Ref member = frozen ? item->obj : set_member(set, item);
+      if (PySet_Add(set->obj.ptr(), member.ptr()) < 0) raise_python_error();
     }
-  if (frozen) return Value::constant(check(PyFrozenSet_New(set.ptr())));
-  return new_set(std::move(set));
+  if (frozen) return Value::constant(check(PyFrozenSet_New(set->obj.ptr())));
+  return set;
+}
+
+// globals(): the running frame's globals dict, as an object; reading or writing a name through it
+// is a global load or store (globals_item), guarded per name as LOAD_GLOBAL is.
+ValuePtr Tracer::builtin_globals(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
+  if (!args.empty()) return nullptr;
+  auto value = Value::constant(Ref::borrow(frame().globals), Source::fixed(Ref::borrow(frame().globals), "<globals()>"));
+  value->kind = ValueKind::Object;
+  return value;
+}
+
+bool Tracer::is_frame_globals(const ValuePtr& value) {
+  return value->kind == ValueKind::Object && value->obj.ptr() == frame().globals;
+}
+
+ValuePtr Tracer::globals_item(const ValuePtr& key) {
+  if (!key->is_constant() || !PyUnicode_CheckExact(key->obj.ptr())) unsupported("globals()[key] with a key that is a " + key->describe());
+  const std::string name = to_std_string(key->obj);
+  auto written = written_globals_.find({frame().globals, name});
+  if (written != written_globals_.end()) return written->second;  // assigned earlier in this trace
+  PyObject* value = PyDict_GetItemWithError(frame().globals, key->obj.ptr());
+  if (!value && PyErr_Occurred()) throw PythonError();
+  if (!value) unsupported("globals()['" + name + "'] of a name the module does not define");
+  return wrap(value, global_source(name, false));
 }
 
 ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {

@@ -158,9 +158,13 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::GradModeExit:
       set_grad_mode_in_graph(callable->restores_grad_enabled);
       return Value::constant(Ref::borrow(Py_None));
-    case ValueKind::AutocastExit: {
-      Ref state = check(PyObject_GetAttrString(callable->obj.ptr(), "state"));
-      set_autocast_state_in_graph(state);
+    case ValueKind::StateExit: {
+      Ref node = check(PyObject_CallMethod(callable->obj.ptr(), "graph_node", nullptr));  // (function, args)
+      std::vector<ValuePtr> node_args;
+      PyObject* state = PyTuple_GET_ITEM(node.ptr(), 1);
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(state); ++i) node_args.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(state, i))));
+      // Kept, and run on the fakes too: the state is the restored one for the rest of the trace.
+      graph_.call("call_function", Handle(PyTuple_GET_ITEM(node.ptr(), 0)), node_args, {}, "leaving a block", true);
       return Value::constant(Ref::borrow(Py_None));
     }
     case ValueKind::UserMethod: {
@@ -182,6 +186,8 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
         return call_native_method(callable->obj, callable->items[0], std::move(args), std::move(kwargs));
       if (ValuePtr skipped = silent_log_call(callable, args)) return skipped;
       if (is_logging_call(callable)) return defer_call(callable, std::move(args), std::move(kwargs), "logging." + callable->name + "()");
+      if (callable->items.at(0)->kind == ValueKind::NNModule)
+        if (ValuePtr done = module_method_now(callable->items[0], callable->obj, args, kwargs)) return done;
       args.insert(args.begin(), callable->items.at(0));
       return inline_call(callable->obj, std::move(args), std::move(kwargs), nullptr, direct);
     }
@@ -461,14 +467,22 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
+  static Ref& inference_mode = *new Ref(import_attr("torch", "inference_mode"));  // never freed: outlives the interpreter
   if ((fn.ptr() == no_grad.ptr() || fn.ptr() == enable_grad.ptr()) && args.empty() && kwargs.empty())
     return Value::constant(check(PyObject_CallNoArgs(fn.ptr())));  // an inert object until entered
+  if (fn.ptr() == inference_mode.ptr() && all_constant(args, kwargs))
+    return fold(fn, args, kwargs);  // likewise: it keeps its mode until entered
   static Ref& set_grad_enabled = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
   if (fn.ptr() == set_grad_enabled.ptr() && args.size() == 1 && kwargs.empty() && args[0]->is_constant() &&
       PyBool_Check(args[0]->obj.ptr())) {
     set_grad_mode_in_graph(args[0]->obj.ptr() == Py_True);  // a node, kept: it returns None
     return Value::constant(Ref::borrow(Py_None));
   }
+  // torch.manual_seed: read again each time, as importing torch._dynamo replaces it by a wrapper.
+  static Ref& random_manual_seed = *new Ref(import_attr("torch.random", "manual_seed"));  // never freed: outlives the interpreter
+  if ((fn.ptr() == random_manual_seed.ptr() || fn.ptr() == import_attr("torch", "manual_seed").ptr()) && args.size() == 1 &&
+      kwargs.empty() && args[0]->is_constant())
+    return seed_in_graph(args[0]);
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
@@ -588,6 +602,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
+  if (policy == "module_hook") return module_hook_call(fn, args);
   if (policy == "refuse") unsupported(args.size() == 1 && args[0]->is_constant() ? to_std_string(args[0]->obj) : "refused by a stand-in");
   if (policy == "user_function") {
     if (PyMethod_Check(fn.ptr())) {

@@ -220,7 +220,10 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
     CompiledFrame compiled_frame;
     if (!result.break_state) {
       std::vector<ValuePtr> outputs;
-      for (const auto& effect : result.side_effects) collect_outputs(effect.value, outputs);
+      for (const auto& effect : result.side_effects) {
+        collect_outputs(effect.value, outputs);
+        if (effect.object && effect.object->is_tensor()) collect_outputs(effect.object, outputs);  // t.tag = ...
+      }
       collect_outputs(result.return_value, outputs);
       for (const auto& effect : result.side_effects) collect_symbolic_outputs(tracer.graph(), effect.value, outputs);
       collect_symbolic_outputs(tracer.graph(), result.return_value, outputs);

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
+#include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::interp {
 namespace {
@@ -11,6 +12,15 @@ namespace {
 ValuePtr none() { return Value::constant(Ref::borrow(Py_None)); }
 
 bool is_plain_key(const ValuePtr& value) { return value->is_constant(); }
+
+// The exception argument of a missing key: the constant, else None (the run raises the real one).
+Ref missing_key(const ValuePtr& key) { return key->is_constant() ? key->obj : Ref::borrow(Py_None); }
+
+bool holds_user_eq_keys(const Value& container) {
+  for (const Ref& key : held_keys(container))
+    if (traced_key_has_user_eq(key.ptr())) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -126,7 +136,7 @@ ValuePtr Tracer::call_container_method_with_keywords(const ValuePtr& self, const
     if (self->items.empty())
       raise(PyExc_KeyError, ordered ? "dictionary is empty" : "popitem(): dictionary is empty");
     const size_t at = PyObject_IsTrue(last->obj.ptr()) == 1 ? self->items.size() - 1 : 0;
-    ValuePtr pair = Value::sequence(ValueKind::Tuple, {Value::constant(self->keys[at]), self->items[at]});
+    ValuePtr pair = Value::sequence(ValueKind::Tuple, {key_value(self->keys[at]), self->items[at]});
     self->keys.erase(self->keys.begin() + static_cast<std::ptrdiff_t>(at));
     self->items.erase(self->items.begin() + static_cast<std::ptrdiff_t>(at));
     return pair;
@@ -203,19 +213,19 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
   }
   if (name == "__contains__" && argc == 1 && self->kind != ValueKind::Dict) return Value::boolean(contains(self, args[0]));
   if (self->kind == ValueKind::Dict) {
-    if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2 && is_plain_key(args[0])) {
-      int at = self->dict_index(args[0]->obj);
+    if ((name == "get" || name == "pop" || name == "setdefault") && argc >= 1 && argc <= 2) {
+      int at = dict_find(self, args[0]);
       if (name == "get") return at >= 0 ? self->items[at] : (argc > 1 ? args[1] : none());
       if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
       if (name == "setdefault") {
         if (at >= 0) return self->items[at];
-        self->keys.push_back(args[0]->obj);
+        self->keys.push_back(container_key(args[0], self->keys, "a dict key"));
         self->items.push_back(argc > 1 ? args[1] : none());
         return self->items.back();
       }
       if (at < 0) {
         if (argc > 1) return args[1];
-        raise(PyExc_KeyError, args[0]->obj);
+        raise(PyExc_KeyError, missing_key(args[0]));
       }
       ValuePtr found = self->items[at];
       self->keys.erase(self->keys.begin() + at);
@@ -235,13 +245,12 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
       return view;
     }
     if (name == "copy" && argc == 0) return Value::dict(self->keys, self->items);
-    if (name == "__getitem__" && argc == 1 && is_plain_key(args[0])) {
-      int at = self->dict_index(args[0]->obj);
-      if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+    if (name == "__getitem__" && argc == 1) {
+      int at = dict_find(self, args[0]);
+      if (at < 0) raise(PyExc_KeyError, missing_key(args[0]));
       return self->items[at];
     }
-    if (name == "__contains__" && argc == 1 && is_plain_key(args[0]))
-      return Value::constant(Ref::borrow(self->dict_index(args[0]->obj) >= 0 ? Py_True : Py_False));
+    if (name == "__contains__" && argc == 1) return Value::boolean(dict_find(self, args[0]) >= 0);
     if (name == "__len__" && argc == 0) return Value::constant(check(PyLong_FromSize_t(self->items.size())));
     if ((name == "update" && argc == 1 && args[0]->kind == ValueKind::Dict) || (name == "clear" && argc == 0)) {
       if (!trace_owned(self)) unsupported("dict." + name + "() on a dict passed into the function (a side effect)");
@@ -251,10 +260,11 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
         return none();
       }
       for (size_t i = 0; i < args[0]->keys.size(); ++i) {
-        int at = self->dict_index(args[0]->keys[i]);
+        Ref key = rehold_key(args[0]->keys[i], self->keys);
+        int at = self->dict_index(key);
         if (at >= 0) self->items[at] = args[0]->items[i];
         else {
-          self->keys.push_back(args[0]->keys[i]);
+          self->keys.push_back(key);
           self->items.push_back(args[0]->items[i]);
         }
       }
@@ -263,22 +273,39 @@ ValuePtr Tracer::call_container_method(ValuePtr self, const std::string& name, s
     unsupported("dict." + name + "()" + (self->source ? " on a dict passed into the function" : ""));
   }
   if (self->kind == ValueKind::Set) {
-    // A set of constants: the real set answers, then stays the trace's own.
-    static const char* const mutating[] = {"add", "discard", "remove", "update", "clear", "pop",
-                                           "difference_update", "intersection_update"};
-    bool mutates = false;
-    for (const char* m : mutating) mutates |= name == m;
+    // The real set of constants and traced keys answers, then stays the trace's own. Items
+    // added or looked up are held as container_key makes them (traced values, a user __eq__).
+    if ((name == "add" || name == "discard" || name == "remove") && argc == 1) {
+      Ref member = set_member(self, args[0]);
+      if (name == "add") {
+        if (PySet_Add(self->obj.ptr(), member.ptr()) < 0) raise_python_error();
+        return none();
+      }
+      int found = PySet_Discard(self->obj.ptr(), member.ptr());
+      if (found < 0) raise_python_error();
+      if (!found && name == "remove") raise(PyExc_KeyError, missing_key(args[0]));
+      return none();
+    }
+    if (name == "update" && argc >= 1 && !args[0]->is_fully_constant()) {
+      for (const auto& arg : args)
+        for (const ValuePtr& item : iterate(arg))
+          if (PySet_Add(self->obj.ptr(), set_member(self, item).ptr()) < 0) raise_python_error();
+      return none();
+    }
     std::vector<Ref> python_args;
     for (const auto& arg : args) {
       if (!arg->is_fully_constant() && arg->kind != ValueKind::Set) unsupported("set." + name + "() of a " + arg->describe());
-      python_args.push_back(arg->as_python_constant());
+      // Sets of traced keys take part as they are held; a user __eq__ would not be traced there.
+      if (holds_user_eq_keys(*self) || holds_user_eq_keys(*arg))
+        unsupported("set." + name + "() on sets of objects with their own __eq__");
+      python_args.push_back(arg->kind == ValueKind::Set ? check(PySet_New(arg->obj.ptr())) : arg->as_python_constant());
     }
     Ref bound = check(PyObject_GetAttrString(self->obj.ptr(), name.c_str()));
     Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(argc)));
     for (size_t i = 0; i < argc; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, python_args[i].release());
     Ref result = checked(PyObject_Call(bound.ptr(), tuple.ptr(), nullptr));
-    (void)mutates;
     if (PySet_CheckExact(result.ptr())) return new_set(std::move(result));
+    if (ValuePtr traced = traced_key_value(result.ptr())) return traced;  // set.pop() of a traced key
     return Value::constant(std::move(result));
   }
   if (self->kind == ValueKind::List && trace_owned(self)) {

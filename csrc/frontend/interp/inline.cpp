@@ -98,7 +98,7 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
 }
 
 ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
-                             const std::vector<ValuePtr>* cells, bool direct) {
+                             const std::vector<ValuePtr>* cells, bool direct, ValuePtr names) {
   // A function with a stand-in (one decorated with @torch.no_grad(), or an lru_cache wrapper,
   // reached as a method or a forward): the stand-in runs instead.
   Ref stand_in = cells ? Ref() : polyfill_of(function);
@@ -126,6 +126,7 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   callee->first_free_slot = code->co_nlocalsplus - code->co_nfreevars;
   callee->locals = bind_arguments(code, function, std::move(args), std::move(kwargs));
   callee->local_initialised.assign(code->co_nlocalsplus, true);
+  callee->names = std::move(names);
   for (int slot = callee->first_free_slot; slot < code->co_nlocalsplus; ++slot) {
     size_t index = static_cast<size_t>(slot - callee->first_free_slot);
     if (cells && index < cells->size()) callee->locals[slot] = (*cells)[index];  // the trace's own cells

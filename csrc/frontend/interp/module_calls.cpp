@@ -47,6 +47,104 @@ bool Tracer::is_module_call_function(Handle fn) {
   return false;
 }
 
+// Hooks registered in the trace (the stand-ins of register_forward_hook/register_forward_pre_hook
+// call these): kept beside the module's own tables, which stay as they are (and guarded so).
+ValuePtr Tracer::module_hook_call(Handle fn, const std::vector<ValuePtr>& args) {
+  static Ref& register_fn = *new Ref(import_attr("cdynamo._polyfills.nn_modules", "register_traced_hook"));  // never freed: outlives the interpreter
+  if (fn.ptr() == register_fn.ptr()) {
+    if (args.size() != 5 || args[0]->kind != ValueKind::NNModule || !args[1]->is_constant() || !args[3]->is_constant() ||
+        !args[4]->is_constant())
+      unsupported("registering a hook on a " + args.at(0)->describe());
+    traced_hooks_.push_back({args[0], to_std_string(args[1]->obj) == "pre", args[2], PyObject_IsTrue(args[3]->obj.ptr()) == 1,
+                             PyObject_IsTrue(args[4]->obj.ptr()) == 1, false});
+    return Value::constant(check(PyLong_FromSize_t(traced_hooks_.size() - 1)));
+  }
+  if (args.size() != 1 || !args[0]->is_constant() || !PyLong_Check(args[0]->obj.ptr())) unsupported("removing a hook by a traced id");
+  const size_t id = PyLong_AsSize_t(args[0]->obj.ptr());
+  if (id < traced_hooks_.size()) traced_hooks_[id].removed = true;  // a second remove() does nothing, as torch's
+  return Value::constant(Ref::borrow(Py_None));
+}
+
+bool Tracer::has_traced_hooks(const ValuePtr& module) const {
+  for (const TracedHook& hook : traced_hooks_)
+    if (!hook.removed && hook.module->obj.ptr() == module->obj.ptr()) return true;
+  return false;
+}
+
+void Tracer::check_traced_hooks_removed() const {
+  for (const TracedHook& hook : traced_hooks_)
+    if (!hook.removed)
+      unsupported("a hook registered on " + hook.module->describe() +
+                  " inside the compiled function and not removed before the graph ends");
+}
+
+// What Module.__call__ runs: the module's own and torch.nn's global hooks (_trace_support.module_hooks),
+// with those the trace registered (prepended ones first, as torch moves them to the front).
+Tracer::ModuleHooks Tracer::module_hooks_of(const ValuePtr& module) {
+  ModuleHooks hooks;
+  Ref real = call_helper("cdynamo._trace_support", "module_hooks", {module->obj});
+  if (real.ptr() != Py_None) {
+    hooks.backward = PyObject_IsTrue(Ref(check(PyObject_GetAttrString(real.ptr(), "backward"))).ptr()) == 1;
+    for (auto [name, list] : {std::pair{"pre", &hooks.pre}, std::pair{"forward", &hooks.forward}}) {
+      Ref entries = check(PyObject_GetAttrString(real.ptr(), name));
+      for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries.ptr()); ++i) {
+        PyObject* entry = PyList_GET_ITEM(entries.ptr(), i);  // (hook, with_kwargs)
+        list->emplace_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(entry, 0))), PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1)) == 1);
+      }
+    }
+  }
+  for (const TracedHook& hook : traced_hooks_) {
+    if (hook.removed || hook.module->obj.ptr() != module->obj.ptr()) continue;
+    auto& list = hook.pre ? hooks.pre : hooks.forward;
+    if (hook.prepend && global_hooks_present_)
+      unsupported("a hook prepended inside the compiled function while torch.nn has global hooks");
+    if (hook.prepend) list.insert(list.begin(), {hook.hook, hook.with_kwargs});
+    else list.emplace_back(hook.hook, hook.with_kwargs);
+  }
+  return hooks;
+}
+
+// A method of nn.Module itself (module.py, library code the trace does not enter: add_module,
+// register_module, train, ...) called on a module the trace made (stateless, made once per compiled
+// code, seen by nothing but the trace): it runs now on the real module, when every argument is a
+// constant, a module the trace made, or a function the trace made that closes over nothing. A
+// trace that fails later makes its module again. Null where this does not apply.
+ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, const std::vector<ValuePtr>& args,
+                                   const graph::KwArgs& kwargs) {
+  if (module->source || !module->obj || !PyFunction_Check(function.ptr())) return nullptr;
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
+  Ref name = check(PyObject_GetAttrString(function.ptr(), "__name__"));
+  PyObject* own = PyDict_GetItemWithError(reinterpret_cast<PyTypeObject*>(module_type.ptr())->tp_dict, name.ptr());
+  if (!own && PyErr_Occurred()) throw PythonError();
+  if (own != function.ptr()) return nullptr;
+  auto real = [&](const ValuePtr& value) -> Ref {
+    if (value->kind == ValueKind::NNModule && !value->source) return value->obj;
+    if (value->kind == ValueKind::Function && value->items.empty()) return value->obj;
+    if (value->is_fully_constant()) return value->as_python_constant();
+    return Ref();
+  };
+  Ref positional = check(PyTuple_New(static_cast<Py_ssize_t>(args.size() + 1)));
+  PyTuple_SET_ITEM(positional.ptr(), 0, Ref(module->obj).release());
+  for (size_t i = 0; i < args.size(); ++i) {
+    Ref arg = real(args[i]);
+    if (!arg) return nullptr;
+    PyTuple_SET_ITEM(positional.ptr(), i + 1, arg.release());
+  }
+  Ref keywords = check(PyDict_New());
+  for (const auto& [key, value] : kwargs) {
+    Ref arg = real(value);
+    if (!arg) return nullptr;
+    check_status(PyDict_SetItemString(keywords.ptr(), key.c_str(), arg.ptr()));
+  }
+  Ref result = checked(PyObject_Call(function.ptr(), positional.ptr(), keywords.ptr()));
+  // Made once per compiled code, a module made in the function stays stateless (as construct_module requires).
+  if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {module->obj}).ptr()))
+    unsupported("Module." + to_std_string(name) + "() gave a module made in the function parameters or buffers");
+  if (result.ptr() == module->obj.ptr()) return module;  // m.train() and the like return the module
+  if (result.ptr() == Py_None) return Value::constant(std::move(result));
+  unsupported("Module." + to_std_string(name) + "() on a module made in the function returns a " + Py_TYPE(result.ptr())->tp_name);
+}
+
 // Whether calling the module runs hooks (its own or torch.nn's global ones); guards that the
 // tables stay as they are (once per module and trace).
 bool Tracer::guard_module_hooks(const ValuePtr& module) {
@@ -86,10 +184,9 @@ bool Tracer::guard_module_hooks(const ValuePtr& module) {
 // Module.__call__ with hooks, as eager runs it: forward pre-hooks (each may replace the arguments),
 // the forward (a leaf layer's too: inline, so that its call_module node never runs the hooks a
 // second time), then forward hooks (each may replace the result). The hooks are traced as Python.
-ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
+ValuePtr Tracer::call_module_with_hooks(ValuePtr module, const ModuleHooks& hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   const std::string what = "the module " + module->module_path;
-  Ref backward = check(PyObject_GetAttrString(hooks.ptr(), "backward"));
-  if (PyObject_IsTrue(backward.ptr()))
+  if (hooks.backward)
     unsupported("calling " + what + ", which has backward hooks (they wrap its inputs and outputs in autograd Functions)");
   auto kwargs_value = [&] {
     std::vector<Ref> keys;
@@ -100,11 +197,7 @@ ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vect
     }
     return Value::dict(std::move(keys), std::move(values));
   };
-  Ref pre_hooks = check(PyObject_GetAttrString(hooks.ptr(), "pre"));
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pre_hooks.ptr()); ++i) {
-    PyObject* entry = PyList_GET_ITEM(pre_hooks.ptr(), i);  // (hook, with_kwargs)
-    ValuePtr hook = Value::constant(Ref::borrow(PyTuple_GET_ITEM(entry, 0)));
-    const bool with_kwargs = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1));
+  for (const auto& [hook, with_kwargs] : hooks.pre) {
     ValuePtr positional = Value::sequence(ValueKind::Tuple, args);
     if (with_kwargs) {
       ValuePtr result = call_value(hook, {module, positional, kwargs_value()}, {});
@@ -122,12 +215,9 @@ ValuePtr Tracer::call_module_with_hooks(ValuePtr module, Handle hooks, std::vect
     }
   }
   ValuePtr result = call_forward(module, args, kwargs, false);
-  Ref forward_hooks = check(PyObject_GetAttrString(hooks.ptr(), "forward"));
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(forward_hooks.ptr()); ++i) {
-    PyObject* entry = PyList_GET_ITEM(forward_hooks.ptr(), i);
-    ValuePtr hook = Value::constant(Ref::borrow(PyTuple_GET_ITEM(entry, 0)));
+  for (const auto& [hook, with_kwargs] : hooks.forward) {
     ValuePtr positional = Value::sequence(ValueKind::Tuple, args);
-    ValuePtr replaced = PyObject_IsTrue(PyTuple_GET_ITEM(entry, 1))
+    ValuePtr replaced = with_kwargs
                             ? call_value(hook, {module, positional, kwargs_value(), result}, {})
                             : call_value(hook, {module, positional, result}, {});
     if (!is_none(replaced)) result = replaced;
@@ -165,9 +255,10 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
     args.insert(args.begin(), module);
     return inline_call(class_call, std::move(args), std::move(kwargs), nullptr, direct);
   }
-  if (hooked) {
-    Ref hooks = call_helper("cdynamo._trace_support", "module_hooks", {obj});
-    if (hooks.ptr() != Py_None) return call_module_with_hooks(module, hooks, std::move(args), std::move(kwargs));
+  if (hooked || has_traced_hooks(module)) {
+    ModuleHooks hooks = module_hooks_of(module);
+    if (hooks.backward || !hooks.pre.empty() || !hooks.forward.empty())
+      return call_module_with_hooks(module, hooks, std::move(args), std::move(kwargs));
   }
   int is_leaf = PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_leaf_module", {obj}).ptr());
   check_status(is_leaf);

@@ -489,10 +489,7 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
   }
   if (mapping->kind != ValueKind::Dict) unsupported(std::string(owner->tp_name) + "." + name + "() on a " + as_type(self->cls)->tp_name + " object");
   if (!kwargs.empty() && name != "__init__" && name != "update") unsupported("dict." + name + "() with keyword arguments");
-  auto key_of = [&](const ValuePtr& key) {
-    if (!key->is_constant()) unsupported("a dict key that is a " + key->describe());
-    return key->obj;
-  };
+  auto key_of = [&](const ValuePtr& key) { return container_key(key, mapping->keys, "a dict key"); };
   if (name == "__init__" || name == "update") {
     if (argc > 1) raise(PyExc_TypeError, name + " expected at most 1 argument");
     if (argc == 1) {
@@ -530,7 +527,7 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
     int at = mapping->dict_index(key_of(args[0]));
     if (at < 0 && name == "__getitem__")  // dict's lookup asks a subclass's __missing__ (Counter's 0)
       if (Ref missing = python_special_method(self, "__missing__")) return inline_call(missing, {self, args[0]}, {});
-    if (at < 0) raise(PyExc_KeyError, args[0]->obj);
+    if (at < 0) raise(PyExc_KeyError, args[0]->is_constant() ? args[0]->obj : Ref::borrow(Py_None));
     ValuePtr found = mapping->items[at];
     if (name == "__delitem__") {
       mapping->keys.erase(mapping->keys.begin() + at);
@@ -552,6 +549,11 @@ ValuePtr Tracer::call_native_method(Handle descriptor, const ValuePtr& self, std
 // --- attribute writes on objects from the frame: replayed after the graph -------------------
 
 ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
+  if (base->is_tensor() && base->fake) {  // one tensor, however many Values: its fake
+    for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
+      if (it->object->is_tensor() && it->object->fake.ptr() == base->fake.ptr() && it->name == name) return it->value;
+    return nullptr;
+  }
   if (!base->obj) return nullptr;
   if (PyType_Check(base->obj.ptr())) return pending_class_attribute(as_type(base->obj.ptr()), name);
   for (auto it = side_effects_.rbegin(); it != side_effects_.rend(); ++it)
@@ -634,8 +636,11 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
   // attribute too (a counter on the class), on a class defined in Python.
   const bool python_class = object->kind == ValueKind::Constant && PyType_Check(object->obj.ptr()) &&
                             (as_type(object->obj.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE);
-  bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule ||
-                    object->kind == ValueKind::PyModule || python_class) && object->source;
+  // A tensor's own Python attribute (t.tag = ...; not one of torch.Tensor's descriptors): set on
+  // the tensor the graph returns, or on the input, after the graph.
+  const bool tensor_attribute = object->is_tensor() && object->fake && !tensor_descriptor(name);
+  bool reachable = ((object->kind == ValueKind::Object || object->kind == ValueKind::NNModule ||
+                     object->kind == ValueKind::PyModule || python_class) && object->source) || tensor_attribute;
   if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
   // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
   // where eager has one. Values reachable by their source keep their identity.
@@ -666,6 +671,14 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     if (is_parameter) unsupported("assigning a tensor to the parameter " + name + " of an nn.Module");
   }
   side_effects_.push_back({std::move(object), name, std::move(value)});
+}
+
+// Whether torch.Tensor's class (or a tensor subclass's) defines the name: a property or method
+// whose write the tensor itself handles (requires_grad, grad, names), not a plain attribute.
+bool Tracer::tensor_descriptor(const std::string& name) {
+  static Ref& tensor_type = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
+  return _PyType_Lookup(reinterpret_cast<PyTypeObject*>(tensor_type.ptr()), interned(name).ptr()) != nullptr ||
+         name.starts_with("__");
 }
 
 void Tracer::store_global(const std::string& name, ValuePtr value) {

@@ -34,7 +34,10 @@ namespace cdynamo::interp {
   X(raise_varargs)                                                                               \
   /* ops_match.cpp: the match statement, assert's error */                                       \
   X(match_sequence) X(match_mapping) X(match_keys) X(match_class) X(get_len)                     \
-  X(load_assertion_error)
+  X(load_assertion_error)                                                                        \
+  /* class_bodies.cpp: class statements and the names of their bodies */                         \
+  X(load_build_class) X(load_name) X(store_name) X(load_locals) X(load_classderef)               \
+  X(load_from_dict_or_deref) X(setup_annotations)
 
 // How opargs encode what the handlers read, where 3.11 and 3.12 differ.
 struct OpargFormat {

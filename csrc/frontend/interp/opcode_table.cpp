@@ -137,6 +137,14 @@ const Tracer::OpcodeTable& Tracer::opcode_table() {
       {"MATCH_CLASS", &Tracer::op_match_class},
       {"GET_LEN", &Tracer::op_get_len},
       {"LOAD_ASSERTION_ERROR", &Tracer::op_load_assertion_error},
+      // class_bodies.cpp
+      {"LOAD_BUILD_CLASS", &Tracer::op_load_build_class},
+      {"LOAD_NAME", &Tracer::op_load_name},
+      {"STORE_NAME", &Tracer::op_store_name},
+      {"SETUP_ANNOTATIONS", &Tracer::op_setup_annotations},
+      {"LOAD_CLASSDEREF", &Tracer::op_load_classderef, Versions::Py311},
+      {"LOAD_LOCALS", &Tracer::op_load_locals, Versions::Py312},
+      {"LOAD_FROM_DICT_OR_DEREF", &Tracer::op_load_from_dict_or_deref, Versions::Py312},
   };
   static const OpcodeTable table = [] {
     OpcodeTable built{};

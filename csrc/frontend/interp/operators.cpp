@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
+#include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::interp {
 namespace {
@@ -281,7 +282,7 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     // d | other: a new dict with other's items last; d |= other updates d itself.
     ValuePtr target = what == "operator.ior" ? lhs : Value::dict(lhs->keys, lhs->items);
     if (what == "operator.ior" && !trace_owned(lhs)) unsupported("|= on a dict passed into the function (a side effect)");
-    for (size_t i = 0; i < rhs->keys.size(); ++i) target->dict_set(rhs->keys[i], rhs->items[i]);
+    for (size_t i = 0; i < rhs->keys.size(); ++i) target->dict_set(rehold_key(rhs->keys[i], target->keys), rhs->items[i]);
     push(target);
     return;
   }
@@ -354,6 +355,10 @@ void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
 
 void Tracer::subscript(ValuePtr container, ValuePtr key) {
   static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
+  if (is_frame_globals(container)) {
+    push(globals_item(key));
+    return;
+  }
   if (container->is_tensor()) {
     push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
     return;
@@ -380,17 +385,17 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       return;
     }
   }
-  if (container->kind == ValueKind::Dict && key->is_constant()) {
-    int at = container->dict_index(key->obj);
+  if (container->kind == ValueKind::Dict) {
+    int at = dict_find(container, key);
     if (at < 0 && container->default_factory &&
         !(container->default_factory->is_constant() && container->default_factory->obj.ptr() == Py_None)) {
       // A defaultdict the trace made: the factory's value is stored under the key, as __missing__ does.
       ValuePtr made = call_value(container->default_factory, {}, {});
-      container->dict_set(key->obj, made);
+      container->dict_set(container_key(key, container->keys, "a dict key"), made);
       push(made);
       return;
     }
-    if (at < 0) raise(PyExc_KeyError, key->obj);  // the key set is guarded: it raises at run time too
+    if (at < 0) raise(PyExc_KeyError, key->is_constant() ? key->obj : Ref::borrow(Py_None));  // the key set is guarded: it raises at run time too
     push(container->items[at]);
     return;
   }
@@ -452,9 +457,9 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
   }
   if (container->kind == ValueKind::Object && key->is_constant())
     if (ValuePtr contents = dict_contents(container)) container = contents;  // a dict subclass: dict's own lookup
-  if (container->kind == ValueKind::Dict && key->is_constant()) {
-    int at = container->dict_index(key->obj);
-    if (at < 0) raise(PyExc_KeyError, key->obj);
+  if (container->kind == ValueKind::Dict) {
+    int at = dict_find(container, key);
+    if (at < 0) raise(PyExc_KeyError, key->is_constant() ? key->obj : Ref::borrow(Py_None));
     push(container->items[at]);
     return;
   }
@@ -494,6 +499,10 @@ void Tracer::store_list_slice(const ValuePtr& list, Handle slice, std::vector<Va
 }
 
 void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
+  if (is_frame_globals(container) && key->is_constant() && PyUnicode_CheckExact(key->obj.ptr())) {
+    store_global(to_std_string(key->obj), std::move(value));  // globals()[name] = value: a global store
+    return;
+  }
   static Ref& setitem = *new Ref(import_attr("operator", "setitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
@@ -528,8 +537,8 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
     store_list_slice(container, key->obj, iterate(value));
     return;
   }
-  if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
-    container->dict_set(key->obj, value);
+  if (container->kind == ValueKind::Dict && trace_owned(container)) {
+    container->dict_set(container_key(key, container->keys, "a dict key"), value);
     return;
   }
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");
@@ -570,9 +579,9 @@ void Tracer::delete_subscript(ValuePtr container, ValuePtr key) {
     container->items = std::move(kept);
     return;
   }
-  if (container->kind == ValueKind::Dict && trace_owned(container) && key->is_constant()) {
-    int at = container->dict_index(key->obj);
-    if (at < 0) raise(PyExc_KeyError, key->obj);
+  if (container->kind == ValueKind::Dict && trace_owned(container)) {
+    int at = dict_find(container, key);
+    if (at < 0) raise(PyExc_KeyError, key->is_constant() ? key->obj : Ref::borrow(Py_None));
     container->keys.erase(container->keys.begin() + at);
     container->items.erase(container->items.begin() + at);
     return;
@@ -618,7 +627,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
     }
     case ValueKind::Dict: {
       std::vector<ValuePtr> keys;
-      for (const Ref& key : iterable->keys) keys.push_back(Value::constant(key));
+      for (const Ref& key : iterable->keys) keys.push_back(key_value(key));
       return keys;
     }
     case ValueKind::Object:
@@ -655,7 +664,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       Ref items = check(PySequence_List(iterable->obj.ptr()));
       std::vector<ValuePtr> values;
       for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.ptr()); ++i)
-        values.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(items.ptr(), i))));
+        values.push_back(key_value(PyList_GET_ITEM(items.ptr(), i)));
       return values;
     }
     case ValueKind::Constant: {

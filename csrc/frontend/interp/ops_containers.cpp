@@ -86,20 +86,20 @@ Ref Tracer::hashable_constant(const ValuePtr& value, const char* what) {
 }
 
 bool Tracer::op_build_set(const bytecode::Instruction& inst) {
-  Ref set = check(PySet_New(nullptr));
+  ValuePtr set = new_set(check(PySet_New(nullptr)));
   for (const auto& item : pop_n(inst.arg))
-    if (PySet_Add(set.ptr(), hashable_constant(item, "a set item").ptr()) < 0) raise_python_error();
-  push(new_set(std::move(set)));
+    if (PySet_Add(set->obj.ptr(), set_member(set, item).ptr()) < 0) raise_python_error();
+  push(std::move(set));
   return true;
 }
 
 bool Tracer::op_set_add(const bytecode::Instruction& inst) {  // SET_ADD and SET_UPDATE
   ValuePtr item = pop();
-  ValuePtr& set = top(inst.arg);
+  ValuePtr set = top(inst.arg);  // a copy: hashing an item may run other frames
   if (set->kind != ValueKind::Set) throw InternalError("SET_ADD without a set");
   std::vector<ValuePtr> items = inst.opcode == SET_ADD ? std::vector<ValuePtr>{item} : iterate(item);
   for (const auto& element : items)
-    if (PySet_Add(set->obj.ptr(), hashable_constant(element, "a set item").ptr()) < 0) raise_python_error();
+    if (PySet_Add(set->obj.ptr(), set_member(set, element).ptr()) < 0) raise_python_error();
   return true;
 }
 
@@ -146,13 +146,9 @@ bool Tracer::op_unpack_ex(const bytecode::Instruction& inst) {
 
 bool Tracer::op_build_map(const bytecode::Instruction& inst) {
   std::vector<ValuePtr> flat = pop_n(2 * inst.arg);
-  std::vector<Ref> keys;
-  std::vector<ValuePtr> values;
-  for (int i = 0; i < inst.arg; ++i) {
-    keys.push_back(hashable_constant(flat[2 * i], "a dict key"));
-    values.push_back(flat[2 * i + 1]);
-  }
-  push(Value::dict(std::move(keys), std::move(values)));
+  ValuePtr dict = Value::dict({}, {});
+  for (int i = 0; i < inst.arg; ++i) dict->dict_set(container_key(flat[2 * i], dict->keys, "a dict key"), flat[2 * i + 1]);
+  push(std::move(dict));
   return true;
 }
 
@@ -167,7 +163,7 @@ bool Tracer::op_build_const_key_map(const bytecode::Instruction& inst) {
 
 bool Tracer::op_dict_update(const bytecode::Instruction& inst) {  // DICT_UPDATE and DICT_MERGE (f(**a, **b))
   ValuePtr update = pop();
-  ValuePtr& target = top(inst.arg);
+  ValuePtr target = top(inst.arg);  // a copy: comparing keys may run other frames
   if (target->kind != ValueKind::Dict || !trace_owned(target)) unsupported("updating a dict from outside the function");
   if (update->kind == ValueKind::Constant && PyDict_Check(update->obj.ptr())) {
     PyObject *key, *item;
@@ -182,12 +178,13 @@ bool Tracer::op_dict_update(const bytecode::Instruction& inst) {  // DICT_UPDATE
   }
   if (update->kind != ValueKind::Dict) update = mapping_as_dict(update);
   for (size_t i = 0; i < update->keys.size(); ++i) {
-    int at = target->dict_index(update->keys[i]);
+    Ref key = rehold_key(update->keys[i], target->keys);
+    int at = target->dict_index(key);
     if (at >= 0) {
       if (inst.opcode == DICT_MERGE) unsupported("a keyword argument given twice");
       target->items[at] = update->items[i];
     } else {
-      target->keys.push_back(update->keys[i]);
+      target->keys.push_back(key);
       target->items.push_back(update->items[i]);
     }
   }
@@ -197,9 +194,9 @@ bool Tracer::op_dict_update(const bytecode::Instruction& inst) {  // DICT_UPDATE
 bool Tracer::op_map_add(const bytecode::Instruction& inst) {
   ValuePtr value = pop();
   ValuePtr key = pop();
-  ValuePtr& target = top(inst.arg);
+  ValuePtr target = top(inst.arg);  // a copy: hashing the key may run other frames
   if (target->kind != ValueKind::Dict) throw InternalError("MAP_ADD without a dict");
-  target->dict_set(hashable_constant(key, "a dict key"), value);
+  target->dict_set(container_key(key, target->keys, "a dict key"), value);
   return true;
 }
 

@@ -113,8 +113,17 @@ static bool certainly_identical(const ValuePtr& lhs, const ValuePtr& rhs) {
 
 bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
   refresh_view(*container);
-  if (container->kind == ValueKind::Set && item->is_fully_constant()) {
-    int found = PySet_Contains(container->obj.ptr(), item->as_python_constant().ptr());
+  if (is_frame_globals(container) && item->is_constant() && PyUnicode_CheckExact(item->obj.ptr())) {
+    // `name in globals()`: whether the module defines it, guarded as a global read is.
+    if (written_globals_.count({frame().globals, to_std_string(item->obj)})) return true;
+    PyObject* found = PyDict_GetItemWithError(frame().globals, item->obj.ptr());
+    if (!found && PyErr_Occurred()) throw PythonError();
+    if (!found) unsupported("'name' in globals() for a name the module does not define");
+    globals_item(item);
+    return true;
+  }
+  if (container->kind == ValueKind::Set) {
+    int found = PySet_Contains(container->obj.ptr(), set_member(container, item).ptr());
     if (found < 0) raise_python_error();
     return found;
   }
@@ -131,7 +140,7 @@ bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
     if (found < 0) raise_python_error();
     return found;
   }
-  if (container->kind == ValueKind::Dict && item->is_constant()) return container->dict_index(item->obj) >= 0;
+  if (container->kind == ValueKind::Dict) return dict_find(container, item) >= 0;
   if (Ref method = python_special_method(container, "__contains__"))
     return truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
   if (container->is_sequence() && !(container->is_fully_constant() && item->is_fully_constant())) {

@@ -32,6 +32,7 @@ Tracer::Tracer(CdFrame* real_frame, Handle shape_trace, int break_at, size_t bre
   root_globals_ = root->globals;
   initial_grad_mode_ = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   initial_state_ = call_helper("cdynamo._global_state", "global_state", {});
+  initial_entered_ = call_helper("cdynamo._global_state", "entered_state", {});
   frames_.push_back(std::move(root));
   // Graphs depend on grad mode (autograd records or not): always guarded.
   guards_->add_grad_mode_guard();
@@ -45,6 +46,8 @@ Tracer::~Tracer() {
   PyErr_Fetch(&type, &value, &traceback);
   try {
     call_helper("cdynamo._global_state", "set_global_state", {initial_state_});
+    if (rng_state_before_trace_) call_helper("torch", "set_rng_state", {rng_state_before_trace_});
+    call_helper("cdynamo._global_state", "restore_entered", {initial_entered_});  // what the nodes' fake runs entered or left
   } catch (...) {
     PyErr_Clear();
   }
@@ -174,6 +177,7 @@ TraceResult Tracer::run() {
     }
     if (result.break_state) freeze_iterators(*result.break_state);
     check_context_vars_reset();
+    check_traced_hooks_removed();
     for (const auto& container : mutated_containers_) result.side_effects.push_back({container, "", container});
     result.side_effects.insert(result.side_effects.end(), side_effects_.begin(), side_effects_.end());
     if (reached_break_) {

@@ -115,6 +115,7 @@ struct InterpFrame {
   bool yielded = false;  // generators: run_frame stopped at a yield (return_value: the item)
   Ref pending_throw;     // generators: gen.throw(e): raised where the frame resumes
   bool direct_call = false;  // called by the caller's CALL, whose result is this frame's return value
+  ValuePtr names;            // a class body: its namespace (a Dict: LOAD_NAME/STORE_NAME), else null
 };
 
 class Tracer {
@@ -253,7 +254,8 @@ class Tracer {
   // Each returns null where it does not model these arguments.
 #define CDYNAMO_BUILTIN_HANDLERS(X)                                                                        \
   X(fold) X(dict) X(super) X(len) X(isinstance) X(type) X(set) X(setattr) X(iter) X(next) X(all_any)      \
-  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)
+  X(callable) X(tuple_list) X(enumerate) X(zip) X(getattr_hasattr) X(sum) X(vars) X(delattr)             \
+  X(build_class) X(globals)
 #define CDYNAMO_DECLARE_BUILTIN(name) ValuePtr builtin_##name(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN
@@ -296,8 +298,31 @@ class Tracer {
                           bool direct = false);
   // The module's self.forward(*args, **kwargs), traced (an instance's own forward first).
   ValuePtr call_forward(const ValuePtr& module, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool direct);
-  // Module.__call__'s forward pre-hooks, forward and forward hooks, traced (hooks: module_hooks()).
-  ValuePtr call_module_with_hooks(ValuePtr module, Handle hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // The hooks a module's call runs, in order: (hook, with_kwargs); backward: backward hooks wrap it.
+  struct ModuleHooks {
+    std::vector<std::pair<ValuePtr, bool>> pre, forward;
+    bool backward = false;
+  };
+  ModuleHooks module_hooks_of(const ValuePtr& module);
+  // Module.__call__'s forward pre-hooks, forward and forward hooks, traced.
+  ValuePtr call_module_with_hooks(ValuePtr module, const ModuleHooks& hooks, std::vector<ValuePtr> args, graph::KwArgs kwargs);
+  // A forward (pre-)hook registered in the trace, by register_forward_hook's stand-in.
+  struct TracedHook {
+    ValuePtr module;
+    bool pre;
+    ValuePtr hook;
+    bool prepend, with_kwargs, removed;
+  };
+  std::vector<TracedHook> traced_hooks_;  // index: the hook's id
+  ValuePtr module_hook_call(Handle fn, const std::vector<ValuePtr>& args);  // register_traced_hook, remove_traced_hook
+  bool has_traced_hooks(const ValuePtr& module) const;
+  void check_traced_hooks_removed() const;  // Unsupported for a hook still registered
+  // globals() of the running frame (builtins.cpp): reads and writes through it are global ones.
+  bool is_frame_globals(const ValuePtr& value);
+  ValuePtr globals_item(const ValuePtr& key);
+  // A method of nn.Module itself on a module the trace made, run now (null: not that case).
+  ValuePtr module_method_now(const ValuePtr& module, Handle function, const std::vector<ValuePtr>& args,
+                             const graph::KwArgs& kwargs);
   // Whether the module's call runs hooks; guards its hook tables (and torch.nn's global ones).
   bool guard_module_hooks(const ValuePtr& module);
   // fn is nn.Module.__call__ (_wrapped_call_impl) or _call_impl: a module call by another route.
@@ -316,8 +341,12 @@ class Tracer {
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.
   // `direct`: the call is the CALL instruction's own (a nested break may resume after it).
+  // `names`: a class body's namespace (class_bodies.cpp).
   ValuePtr inline_call(Handle function, std::vector<ValuePtr> args, graph::KwArgs kwargs,
-                       const std::vector<ValuePtr>* cells = nullptr, bool direct = false);
+                       const std::vector<ValuePtr>* cells = nullptr, bool direct = false, ValuePtr names = nullptr);
+  // --- class statements (class_bodies.cpp) ---
+  const ValuePtr& class_namespace();  // the running class body's namespace; Unsupported elsewhere
+  Ref method_of_class_made_now(const ValuePtr& function, const ValuePtr& class_cell, const Ref& real_cell);
   // The generator's next item, or null once it is exhausted.
   // Runs a generator to its next yield (the item) or its end (null). sent: what the paused
   // yield returns (None if null); thrown: an exception raised where it is paused instead.
@@ -326,6 +355,19 @@ class Tracer {
   ValuePtr call_generator_method(const ValuePtr& generator, const std::string& name, std::vector<ValuePtr> args);
   // A set item or dict key as the Python object it is (symbols specialised); refuses traced values.
   Ref hashable_constant(const ValuePtr& value, const char* what);
+  // --- set items and dict keys (container_keys.cpp) ---
+  // The object a set or dict of the trace holds for `value`, given the keys it holds now: the
+  // constant itself, or the value's traced key (traced_keys.h). Keys of one hash where either
+  // has a user __eq__ are compared by tracing ==, and an equal held key is the one returned (a
+  // dict keeps its first key). Unhashable values raise TypeError, as at run time.
+  Ref container_key(const ValuePtr& value, const std::vector<Ref>& held, const char* what);
+  Ref traced_key(const ValuePtr& value, const char* what);  // hashed by identity or a traced __hash__
+  int dict_find(const ValuePtr& dict, const ValuePtr& key);  // d[key]'s index in a Dict, or -1
+  // A key held by one container, for another holding `held` (d.update(e), d | e): a user __eq__
+  // key is compared with those again.
+  Ref rehold_key(const Ref& key, const std::vector<Ref>& held);
+  Ref set_member(const ValuePtr& set, const ValuePtr& item);  // container_key for a Set's items
+  std::unordered_map<const void*, Ref> traced_keys_;  // identity -> its one traced key
   // An Iterator's or a Generator's next item; null at its end.
   ValuePtr next_item(const ValuePtr& iterator);
   // SEND of `yield from` (None only): the sub-iterator's next item, or at its end its return
@@ -372,6 +414,7 @@ class Tracer {
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
+  static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   // `global name = value` in the current frame: an attribute write on the module whose
   // namespace the frame's globals are, replayed after the graph; later reads see the value.
@@ -388,6 +431,11 @@ class Tracer {
   ValuePtr handled_exception_;  // the exception an except block is handling (sys.exc_info())
   bool initial_grad_mode_ = true;
   Ref initial_state_;
+  Ref rng_state_before_trace_;  // torch.get_rng_state() before the trace's first seed_in_graph (put back at its end)
+  ValuePtr seed_in_graph(const ValuePtr& seed);  // torch.manual_seed(seed)
+  Ref initial_entered_;  // _global_state.entered_state() at entry (restored on leaving)
+  // torch.inference_mode, torch.device: `entered` is what __enter__ returns.
+  void enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered);
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void set_autocast_state_in_graph(Handle state);  // likewise, autocast's (set_autocast_state's arguments)
   void enter_autocast(const ValuePtr& manager);

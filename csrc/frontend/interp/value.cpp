@@ -3,6 +3,7 @@
 #include "frontend/interp/value.h"
 #include "common/error.h"
 #include "common/py_import.h"
+#include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::interp {
 
@@ -152,7 +153,7 @@ void refresh_view(Value& view) {
       items.push_back(dict.items[i]);
       continue;
     }
-    ValuePtr key = Value::constant(dict.keys[i]);
+    ValuePtr key = key_value(dict.keys[i]);
     items.push_back(view.name == "keys" ? key : Value::sequence(ValueKind::Tuple, {key, dict.items[i]}));
   }
   view.items = std::move(items);
@@ -244,7 +245,12 @@ bool Value::is_fully_constant() const {
 
 // A container that contains itself is not a constant: there is no finite object to fold.
 bool Value::is_fully_constant(WalkPath& path) const {
-  if (kind == ValueKind::Constant || kind == ValueKind::Set) return true;
+  if (kind == ValueKind::Constant) return true;
+  // Traced keys (tensors, objects) are values of the trace, not constants.
+  if (kind == ValueKind::Set || kind == ValueKind::Dict)
+    for (const Ref& key : held_keys(*this))
+      if (traced_key_value(key.ptr())) return false;
+  if (kind == ValueKind::Set) return true;
   if (!is_sequence() && kind != ValueKind::Dict) return false;
   PathStep step(path, this, "data");
   if (step.cycle()) return false;
@@ -260,6 +266,8 @@ Ref Value::as_python_constant() const {
 
 Ref Value::as_python_constant(WalkPath& path) const {
   if (kind == ValueKind::Constant) return obj;
+  if ((kind == ValueKind::Set || kind == ValueKind::Dict) && !traced_keys_of(*this).empty())
+    throw Unsupported("a " + describe() + " holding traced values, used as a constant");
   if (kind == ValueKind::Set) return check(PySet_New(obj.ptr()));  // a copy: the trace's set may change later
   PathStep step(path, this, "data");
   if (step.cycle()) throw Unsupported("a " + describe() + " that contains itself, used as a constant");

@@ -48,20 +48,23 @@ struct Source {
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
   X(List)         /* a list of values created or read by the trace */                   \
-  X(Dict)         /* a dict with constant keys (keys[i] -> items[i]); read_only: a view */ \
+  X(Dict)         /* a dict (keys[i] -> items[i]; keys: constants, traced_keys.h's)   */ \
+                  /* read_only: a view                                                   */ \
                   /* of the items of a dict subclass instance from the frame            */ \
   X(PyModule)     /* a Python module such as torch or torch.nn.functional */            \
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
   X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
   X(GradModeExit) /* __exit__ of a no_grad/enable_grad block (restores_grad_enabled)   */ \
-  X(AutocastExit) /* __exit__ of a torch.autocast block: obj = its AutocastRestore */     \
+  X(StateExit)    /* __exit__ of a torch.autocast or inference_mode block: obj = its    */ \
+                  /* restorer (_global_state.STATE_RESTORERS), graph_node() restores   */ \
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
   X(Object)       /* another Python object, reachable by its source */                  \
   X(Iterator)     /* an iterator over values (for loops over constants and lists) */    \
   X(NewObject)    /* an instance of a Python class made by the trace: cls; items[0] = */ \
                   /* its __dict__ (a Dict), items[1] = its mapping (dict subclasses)   */ \
-  X(Set)          /* a set of constants made by the trace: obj = a set only it holds */  \
+  X(Set)          /* a set made by the trace: obj = a set only it holds (constants and */ \
+                  /* traced keys, traced_keys.h)                                        */ \
   X(Cell)         /* a closure cell made by the trace; items[0]: its contents, or null; */ \
                   /* read_only: a copy of a real closure's value (writes refused)       */ \
   X(Function)     /* a def/lambda/comprehension made by the trace: obj = the function  */ \

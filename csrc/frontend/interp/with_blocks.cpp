@@ -1,4 +1,5 @@
-// With-blocks the trace enters itself: no_grad/enable_grad/set_grad_enabled and torch.autocast
+// Torch's global state in traced code: torch.manual_seed, and with-blocks the trace enters itself:
+// no_grad/enable_grad/set_grad_enabled, torch.autocast, torch.inference_mode and torch.device
 // (their state changes are graph nodes, set for the rest of the trace too) and context managers
 // written in Python (their __enter__/__exit__ traced). Assumes _global_state's helpers.
 #include "common/error.h"
@@ -20,6 +21,18 @@ void Tracer::set_autocast_state_in_graph(Handle state) {
   graph_.call("call_function", set_state, args, {}, "torch.autocast", true);  // also sets it for the rest of the trace
 }
 
+// torch.manual_seed(seed): a graph node (the graph's random operations after it draw as eager's
+// do), also run by the trace's fake run: the generators' state from before the trace is put back
+// when the trace ends (~Tracer). Returns the default generator, as torch.manual_seed does.
+ValuePtr Tracer::seed_in_graph(const ValuePtr& seed) {
+  Ref number = graph::specialize_all(seed->obj);
+  if (!PyLong_Check(number.ptr())) unsupported("torch.manual_seed() of a " + seed->describe());
+  if (!rng_state_before_trace_) rng_state_before_trace_ = call_helper("torch", "get_rng_state", {});
+  static Ref& node = *new Ref(import_attr("cdynamo._global_state", "manual_seed"));  // never freed: outlives the interpreter
+  graph_.call("call_function", node, {Value::constant(number)}, {}, "torch.manual_seed", true);
+  return Value::constant(import_attr("torch", "default_generator"));
+}
+
 // `with torch.autocast(...)`: the state it sets is a node of the graph (and set for the rest of
 // the trace, so that the fakes take autocast's dtypes); its __exit__ restores the state before.
 void Tracer::enter_autocast(const ValuePtr& manager) {
@@ -27,10 +40,23 @@ void Tracer::enter_autocast(const ValuePtr& manager) {
   if (PyUnicode_Check(entry.ptr())) unsupported(to_std_string(entry));
   set_autocast_state_in_graph(Handle(PyTuple_GET_ITEM(entry.ptr(), 0)));
   auto exit = std::make_shared<Value>();
-  exit->kind = ValueKind::AutocastExit;
+  exit->kind = ValueKind::StateExit;
   exit->obj = Ref::borrow(PyTuple_GET_ITEM(entry.ptr(), 1));
   push(exit);
   push(manager);  // autocast's __enter__ returns the object itself
+}
+
+// A block whose state is a context object of torch's (inference mode, a default device): entered
+// by a graph node, also run on the fakes (what the block makes is made as eager makes it), left by
+// the node its __exit__ (a ContextExit) makes.
+void Tracer::enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered) {
+  static Ref& context_exit = *new Ref(call_helper("cdynamo._global_state", "ContextExit", {}));  // never freed: outlives the interpreter
+  graph_.call("call_function", enter, {Value::constant(std::move(argument))}, {}, what, true);
+  auto exit = std::make_shared<Value>();
+  exit->kind = ValueKind::StateExit;
+  exit->obj = context_exit;
+  push(exit);
+  push(std::move(entered));  // what `as` binds
 }
 
 void Tracer::before_with(ValuePtr manager) {
@@ -57,6 +83,20 @@ void Tracer::before_with(ValuePtr manager) {
     enter_autocast(manager);
     return;
   }
+  static Ref& inference_mode_type = *new Ref(import_attr("torch", "inference_mode"));  // never freed: outlives the interpreter
+  if (manager->is_constant() && type == inference_mode_type.ptr()) {
+    static Ref& enter = *new Ref(import_attr("cdynamo._global_state", "enter_inference_mode"));  // never freed: outlives the interpreter
+    Ref mode = check(PyObject_GetAttrString(manager->obj.ptr(), "mode"));
+    if (!PyBool_Check(mode.ptr())) unsupported("torch.inference_mode(mode) with a mode that is not a bool");
+    enter_context_block(enter, std::move(mode), "torch.inference_mode", Value::constant(Ref::borrow(Py_None)));
+    return;
+  }
+  static Ref& device_type = *new Ref(import_attr("torch", "device"));  // never freed: outlives the interpreter
+  if (manager->is_constant() && type == device_type.ptr()) {
+    static Ref& enter = *new Ref(import_attr("cdynamo._global_state", "enter_device"));  // never freed: outlives the interpreter
+    enter_context_block(enter, check(PyObject_Str(manager->obj.ptr())), "with torch.device", manager);
+    return;
+  }
   static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter
   if (manager->is_constant() && type == set_grad_enabled_type.ptr()) {
     // The mode was set when the object was made; the block's end restores the one before.
@@ -70,7 +110,7 @@ void Tracer::before_with(ValuePtr manager) {
   }
   if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
     unsupported("a with-block on a " + manager->describe() +
-                " (torch.no_grad(), torch.enable_grad(), torch.autocast() and context managers written in Python are supported)");
+                " (torch.no_grad(), torch.enable_grad(), torch.autocast(), torch.inference_mode(), torch.device and context managers written in Python are supported)");
   bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();

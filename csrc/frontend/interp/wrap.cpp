@@ -163,12 +163,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       exit->restores_grad_enabled = enabled;
       return exit;
     }
-  static Ref& autocast_restore = *new Ref(import_attr("cdynamo._global_state", "AutocastRestore"));  // never freed: outlives the interpreter
-  if (Py_TYPE(o) == reinterpret_cast<PyTypeObject*>(autocast_restore.ptr())) {
-    // A torch.autocast block cut by a graph break continues here (codegen left its restorer).
+  static Ref& state_restorers = *new Ref(import_attr("cdynamo._global_state", "STATE_RESTORERS"));  // never freed: outlives the interpreter
+  if (PyTuple_Check(state_restorers.ptr()) && PySequence_Contains(state_restorers.ptr(), reinterpret_cast<PyObject*>(Py_TYPE(o))) == 1) {
+    // A torch.autocast or inference_mode block cut by a graph break continues here (codegen left its restorer).
     manager.add_id_match(obj);
     auto exit = std::make_shared<Value>();
-    exit->kind = ValueKind::AutocastExit;
+    exit->kind = ValueKind::StateExit;
     exit->obj = Ref::borrow(obj);
     return exit;
   }
@@ -490,6 +490,17 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");
+      if (base->source && !tensor_descriptor(name)) {
+        // A Python attribute of an input tensor (its instance dict): read there, guarded at its source.
+        for (const auto& [object, input] : tensor_inputs_) {
+          if (input != base) continue;
+          Ref dict = steal(PyObject_GetAttrString(object, "__dict__"));
+          if (!dict) PyErr_Clear();
+          PyObject* own = dict && PyDict_Check(dict.ptr()) ? PyDict_GetItemWithError(dict.ptr(), attr_name.ptr()) : nullptr;
+          if (PyErr_Occurred()) throw PythonError();
+          if (own) return wrap(Ref::borrow(own), Source::attr(base->source, name));
+        }
+      }
       Ref fake_attr = steal(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
       if (!fake_attr) {
         // Tensor attributes come from the tensor's type, which the tensor guards fix.

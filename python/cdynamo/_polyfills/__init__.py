@@ -26,6 +26,8 @@ import types
 
 import torch
 
+from .. import _special_calls
+
 from .classes import Deque, Namespace, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
 from .folds import count_elements_, reduce_
@@ -38,7 +40,8 @@ from .namedtuples import _namedtuple_method
 from .nn_modules import (
     _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
     _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
-    _module_state_dict,
+    _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, register_traced_hook,
+    remove_traced_hook,
 )
 from .operators import (
     _OPERATOR_STAND_INS, _getter_call, _methodcaller_call, abs_, add_, and__, call_, concat_, contains_, countOf_,
@@ -53,7 +56,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, cond_, functional_call_, jvp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, cond_, functional_call_, jvp_, vjp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -92,6 +95,7 @@ _BY_OBJECT = {
     torch.vmap: vmap_,
     torch.cond: cond_,
     torch.func.jvp: jvp_,
+    torch.func.vjp: vjp_,
     torch.func.functional_call: functional_call_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
@@ -116,6 +120,8 @@ _BY_OBJECT = {
     torch.nn.Module.state_dict: _module_state_dict,
     torch.nn.Module.get_submodule: _module_get_submodule,
     torch.nn.Module.get_parameter: _module_get_parameter,
+    torch.nn.Module.register_forward_hook: _module_register_forward_hook,
+    torch.nn.Module.register_forward_pre_hook: _module_register_forward_pre_hook,
     **_OPERATOR_STAND_INS,
 }
 if _associative_scan is not None:
@@ -142,6 +148,33 @@ def _recursive_repr_wrapper_codes():
 _RECURSIVE_REPR_WRAPPERS = _recursive_repr_wrapper_codes()
 
 
+def _singledispatch_wrapper_code():
+    @functools.singledispatch
+    def made(arg):
+        return arg
+
+    return made.__code__
+
+
+_SINGLEDISPATCH_WRAPPER = _singledispatch_wrapper_code()
+
+
+def _singledispatch_call(fn):
+    # A functools.singledispatch function: its dispatch() for the first argument's class, folded
+    # now, then the implementation traced. Its registry (a dict in dispatch's closure) is read in
+    # the trace, so a guard fixes its keys: register() afterwards recompiles.
+    dispatch = fn.dispatch
+    registry = dispatch.__closure__[dispatch.__code__.co_freevars.index("registry")].cell_contents
+
+    def call(*args, **kwargs):
+        len(registry)
+        if not args:
+            _special_calls.refuse(f"{fn.__name__} requires at least 1 positional argument")
+        return _special_calls.singledispatch_impl(fn, type(args[0]))(*args, **kwargs)  # dispatch reads __class__: type() where it is not overridden
+
+    return call
+
+
 def replacement_for(fn):
     """The function the interpreter traces in place of a call of fn, or None. Looks only at
     identities and plain attributes of functions and builtins: no code of the callable runs."""
@@ -155,6 +188,8 @@ def replacement_for(fn):
     if type(fn) is types.FunctionType:
         if any(fn.__code__ is code for code in _RECURSIVE_REPR_WRAPPERS) and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
             return fn.__wrapped__
+        if fn.__code__ is _SINGLEDISPATCH_WRAPPER and callable(getattr(fn, "dispatch", None)):
+            return _singledispatch_call(fn)
         return _namedtuple_method(fn) or _decorated_replacement(fn)
     if type(fn) is functools._lru_cache_wrapper and type(getattr(fn, "__wrapped__", None)) is types.FunctionType:
         return fn.__wrapped__  # @functools.lru_cache / cache: the function itself (same answers, no cache)

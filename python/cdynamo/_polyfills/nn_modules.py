@@ -135,3 +135,44 @@ def _module_get_parameter(self, target):
     if not isinstance(parameter, torch.nn.Parameter):
         raise AttributeError("`" + name + "` is not an nn.Parameter")
     return parameter
+
+
+# Hooks registered on a module inside traced code: the trace keeps them beside the module's own
+# tables (register_traced_hook and remove_traced_hook are answered by the interpreter, which runs
+# them on calls of the module in the trace); a hook still registered when the graph ends is refused.
+def register_traced_hook(module, kind, hook, prepend, with_kwargs):
+    """The interpreter's: the id of a hook of `kind` ("pre" or "forward") now registered on module in the trace."""
+    raise RuntimeError("cdynamo: register_traced_hook runs only in traced code")
+
+
+def remove_traced_hook(hook_id):
+    """The interpreter's: removes the hook of that id from the trace's registrations."""
+    raise RuntimeError("cdynamo: remove_traced_hook runs only in traced code")
+
+
+class TracedHookHandle:
+    """What register_forward_hook returns in traced code: remove() removes the hook, as a
+    RemovableHandle's does (also on leaving a with-block)."""
+
+    def __init__(self, hook_id):
+        self.id = hook_id
+
+    def remove(self):
+        remove_traced_hook(self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.remove()
+
+
+def _module_register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+    if always_call:
+        from .._special_calls import refuse
+        refuse("register_forward_hook(always_call=True) inside a compiled function")
+    return TracedHookHandle(register_traced_hook(self, "forward", hook, prepend, with_kwargs))
+
+
+def _module_register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+    return TracedHookHandle(register_traced_hook(self, "pre", hook, prepend, with_kwargs))

@@ -95,6 +95,31 @@ def jvp_(func, primals, tangents, **options):
     return _special_calls.transformed(_jvp_at, _as_function(func), options, primals, tangents)
 
 
+def _vjp_at(func, **options):
+    # torch.func.vjp as a transform of func alone: what the node of vjp_fn(cotangents) calls on
+    # (primals, cotangents): the vector-Jacobian product, one tensor per primal.
+    def at(primals, cotangents):
+        return torch.func.vjp(func, *primals, **options)[1](cotangents)
+
+    return at
+
+
+_vjp_at.__name__ = "vjp"
+
+
+def vjp_(func, *primals, has_aux=False):
+    # torch.func.vjp(func, *primals): the output traced as func's call, and a vjp_fn whose call is
+    # one graph node, as the transforms above (func runs again there, under the transform).
+    if has_aux:
+        _special_calls.refuse("torch.func.vjp(has_aux=True) inside a compiled function")
+    out = func(*primals)
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        return _special_calls.transformed(_vjp_at, _as_function(func), {}, primals, cotangents)
+
+    return out, vjp_fn
+
+
 _FUNCTIONAL_CALL = torch.func.functional_call
 
 

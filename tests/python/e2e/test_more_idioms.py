@@ -244,10 +244,13 @@ def test_tensor_base_of_an_input_or_its_view_is_not_answered_by_the_trace():
 
 
 def test_a_callable_argument_of_a_graph_node_breaks_the_graph_instead_of_failing_to_compile():
-    # fx would write torch.cos into the graph's code as its repr, which is not Python.
+    # fx would write the class into the graph's code as its repr, which is not Python.
+    class Sub(torch.Tensor):
+        pass
+
     def f(x):
-        out, vjp_fn = torch.func.vjp(torch.cos, x)
-        return out, vjp_fn(torch.ones_like(x))[0]
+        y = x.cos()
+        return y, y.as_subclass(Sub) * 2
 
     x = torch.randn(3)
     out = cdynamo.explain(f)(x)

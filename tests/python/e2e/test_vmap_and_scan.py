@@ -263,3 +263,18 @@ def test_torch_cond_breaks_the_graph_for_operands_that_need_gradients():
     explained = cdynamo.explain(g)(x)
     assert explained.graph_break_count >= 1 and "need gradients" in str(explained.break_reasons[0])
     torch.testing.assert_close(explained.out, want)
+
+
+@pytest.mark.parametrize("func", [torch.cos, lambda t: (t * t).sin()], ids=["builtin", "lambda"])
+def test_func_vjp_output_and_vjp_fn_in_one_graph(func):
+    def f(x):
+        out, vjp_fn = torch.func.vjp(func, x)
+        (grad,) = vjp_fn(torch.ones_like(x))
+        return out, grad
+
+    x = torch.randn(4)
+    counter = CompileCounter()
+    got = cdynamo.optimize(counter, nopython=True)(f)(x)
+    want = f(x)
+    assert counter.frame_count == 1
+    assert all(torch.allclose(a, b) for a, b in zip(got, want))

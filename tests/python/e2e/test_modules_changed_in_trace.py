@@ -1,0 +1,78 @@
+"""nn.Module methods of library code called inside traced code: on a module the trace made, they
+run at trace time on it (only the trace holds it); forward hooks registered and removed inside the
+function are the trace's own, run on the module's calls in between."""
+import pytest
+import torch
+import torch.nn as nn
+
+import cdynamo
+from .helpers import explain, one_graph
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    yield
+    cdynamo.reset()
+
+
+class Grow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList()
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+def test_module_list_grown_on_a_module_made_in_the_function():
+    def f(x):
+        m = Grow()
+        m.layers.append(nn.ReLU())
+        m.layers.extend([nn.Tanh()])
+        m.add_module("extra", nn.Sigmoid())
+        return m(x), len(m.layers), m.extra(x), m.training
+
+    x = torch.randn(4, 3)
+    got, want = one_graph(f, x), f(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2]) and got[1] == want[1] == 2 and got[3] is True
+
+
+def test_forward_hooks_registered_and_removed_inside():
+    def f(m, x):
+        h = m.register_forward_hook(lambda mod, args, out: out * 0)
+        y = m(x)
+        h.remove()
+        h.remove()  # a second remove does nothing
+        pre = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+        with m.register_forward_hook(lambda mod, args, kwargs, out: out + 1, with_kwargs=True, prepend=True):
+            z = m(x)
+        pre.remove()
+        return y, z, m(x)
+
+    m, x = Lin(), torch.randn(2, 3)
+    got, want = one_graph(f, m, x), f(m, x)
+    assert all(torch.allclose(a, b) for a, b in zip(got, want))
+    assert not m._forward_hooks and not m._forward_pre_hooks  # as eager leaves it
+
+
+def test_a_hook_left_registered_runs_eagerly():
+    def f(m, x):
+        m.register_forward_hook(lambda mod, args, out: out * 0)
+        return m(x)
+
+    m, x = Lin(), torch.randn(2, 3)
+    out = explain(f, m, x)
+    assert "not removed before the graph ends" in out.break_reasons[0]
+    assert torch.equal(out.out, torch.zeros(2, 3)) and len(m._forward_hooks) == 1
