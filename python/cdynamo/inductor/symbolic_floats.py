@@ -34,7 +34,8 @@ def _fake_mode(gm):
 
 
 def _is_float_from_sizes(node):
-    return isinstance(node.meta.get("val"), torch.SymFloat)
+    # Float inputs (a changing Python float argument) are program arguments already.
+    return node.op == "call_function" and isinstance(node.meta.get("val"), torch.SymFloat)
 
 
 def tensorify_size_floats(gm):
