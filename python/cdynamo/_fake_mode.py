@@ -131,3 +131,12 @@ def data_assignment_refusal(target, value):
     if target.stride() != value.stride():
         return f"a tensor of other strides ({value.stride()} for {target.stride()})"
     return None
+
+
+def call_on_fake_state(mode, module, args, kwargs=None):
+    """module(*args, **kwargs) with its parameters and buffers replaced by `mode`'s fakes for the
+    call: its own in-place updates (batch norm's num_batches_tracked += 1, which reads no fake
+    input, so the mode would run it for real) never reach the module's tensors."""
+    state = {name: mode.from_tensor(t, static_shapes=True)
+             for name, t in [*module.named_parameters(), *module.named_buffers()]}
+    return torch.func.functional_call(module, state, tuple(args), dict(kwargs or {})), state

@@ -276,13 +276,9 @@ def _propagate_static(gm, args):
             return mode.from_tensor(value, static_shapes=True) if isinstance(value, torch.Tensor) else value
 
         def call_module(self, target, args, kwargs):
-            # A submodule runs on fakes of its parameters and buffers: its own in-place updates
-            # (batch norm's num_batches_tracked += 1 reads no input, so the fake mode would run
-            # it for real) must never reach the module's tensors.
-            module = self.fetch_attr(target)
-            state = {name: mode.from_tensor(t, static_shapes=True)
-                     for name, t in [*module.named_parameters(), *module.named_buffers()]}
-            return torch.func.functional_call(module, state, tuple(args), dict(kwargs))
+            from ._fake_mode import call_on_fake_state
+
+            return call_on_fake_state(mode, self.fetch_attr(target), args, kwargs)[0]
 
     from torch._subclasses.fake_tensor import DynamicOutputShapeException
 

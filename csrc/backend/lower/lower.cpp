@@ -80,8 +80,7 @@ class Driver {
       const char* name = PyUnicode_AsUTF8(key);
       int64_t hint = PyLong_AsLongLong(value);
       if (!name || (hint == -1 && PyErr_Occurred())) throw PythonError();
-      hints_[name] = hint;
-      hint_values_[name] = Expr(hint);
+      hints_[name] = Expr(hint);
     }
   }
 
@@ -91,7 +90,7 @@ class Driver {
       if (known.name == e.var_name()) return;
     auto hint = hints_.find(e.var_name());
     if (hint == hints_.end()) symbolic_unsupported("a size " + e.var_name() + " whose value is not known while compiling");
-    ctx_.out().symbols.push_back({e.var_name(), source, argument, dim, hint->second});
+    ctx_.out().symbols.push_back({e.var_name(), source, argument, dim, hint->second.const_value()});
   }
 
   void add_symbol_sources(const TensorMeta& meta, int argument) {
@@ -216,7 +215,7 @@ class Driver {
   // The strides eager gives a value when they are a dense permutation other than contiguous
   // (channels-last); empty otherwise.
   std::vector<Expr> permuted_layout(const TensorMeta& meta) const {
-    if (!is_dense_layout(meta.sizes, meta.strides, hint_values_) || meta.strides == ir::contiguous_strides(meta.sizes)) return {};
+    if (!is_dense_layout(meta.sizes, meta.strides, hints_) || meta.strides == ir::contiguous_strides(meta.sizes)) return {};
     return meta.strides;
   }
 
@@ -482,15 +481,14 @@ class Driver {
   // The strides eager gives the producer's result when they are dense, else contiguous ones.
   std::vector<ir::Expr> eager_strides(const Value& v, const FxNode& producer) const {
     if (producer.meta.size() == 1 && producer.meta[0] && producer.meta[0]->sizes == v.sizes &&
-        is_dense_layout(v.sizes, producer.meta[0]->strides, hint_values_))
+        is_dense_layout(v.sizes, producer.meta[0]->strides, hints_))
       return producer.meta[0]->strides;
     return ir::contiguous_strides(v.sizes);
   }
 
   LoweringContext ctx_;
   std::map<int, int> users_memo_;
-  std::map<std::string, int64_t> hints_;
-  std::map<std::string, Expr> hint_values_;  // the same, as expressions to substitute
+  std::map<std::string, Expr> hints_;  // symbol -> its value while compiling (a constant)
   int arguments_ = 0;  // placeholders met: the call argument of the next one
 };
 

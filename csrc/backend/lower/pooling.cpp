@@ -94,16 +94,18 @@ Lowered lower_max_pool2d(LoweringContext& ctx, const FxNode& node) {
   const PoolWindow win = pool_window(node, 1, x.sizes, out_sizes);
   DType compute = compute_dtype(x.dtype);
   Scalar lowest = constant_of(-std::numeric_limits<double>::infinity(), x.dtype);
-  Value values = ctx.lazy(x.dtype, out_sizes, [=](const Index& index) {
-    Scalar best;
-    for_each_window_position(win, index, [&](const Index& at, const Scalar& mask) {
-      Scalar value = ir::cast(x.load(at), compute);
-      if (mask) value = ir::where(mask, mask_loads(value, mask), lowest);
-      best = best ? ir::binary(ScalarOp::Maximum, best, value, compute) : value;
+  if (!indices_are_read(ctx.graph(), node)) {
+    Value values = ctx.lazy(x.dtype, out_sizes, [=](const Index& index) {
+      Scalar best;
+      for_each_window_position(win, index, [&](const Index& at, const Scalar& mask) {
+        Scalar value = ir::cast(x.load(at), compute);
+        if (mask) value = ir::where(mask, mask_loads(value, mask), lowest);
+        best = best ? ir::binary(ScalarOp::Maximum, best, value, compute) : value;
+      });
+      return best;
     });
-    return best;
-  });
-  if (!indices_are_read(ctx.graph(), node)) return Lowered::many({values, std::nullopt});
+    return Lowered::many({values, std::nullopt});
+  }
   // With the positions (a training graph saves them for the backward): eager's scan, where a
   // larger value or a NaN takes over, and the first position inside the input starts it.
   auto scan = [=](const Index& index) {

@@ -32,19 +32,17 @@ bool splittable(ir::ReductionType type) {
 // The number of chunks: a divisor of n (so no chunk runs past the row's end; for a symbolic n,
 // one that divides it at every size: 4 of 8*s0) giving about `target` partial results
 // with chunks of at least min_chunk elements at the hint n_hint; 1 when none does.
-int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t min_chunk,
-                    int64_t target = kTargetPrograms) {
-  int64_t wanted = std::max<int64_t>(2, target / std::max<int64_t>(programs, 1));
-  for (int64_t s = std::min(wanted, n_hint / min_chunk); s >= 2; --s)
-    if (ir::mod(n, ir::Expr(s)).is_const(0)) return s;
-  return 1;
+// The most chunks worth making: about `target` programs in all, each chunk at least min_chunk
+// elements at the hint n_hint.
+int64_t chunks_wanted(int64_t programs, int64_t n_hint, int64_t min_chunk, int64_t target) {
+  return std::min(std::max<int64_t>(2, target / std::max<int64_t>(programs, 1)), n_hint / min_chunk);
 }
 
-// For a symbolic range no chunk count divides at every size (a bare size symbol, a product of
-// two): about `target` programs' worth of chunks of ceil(n / chunks), the last one masked.
-int64_t masked_chunk_count(int64_t programs, int64_t n_hint, int64_t min_chunk, int64_t target = kTargetPrograms) {
-  int64_t wanted = std::max<int64_t>(2, target / std::max<int64_t>(programs, 1));
-  return std::min(wanted, n_hint / min_chunk);
+int64_t chunk_count(int64_t programs, const ir::Expr& n, int64_t n_hint, int64_t min_chunk,
+                    int64_t target = kTargetPrograms) {
+  for (int64_t s = chunks_wanted(programs, n_hint, min_chunk, target); s >= 2; --s)
+    if (ir::mod(n, ir::Expr(s)).is_const(0)) return s;
+  return 1;
 }
 
 // Whether the reduced range is strided in the reduction's loads (the first load that moves with
@@ -87,13 +85,15 @@ Split choose_split(const ir::Reduction& r, const std::vector<ir::Symbol>& symbol
     if (programs * 2 > kOuterTargetPrograms || n_hint < 2 * kMinOuterChunk) return {};
     int64_t chunks = chunk_count(programs, n, n_hint, kMinOuterChunk, kOuterTargetPrograms);
     if (chunks >= 2) return Split{chunks, n, true};
-    chunks = n.is_const() ? 1 : masked_chunk_count(programs, n_hint, kMinOuterChunk, kOuterTargetPrograms);
+    // No count divides a symbolic range at every size (a bare symbol, a product of two): chunks
+    // of ceil(n / chunks), the last one masked.
+    chunks = n.is_const() ? 1 : chunks_wanted(programs, n_hint, kMinOuterChunk, kOuterTargetPrograms);
     return chunks >= 2 ? Split{chunks, n, true, true} : Split{};
   }
   if (rows < kFewRows && n_hint >= kLongRow) {
     int64_t chunks = chunk_count(rows, n, n_hint, kMinChunk);
     if (chunks >= 2) return Split{chunks, n, false};
-    chunks = n.is_const() ? 1 : masked_chunk_count(rows, n_hint, kMinChunk);
+    chunks = n.is_const() ? 1 : chunks_wanted(rows, n_hint, kMinChunk, kTargetPrograms);
     return chunks >= 2 ? Split{chunks, n, false, true} : Split{};
   }
   return {};

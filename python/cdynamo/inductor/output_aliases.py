@@ -45,12 +45,11 @@ def _fake_run(gm, example_inputs):
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     inputs = [mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t for t in example_inputs]
     before = list(inputs)
-    # The graph runs on fakes of its parameters and buffers too: an in-place update in a
-    # submodule (batch norm's num_batches_tracked += 1) must never reach the real tensors.
-    state = {name: mode.from_tensor(t, static_shapes=True) for name, t in [*gm.named_parameters(), *gm.named_buffers()]}
+    from .._fake_mode import call_on_fake_state
+
     with mode, torch.no_grad():
-        outputs = pytree.tree_leaves(torch.func.functional_call(gm, state, tuple(inputs)))
-    return before, outputs, list(state.values())
+        outputs, state = call_on_fake_state(mode, gm, inputs)
+    return before, pytree.tree_leaves(outputs), list(state.values())
 
 
 def _static(t):

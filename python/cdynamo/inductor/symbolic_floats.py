@@ -11,6 +11,8 @@ import operator
 import torch
 import torch.fx
 
+from .layout import fake_mode_of
+
 aten = torch.ops.aten
 
 # Python arithmetic on sizes and floats -> the aten op computing it on 0-d float64 tensors.
@@ -28,11 +30,6 @@ _READERS = (aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor)
 _READER_DTYPES = (torch.float32, torch.float64)
 
 
-def _fake_mode(gm):
-    return next((v.fake_mode for n in gm.graph.nodes if isinstance(v := n.meta.get("val"), torch.Tensor)
-                 and getattr(v, "fake_mode", None) is not None), None)
-
-
 def _is_float_from_sizes(node):
     # Float inputs (a changing Python float argument) are program arguments already.
     return node.op == "call_function" and isinstance(node.meta.get("val"), torch.SymFloat)
@@ -44,7 +41,7 @@ def tensorify_size_floats(gm):
     floats = [n for n in gm.graph.nodes if _is_float_from_sizes(n)]
     if not floats:
         return False
-    fake_mode = _fake_mode(gm)
+    fake_mode = fake_mode_of(gm)
     if fake_mode is None:
         raise NotImplementedError("a float computed from sizes in a graph without fake tensors")
     graph = gm.graph

@@ -4,18 +4,9 @@ the program; otherwise the statement runs eagerly, with the reason."""
 import abc
 import dataclasses
 
-import pytest
 import torch
 
-import cdynamo
 from .helpers import explain, one_graph
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 class Base:

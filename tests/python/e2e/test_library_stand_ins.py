@@ -14,13 +14,6 @@ from .helpers import one_graph
 from cdynamo.testing import same
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
-
-
 
 def same_nested(got, want):
     if isinstance(want, torch.Tensor):

@@ -1,20 +1,11 @@
 """Identity and liveness as CPython has them: an in-place method returns its receiver itself, a
 list iterator reads the list as it is at each step, a dict view shows the dict's later writes.
 Each was a silent wrong result (bench/idiom_probes pm, pn, po); one graph, eager's results."""
-import pytest
 import torch
 
-import cdynamo
 from cdynamo.testing import same
 
 from .helpers import one_graph
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 def check(fn, *args):

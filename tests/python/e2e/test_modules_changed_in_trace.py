@@ -1,19 +1,10 @@
 """nn.Module methods of library code called inside traced code: on a module the trace made, they
 run at trace time on it (only the trace holds it); forward hooks registered and removed inside the
 function are the trace's own, run on the module's calls in between."""
-import pytest
 import torch
 import torch.nn as nn
 
-import cdynamo
 from .helpers import explain, one_graph
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 class Grow(nn.Module):

@@ -3,7 +3,6 @@ fixed by a general mechanism on the Python side: one graph, no break, eager's re
 import functools
 import os
 
-import pytest
 import torch
 import torch.nn as nn
 
@@ -11,13 +10,6 @@ import cdynamo
 from cdynamo import config, utils
 from .helpers import one_graph
 from cdynamo.testing import same
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 def test_traced_library_files_are_met_by_their_symlink_resolved_path_too():

@@ -9,13 +9,6 @@ import cdynamo
 from cdynamo.testing import CompileCounter
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
-
-
 def side_statistics(h):
     arr = h.detach().cpu().numpy()
     mean = np.mean(arr, axis=0, keepdims=True)

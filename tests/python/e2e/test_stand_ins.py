@@ -19,13 +19,6 @@ from .helpers import one_graph
 from cdynamo.testing import CompileCounter, same
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
-
-
 
 def test_map_is_lazy_and_traced():
     calls = []

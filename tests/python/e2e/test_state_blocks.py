@@ -7,13 +7,6 @@ import cdynamo
 from .helpers import explain, one_graph
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
-
-
 def test_inference_mode_block_makes_inference_tensors():
     def f(x):
         with torch.inference_mode():

@@ -1,17 +1,9 @@
 """Python attributes set on tensors inside traced code (t.tag = ...): read back in the trace, and
 set on the real tensors (the graph's outputs, or the inputs) after the graph, as eager leaves them."""
-import pytest
 import torch
 
 import cdynamo
 from .helpers import explain, one_graph
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 def test_attribute_on_a_computed_tensor_and_on_an_input():

@@ -1,18 +1,10 @@
 """Sets and dicts keyed by traced values: tensors and plain objects hash by identity, objects with
 their own __hash__/__eq__ are hashed and compared by tracing those. One graph, eager's results."""
-import pytest
 import torch
 import torch.nn as nn
 
 import cdynamo
 from .helpers import explain, one_graph
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    yield
-    cdynamo.reset()
 
 
 class Point:
