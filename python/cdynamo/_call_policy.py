@@ -269,6 +269,12 @@ def classify_callable(fn):
     if isinstance(fn, type):
         if issubclass(fn, BaseException) and _has_native_constructor(fn):
             return "fold"  # an exception object: made now, raised (or not) by the trace
+        if issubclass(fn, torch.overrides.TorchFunctionMode):
+            # Made now, a constant the graph's block enters (_global_state.enter_function_mode).
+            from ._global_state import function_mode_refusal
+
+            refusal = function_mode_refusal(fn)
+            return f"unsupported:{refusal}" if refusal else "fold"
         if issubclass(fn, torch.nn.Module):
             return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):
@@ -303,6 +309,8 @@ def classify_callable(fn):
         return "graph"
     if isinstance(fn, (types.FunctionType, types.MethodType)):
         return "user_function"
+    if isinstance(fn, types.MethodWrapperType) and fn.__name__ == "__init__" and fn == object.__init__.__get__(fn.__self__):
+        return "fold"  # super().__init__() reaching object's: checks its arguments, changes nothing
     if isinstance(fn, types.MethodWrapperType) and type(fn.__self__) in _IMMUTABLE_RECEIVERS:
         return "fold"  # (3).__eq__, "a".__add__: a slot of an immutable value, computed now on constants
     if isinstance(fn, types.MethodWrapperType) and fn.__name__ in _READING_SLOTS and type(fn.__self__) in (list, dict, set):

@@ -115,9 +115,60 @@ def restore_entered(state):
         _enter(make, argument)
 
 
+def function_mode_node(mode):
+    """The graph node entering a `with mode:` block on a TorchFunctionMode (fx cannot write the mode
+    as an argument: a function of its own holds it): torch's functions in the block go through
+    mode.__torch_function__ when the graph runs, as in eager (the trace's fake runs go through it
+    too, which gives the results' shapes and dtypes)."""
+
+    def the_mode(_):
+        return mode
+
+    def enter_function_mode():
+        _enter(the_mode, None)
+
+    enter_function_mode.__qualname__ = f"enter_{type(mode).__name__}"
+    enter_function_mode._cdynamo_runs_as_captured = _RUNS_AS_CAPTURED
+    return enter_function_mode
+
+
+def function_mode_refusal(cls):
+    """Why a TorchFunctionMode of class cls cannot be entered by a graph, or None. The graph holds
+    one mode object for every call (eager makes one per call, or holds the user's), and the trace's
+    fake runs call its __torch_function__ once more than eager: it must keep no state on itself and
+    change nothing the program owns."""
+    import dis
+    import types
+
+    from ._special_calls import _code_side_effect
+
+    functions = [getattr(cls, name, None) for name in ("__init__", "__torch_function__")]
+    functions = [getattr(f, "__func__", f) for f in functions]
+    functions = [f for f in functions if isinstance(f, types.FunctionType)]
+    handler = getattr(cls, "__torch_function__", None)
+    handler = getattr(handler, "__func__", handler)
+    if isinstance(handler, types.FunctionType):
+        codes = [handler.__code__]
+        while codes:
+            code = codes.pop()
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+            if any(i.opname in ("STORE_ATTR", "DELETE_ATTR") for i in dis.get_instructions(code)):
+                return f"{cls.__name__}.__torch_function__ writes attributes (state the graph's one mode object would carry across calls)"
+    for function in functions:
+        # torch's own callables among its globals (an autograd Function's apply) compute values:
+        # read as inert as torch's functions are.
+        namespace = {name: (len if callable(value) and (getattr(value, "__module__", None) or "").startswith("torch")
+                            else value) for name, value in function.__globals__.items()}
+        why = _code_side_effect([function.__code__], namespace)
+        if why:
+            return f"{cls.__name__}.{function.__name__} {why}"
+    return None
+
+
 # AOTAutograd and the inductor trace to aten, which keeps no such state: these graphs run as captured.
+_RUNS_AS_CAPTURED = "a torch.inference_mode, torch.device or TorchFunctionMode block (an aten trace drops its state)"
 for _node in (enter_inference_mode, enter_device, exit_context):
-    _node._cdynamo_runs_as_captured = "a torch.inference_mode or torch.device block (an aten trace drops its state)"
+    _node._cdynamo_runs_as_captured = _RUNS_AS_CAPTURED
 
 
 class ContextExit:

@@ -137,15 +137,52 @@ def _functions_reached(function):
                 contents = cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-            if isinstance(contents, types.MethodType):
-                contents = contents.__func__
-            if isinstance(contents, types.FunctionType):
-                pending.append(contents)
+            for item in contents if isinstance(contents, tuple) else (contents,):  # and_masks(*fns)'s tuple
+                if isinstance(item, types.MethodType):
+                    item = item.__func__
+                if isinstance(item, types.FunctionType):
+                    pending.append(item)
     return found
 
 
-def transform_node(transform, func, options):
-    """(the graph's target for transform(func, **options)(*args), None), or (None, why not). The
+class ClosedOverTensor:
+    """Where a transformed function's closure holds a tensor the trace computed: the node receives
+    the tensor as an argument and closes over it at each call (_with_closed_over_tensors)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _holds_closed_over_tensor(obj):
+    if isinstance(obj, ClosedOverTensor):
+        return True
+    if isinstance(obj, tuple):
+        return any(_holds_closed_over_tensor(item) for item in obj)
+    if isinstance(obj, types.FunctionType):
+        return any(_holds_closed_over_tensor(cell.cell_contents) for cell in obj.__closure__ or ())
+    return False
+
+
+def _with_closed_over_tensors(obj, tensors):
+    """obj with each ClosedOverTensor in it (in tuples, in closures) replaced by its tensor:
+    functions holding one are made again with new cells."""
+    if isinstance(obj, ClosedOverTensor):
+        return tensors[obj.index]
+    if isinstance(obj, tuple):
+        return tuple(_with_closed_over_tensors(item, tensors) for item in obj)
+    if isinstance(obj, types.FunctionType) and _holds_closed_over_tensor(obj):
+        cells = tuple(types.CellType(_with_closed_over_tensors(cell.cell_contents, tensors)) for cell in obj.__closure__)
+        made = types.FunctionType(obj.__code__, obj.__globals__, obj.__name__, obj.__defaults__, cells)
+        made.__kwdefaults__ = obj.__kwdefaults__
+        return made
+    return obj
+
+
+def transform_node(transform, func, options, closed_over=0):
+    """(the graph's target for transform(func, **options)(*args), None), or (None, why not) (its
+    last `closed_over` arguments: tensors func's closure holds, after args). The
     node applies the functorch transform (vmap, grad, jacrev, ...) to func as eager does, and the
     fake run at trace time runs func once more than eager: a function whose code could change the
     program's state that way is refused. AOTAutograd and the inductor trace through the node into
@@ -170,8 +207,14 @@ def transform_node(transform, func, options):
     elif _classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
         return None, f"torch.{name} of a {type(func).__name__} (cdynamo transforms Python functions and torch operators)"
 
-    def node(*args, **kwargs):
-        return transform(func, **options)(*args, **kwargs)
+    if closed_over:
+        # The last `closed_over` arguments are the tensors func's closure holds (ClosedOverTensor).
+        def node(*args, **kwargs):
+            operands, tensors = args[:len(args) - closed_over], args[len(args) - closed_over:]
+            return transform(_with_closed_over_tensors(func, tensors), **options)(*operands, **kwargs)
+    else:
+        def node(*args, **kwargs):
+            return transform(func, **options)(*args, **kwargs)
 
     node.__name__ = node.__qualname__ = f"{name}_{getattr(function, '__name__', 'function')}"
     # A transform whose graphs a compiler cannot lower (a higher-order operator) says why.

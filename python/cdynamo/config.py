@@ -140,6 +140,8 @@ trace_dirs = _dir_prefixes(_paths.get("purelib"), _paths.get("platlib"), os.path
     # through, FloatFunctional's add/mul/cat are torch operations.
     os.path.join(_package_dir("torch") or "", "ao", "quantization", "stubs.py"),
     os.path.join(_package_dir("torch") or "", "ao", "nn", "quantized", "modules", "functional_modules.py"),
+    # Probability distributions: plain Python over torch operators (Categorical(logits=...).entropy()).
+    os.path.join(_package_dir("torch") or "", "distributions"),
 )
 
 # Files traced when traced code calls into them whose frames are never compiled on their own:

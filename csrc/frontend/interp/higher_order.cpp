@@ -8,8 +8,10 @@
 namespace cdynamo::interp {
 
 // The real function for a function value: a constant callable, or a def/lambda made by the trace
-// whose closure holds only constants (the node calls it at run time, outside any trace).
-Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) const {
+// whose closure holds only constants, such functions and tensors (the node calls it at run time,
+// outside any trace). A tensor is appended to `captured` (the node's extra arguments) and held
+// by a _special_calls.ClosedOverTensor that the node replaces with it at each call.
+Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured) const {
   if (func->kind == ValueKind::Constant) return func->obj;
   // A module (torch.func.functional_call's): the node calls it as it is; its identity is guarded.
   if (func->kind == ValueKind::NNModule) return func->obj;
@@ -19,16 +21,9 @@ Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) 
   for (size_t i = 0; i < func->items.size(); ++i) {
     const ValuePtr& cell = func->items[i];
     ValuePtr contents = cell && cell->kind == ValueKind::Cell && !cell->items.empty() ? cell->items[0] : nullptr;
-    if (contents && contents->kind == ValueKind::Function) {
-      // A function the trace made (torch.vmap(torch.vmap(f)): the inner stand-in's call closes
-      // over f): the real function it stands for, made the same way.
-      PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(transformed_function(contents, what).ptr())).release());
-      continue;
-    }
-    if (!contents || !contents->is_fully_constant())
-      unsupported(what + " of a function that closes over a " + (contents ? contents->describe() : std::string("cell")) +
-                  " (pass it as an argument of the transformed function)");
-    PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(contents->as_python_constant().ptr())).release());
+    if (!contents)
+      unsupported(what + " of a function that closes over an empty cell (pass it as an argument of the transformed function)");
+    PyTuple_SET_ITEM(cells.ptr(), i, check(PyCell_New(closed_over_object(contents, what, captured).ptr())).release());
   }
   PyObject* made = func->obj.ptr();
   Ref function = check(PyFunction_New(PyFunction_GetCode(made), PyFunction_GetGlobals(made)));
@@ -38,16 +33,41 @@ Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what) 
   return function;
 }
 
+// What a transformed function's cell holds at run time: a constant, a function the trace made
+// (torch.vmap(torch.vmap(f)): the inner stand-in's call closes over f), or a tuple of those
+// (transformers' and_masks(*mask_functions) closes over the tuple of functions it combines; a
+// list is not copied: the function could change the trace's list).
+Ref Tracer::closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured) const {
+  if (contents->kind == ValueKind::Function) return transformed_function(contents, what, captured);
+  if (contents->is_tensor()) {
+    captured.push_back(contents);
+    return call_helper("cdynamo._special_calls", "ClosedOverTensor", {steal(PyLong_FromSize_t(captured.size() - 1))});
+  }
+  if (contents->is_fully_constant()) return contents->as_python_constant();
+  if (contents->kind == ValueKind::Tuple) {
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(contents->items.size())));
+    for (size_t i = 0; i < contents->items.size(); ++i)
+      PyTuple_SET_ITEM(tuple.ptr(), i, closed_over_object(contents->items[i], what, captured).release());
+    return tuple;
+  }
+  unsupported(what + " of a function that closes over a " + contents->describe() +
+              " (pass it as an argument of the transformed function)");
+}
+
 ValuePtr Tracer::call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   if (args.size() < 3) throw InternalError("call_transformed without its transform, function and options");
   const std::string name = callable_name(args[0]->obj) + "()";
   if (!args[2]->is_fully_constant()) unsupported(name + " with options the trace computes");
-  Ref func = transformed_function(args[1], name);
-  Ref answer = call_helper("cdynamo._special_calls", "transform_node", {args[0]->obj, func, args[2]->as_python_constant()});
+  std::vector<ValuePtr> captured;
+  Ref func = transformed_function(args[1], name, captured);
+  Ref answer = call_helper("cdynamo._special_calls", "transform_node",
+                           {args[0]->obj, func, args[2]->as_python_constant(), steal(PyLong_FromSize_t(captured.size()))});
   Handle node = PyTuple_GET_ITEM(answer.ptr(), 0);
   if (node.ptr() == Py_None) unsupported(to_std_string(Handle(PyTuple_GET_ITEM(answer.ptr(), 1))));
   keep_alive_.push_back(Ref::borrow(node.ptr()));
   std::vector<ValuePtr> operands(args.begin() + 3, args.end());
+  operands.insert(operands.end(), captured.begin(), captured.end());
+  if (!captured.empty() && !kwargs.empty()) unsupported(name + " of a function that closes over tensors, called with keyword arguments");
   return graph_.call("call_function", Ref::borrow(node.ptr()), operands, kwargs, name);
 }
 

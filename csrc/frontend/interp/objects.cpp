@@ -272,7 +272,8 @@ ValuePtr Tracer::new_object(const ValuePtr& cls, bool by_base_new) {
   if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) return nullptr;
   PyTypeObject* base = builtin_base(type);
   if (!base) return nullptr;
-  for (const char* module_class : {"torch.nn:Module", "torch:Tensor"}) {
+  // (TorchFunctionMode: made for real, a constant that a with-block enters in the graph.)
+  for (const char* module_class : {"torch.nn:Module", "torch:Tensor", "torch.overrides:TorchFunctionMode"}) {
     std::string spec = module_class;
     Ref excluded = import_attr(spec.substr(0, spec.find(':')).c_str(), spec.substr(spec.find(':') + 1).c_str());
     if (PyType_IsSubtype(type, as_type(excluded))) return nullptr;

@@ -330,7 +330,8 @@ class Tracer {
   // transform(func, **options)(*operands) for torch.vmap and torch.func's transforms: one node
   // running it on a real function; args: transform, func, options, operands (higher_order.cpp).
   ValuePtr call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwargs);
-  Ref transformed_function(const ValuePtr& func, const std::string& what) const;  // the real function a node calls
+  Ref transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured) const;  // the real function a node calls
+  Ref closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured) const;
   // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
@@ -439,6 +440,7 @@ class Tracer {
   void set_grad_mode_in_graph(bool enabled);  // a graph node, and the tracing thread's mode
   void set_autocast_state_in_graph(Handle state);  // likewise, autocast's (set_autocast_state's arguments)
   void enter_autocast(const ValuePtr& manager);
+  bool enter_function_mode(const ValuePtr& manager);
   void before_with(ValuePtr manager);
 
   guards::EntryDispatchState entry_dispatch_state_;  // before anything the trace changes

@@ -1,6 +1,6 @@
 // Torch's global state in traced code: torch.manual_seed, and with-blocks the trace enters itself:
-// no_grad/enable_grad/set_grad_enabled, torch.autocast, torch.inference_mode and torch.device
-// (their state changes are graph nodes, set for the rest of the trace too) and context managers
+// no_grad/enable_grad/set_grad_enabled, torch.autocast, torch.inference_mode, torch.device and
+// TorchFunctionModes (their state changes are graph nodes, set for the rest of the trace too) and context managers
 // written in Python (their __enter__/__exit__ traced). Assumes _global_state's helpers.
 #include "common/error.h"
 #include "common/py_import.h"
@@ -51,7 +51,9 @@ void Tracer::enter_autocast(const ValuePtr& manager) {
 // the node its __exit__ (a ContextExit) makes.
 void Tracer::enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered) {
   static Ref& context_exit = *new Ref(call_helper("cdynamo._global_state", "ContextExit", {}));  // never freed: outlives the interpreter
-  graph_.call("call_function", enter, {Value::constant(std::move(argument))}, {}, what, true);
+  std::vector<ValuePtr> args;
+  if (argument) args.push_back(Value::constant(std::move(argument)));  // null: the node takes none
+  graph_.call("call_function", enter, std::move(args), {}, what, true);
   auto exit = std::make_shared<Value>();
   exit->kind = ValueKind::StateExit;
   exit->obj = context_exit;
@@ -59,11 +61,30 @@ void Tracer::enter_context_block(Handle enter, Ref argument, const char* what, V
   push(std::move(entered));  // what `as` binds
 }
 
+// `with mode:` on a TorchFunctionMode (made in the trace, or the program's own, guarded by
+// identity): entered by a graph node, so torch's functions in the block go through its
+// __torch_function__ when the graph runs. False when the manager is not one.
+bool Tracer::enter_function_mode(const ValuePtr& manager) {
+  static Ref& mode_type = *new Ref(import_attr("torch.overrides", "TorchFunctionMode"));  // never freed: outlives the interpreter
+  if (!manager->obj || (manager->kind != ValueKind::Constant && manager->kind != ValueKind::Object)) return false;
+  int is_mode = PyObject_IsInstance(manager->obj.ptr(), mode_type.ptr());
+  check_status(is_mode);
+  if (!is_mode) return false;
+  Ref refusal = call_helper("cdynamo._global_state", "function_mode_refusal",
+                            {Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())))});
+  if (refusal.ptr() != Py_None) unsupported("a with-block on a TorchFunctionMode: " + to_std_string(refusal));
+  if (manager->source) manager->source->manager(*guards_).add_id_match(manager->obj);
+  Ref enter = call_helper("cdynamo._global_state", "function_mode_node", {manager->obj});
+  enter_context_block(enter, Ref(), "a TorchFunctionMode block", manager);
+  return true;
+}
+
 void Tracer::before_with(ValuePtr manager) {
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& autocast_type = *new Ref(import_attr("torch.amp.autocast_mode", "autocast"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
+  if (enter_function_mode(manager)) return;
   Ref enter = python_special_method(manager, "__enter__");
   Ref exit_method = python_special_method(manager, "__exit__");
   if (enter && exit_method && (manager->kind == ValueKind::NewObject || manager->kind == ValueKind::Object)) {
@@ -110,7 +131,7 @@ void Tracer::before_with(ValuePtr manager) {
   }
   if (!manager->is_constant() || (type != no_grad.ptr() && type != enable_grad.ptr()))
     unsupported("a with-block on a " + manager->describe() +
-                " (torch.no_grad(), torch.enable_grad(), torch.autocast(), torch.inference_mode(), torch.device and context managers written in Python are supported)");
+                " (torch.no_grad(), torch.enable_grad(), torch.autocast(), torch.inference_mode(), torch.device, TorchFunctionModes and context managers written in Python are supported)");
   bool previous = PyObject_IsTrue(call_helper("torch", "is_grad_enabled", {}).ptr()) == 1;
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();

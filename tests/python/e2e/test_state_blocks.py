@@ -1,9 +1,11 @@
-"""With-blocks on torch.inference_mode() and torch.device(...): entered and left by graph nodes,
-so that what the block makes is made as eager makes it (inference tensors, the block's device)."""
+"""With-blocks on torch.inference_mode(), torch.device(...) and TorchFunctionModes: entered and left
+by graph nodes, so that what the block makes is made as eager makes it (inference tensors, the
+block's device, the mode's __torch_function__ at every torch call)."""
 import pytest
 import torch
 
 import cdynamo
+from cdynamo.testing import CompileCounter
 from .helpers import explain, one_graph
 
 
@@ -72,3 +74,65 @@ def test_torch_device_block_sets_the_factories_device():
     got, want = one_graph(f, x), f(x)
     assert torch.equal(got[0], want[0]) and got[1:] == want[1:]
     assert got[1].type == "meta" and got[4].type == "cpu"
+
+
+class _AddOneToAdds(torch.overrides.TorchFunctionMode):
+    """Changes results: torch.add inside the block gives one more."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out + 1 if func is torch.add else out
+
+
+class _CountingMode(torch.overrides.TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_torch_function_mode_made_in_the_function_acts_on_the_block_only():
+    def f(x, y):
+        with _AddOneToAdds():
+            inside = torch.add(x, y)
+            product = x * y  # not torch.add: unchanged
+        return inside, product, torch.add(x, y)
+
+    x, y = torch.randn(3), torch.randn(3)
+    got, want = one_graph(f, x, y), f(x, y)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert torch.equal(got[0], x + y + 1) and torch.equal(got[2], x + y)
+    compiled = cdynamo.optimize("eager", nopython=True)(f)
+    assert torch.equal(compiled(x, y)[0], x + y + 1) and torch.equal(compiled(x, y)[0], x + y + 1)  # each call
+
+
+def test_a_program_owned_mode_is_guarded_by_identity():
+    modes = {"mode": _AddOneToAdds()}
+
+    def f(x):
+        with modes["mode"]:
+            return torch.add(x, x)
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(f)
+    x = torch.randn(3)
+    assert torch.equal(compiled(x), x + x + 1) and torch.equal(compiled(x), x + x + 1)
+    assert counter.frame_count == 1
+    modes["mode"] = _AddOneToAdds()
+    assert torch.equal(compiled(x), x + x + 1) and counter.frame_count == 2
+
+
+def test_a_mode_that_keeps_state_breaks_the_graph_with_the_reason():
+    def f(x):
+        with _CountingMode():
+            y = torch.sin(x)
+        return y * 2
+
+    x = torch.randn(3)
+    out = explain(f, x)
+    assert torch.equal(out.out, f(x))
+    assert out.graph_break_count >= 1
+    assert any("writes attributes" in str(reason) for reason in out.break_reasons)

@@ -200,3 +200,36 @@ def test_pytorch_0_3_style_code_is_one_graph():
     torch.testing.assert_close(got[0], want[0])
     assert got[1] == want[1] == "torch.DoubleTensor" and torch.equal(got[2], want[2]) and got[3] is want[3] is True
     assert counter.frame_count == 1
+
+
+def test_torch_distributions_are_traced_python():
+    def entropy_and_sample(logits, mu, sigma, x):
+        categorical = torch.distributions.Categorical(logits=logits, validate_args=False)
+        normal = torch.distributions.Normal(mu, sigma, validate_args=False)
+        return categorical.entropy(), normal.log_prob(x), normal.stddev, normal.rsample()
+
+    args = (torch.randn(2, 5, 7), torch.randn(3), torch.rand(3) + 0.5, torch.randn(3))
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(entropy_and_sample)
+    torch.manual_seed(0)
+    got = compiled(*args)
+    torch.manual_seed(0)
+    want = entropy_and_sample(*args)
+    assert all(torch.allclose(a, b) for a, b in zip(got, want)) and counter.frame_count == 1
+
+
+def test_a_validating_distribution_breaks_at_its_data_check_and_raises_as_eager():
+    def entropy(logits):
+        # (validate_args: the default, unless torch._dynamo was imported, which turns it off globally)
+        return torch.distributions.Categorical(logits=logits, validate_args=True).entropy() * 2
+
+    logits = torch.randn(2, 7)
+    out = cdynamo.explain(entropy)(logits)
+    assert torch.allclose(out.out, entropy(logits)) and out.graph_break_count >= 1
+    assert any("tensor's value" in str(reason) for reason in out.break_reasons)
+    bad = torch.distributions.Normal
+
+    def invalid(mu):
+        return bad(mu, -torch.ones(3), validate_args=True).mean  # a negative scale: eager raises ValueError
+    with pytest.raises(ValueError, match="constraint"):
+        cdynamo.optimize("eager")(invalid)(torch.zeros(3))

@@ -278,3 +278,49 @@ def test_func_vjp_output_and_vjp_fn_in_one_graph(func):
     want = f(x)
     assert counter.frame_count == 1
     assert all(torch.allclose(a, b) for a, b in zip(got, want))
+
+
+def _and_masks(*mask_functions):
+    def combined(batch, head, q, k):
+        result = mask_functions[0](batch, head, q, k)
+        for mask_function in mask_functions[1:]:
+            result = result & mask_function(batch, head, q, k)
+        return result
+
+    return combined
+
+
+def _padding_mask_function(padding_mask):
+    def padded(batch, head, q, k):
+        return padding_mask[batch, k]
+
+    return padded
+
+
+def _causal(batch, head, q, k):
+    return q >= k
+
+
+def transformers_style_vmap_mask(x, padding):
+    """transformers' masking_utils: mask functions combined by closures (over a tuple of functions
+    and over a tensor computed in the graph), vmapped over indices under TransformGetItemToIndex."""
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+    keep = padding.bool() & (x > -100)  # a tensor the graph computes
+    mask_function = _and_masks(_causal, _padding_mask_function(keep))
+    batch, length = x.shape
+    mask = mask_function
+    for dims in ((None, None, None, 0), (None, None, 0, None), (0, None, None, None)):
+        mask = torch.vmap(mask, in_dims=dims)
+    with TransformGetItemToIndex():
+        attention = mask(torch.arange(batch), 0, torch.arange(length), torch.arange(length))
+    return x.unsqueeze(-1) * attention
+
+
+def test_vmap_of_functions_closing_over_a_tuple_of_functions_and_a_tensor():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(transformers_style_vmap_mask)
+    x = torch.randn(2, 5)
+    for padding in (torch.tensor([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]]), torch.tensor([[1, 0, 1, 1, 1], [1, 1, 1, 1, 1]])):
+        assert torch.equal(compiled(x, padding), transformers_style_vmap_mask(x, padding))  # the tensor is read per call
+    assert counter.frame_count == 1 and counter.op_count > 0
