@@ -159,7 +159,14 @@ class Tracer {
   void store_local(int slot, ValuePtr value);
   std::string local_name(int slot) const;
   [[noreturn]] void unsupported(const std::string& reason) const;
-  bool inside_try_block() const;  // whether a running frame's current instruction has a handler
+  bool inside_try_block() const;
+  // --- chapter: checks of tensor data instead of branches (data_checks.cpp) ----------------
+  struct RaisingBlock {
+    Ref cls;   // the exception class; null: the block does more than raise
+    Ref args;  // its constant arguments, or null when they are computed
+  };
+  RaisingBlock raising_block_at(size_t start);
+  bool check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when);  // whether a running frame's current instruction has a handler
 
   // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
   [[noreturn]] void raise(Ref exception) const;

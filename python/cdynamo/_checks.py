@@ -1,0 +1,27 @@
+"""Checks of tensor data that the graph runs where traced code branched on the data only to raise
+(`if not valid: raise ValueError(...)`, `assert (x > 0).all()`). Assumes the condition is a tensor
+whose truth value eager would take (one element; bool() raises otherwise, as in eager)."""
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+
+_RUNS_AS_CAPTURED = "a check of tensor data that raises (an aten trace cannot keep a Python raise)"
+
+
+def check_node(cls, args, raises_when, where):
+    """The graph node for one such check: raises cls(*args) when bool(condition) is raises_when.
+    args None: eager's arguments are computed from the data (an f-string of the tensor), which
+    the graph does not keep; the message then says where the check is."""
+    if args is None:
+        args = (f"the check of tensor data at {where} failed (cdynamo ran it in the compiled graph; eager's "
+                "message for it is computed from the data: call the function eagerly to see it)",)
+
+    def check_tensor_data(condition):
+        if isinstance(condition, FakeTensor):
+            return None  # the trace's fake run: no data to check
+        if bool(condition) == raises_when:
+            raise cls(*args)
+        return None
+
+    check_tensor_data.__qualname__ = f"check_before_{cls.__name__}"
+    check_tensor_data._cdynamo_runs_as_captured = _RUNS_AS_CAPTURED
+    return check_tensor_data

@@ -1,0 +1,93 @@
+"""Branches on tensor data whose one side only raises (`assert (x > 0).all()`, `if not valid:
+raise ValueError(...)`): one graph holding a check node that raises eager's exception class, not a
+graph break; ordinary data-dependent branches, and checks a try-block would catch, still break.
+PYTEST_DONT_REWRITE: the functions compiled here hold plain assert statements, as users write them."""
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import CompileCounter
+from .helpers import explain, one_graph
+
+
+def asserts_with_a_message(x):
+    y = x * 2
+    assert (y > -100).all(), "values too small"
+    return y + 1
+
+
+def raises_a_formatted_error(x):
+    if not torch.isfinite(x).all():
+        raise ValueError(f"non-finite values in {x}")
+    return x.sin()
+
+
+def test_an_assert_on_tensor_data_is_a_check_in_the_graph():
+    x = torch.randn(4)
+    assert torch.equal(one_graph(asserts_with_a_message, x), asserts_with_a_message(x))
+    compiled = cdynamo.optimize("eager", nopython=True)(asserts_with_a_message)
+    with pytest.raises(AssertionError, match="^values too small$"):  # eager's class and constant message
+        compiled(torch.full((4,), -1000.0))
+
+
+def test_a_raise_with_a_message_from_the_data_says_where_the_check_is():
+    x = torch.randn(4)
+    assert torch.equal(one_graph(raises_a_formatted_error, x), raises_a_formatted_error(x))
+    compiled = cdynamo.optimize("eager", nopython=True)(raises_a_formatted_error)
+    with pytest.raises(ValueError, match="test_data_checks.py"):
+        compiled(torch.tensor([1.0, float("nan")]))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_aten_backends_run_the_check(backend):
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(backend, nopython=True)(asserts_with_a_message)
+    x = torch.randn(4)
+    assert torch.allclose(compiled(x), asserts_with_a_message(x))
+    with pytest.raises(AssertionError, match="values too small"):
+        compiled(torch.full((4,), -1000.0))
+
+
+def test_writes_before_a_failing_check_happen_as_in_eager():
+    def f(x):
+        x.add_(1)
+        assert (x < 10).all()
+        return x * 2
+
+    compiled = cdynamo.optimize("eager", nopython=True)(f)
+    x = torch.full((3,), 20.0)
+    with pytest.raises(AssertionError):
+        compiled(x)
+    assert torch.equal(x, torch.full((3,), 21.0))
+
+
+def test_a_check_a_try_block_catches_and_an_ordinary_branch_still_break():
+    def caught(x):
+        try:
+            if not (x > 0).all():
+                raise ValueError("negative")
+            y = x.sqrt()
+        except ValueError:
+            y = x.abs()
+        return y + 1
+
+    def branches(x):
+        if (x > 0).all():
+            return x.sqrt()
+        return x.abs()
+
+    for fn in (caught, branches):
+        for x in (torch.rand(3) + 0.1, -torch.rand(3) - 0.1):
+            out = explain(fn, x)
+            assert torch.allclose(out.out, fn(x)) and out.graph_break_count >= 1
+            cdynamo.reset()
+
+
+def test_a_tensor_of_several_elements_raises_as_bool_does_in_eager():
+    def f(x):
+        assert x > 0
+        return x + 1
+
+    compiled = cdynamo.optimize("eager")(f)
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        compiled(torch.ones(3))
