@@ -38,6 +38,23 @@ def leaving_global_state(fn, state):
     return run
 
 
+def restoring_state_on_error(fn, state):
+    """fn, which sets torch's global state (a graph holding a no_grad, autocast or mode block),
+    leaving the state as it was when it raises (an operation's error, a failed check of data): the
+    exception leaves the blocks, whose __exit__ restore it in eager."""
+
+    def run(*args):
+        entered = tuple(_entered())
+        try:
+            return fn(*args)
+        except BaseException:
+            set_global_state(state)
+            restore_entered(entered)
+            raise
+
+    return run
+
+
 def set_autocast_state(device, enabled, dtype, cache_enabled):
     """A graph node entering or leaving a torch.autocast block: absolute values, so that running
     it twice (the graph, then leaving_global_state) is running it once."""

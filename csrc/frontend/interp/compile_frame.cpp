@@ -78,6 +78,8 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
   int unchanged = PyObject_RichCompareBool(final_state.ptr(), tracer.initial_state().ptr(), Py_EQ);
   check_status(unchanged);
   if (!unchanged) compiled = call_helper("cdynamo._global_state", "leaving_global_state", {compiled, final_state});
+  if (tracer.changes_global_state())
+    compiled = call_helper("cdynamo._global_state", "restoring_state_on_error", {compiled, tracer.initial_state()});
   Ref hook_off_type = import_attr("cdynamo._C", "OptimizedCallable");
   return check(PyObject_CallFunctionObjArgs(hook_off_type.ptr(), compiled.ptr(), Py_None, nullptr));
 }

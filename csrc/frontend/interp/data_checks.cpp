@@ -97,11 +97,31 @@ Tracer::RaisingBlock Tracer::raising_block_at(size_t start) {
   return block;
 }
 
+// Whether an exception raised now could be caught in the traced frames: a handler of a running
+// frame other than a with-block on one of torch's state blocks (no_grad, autocast, a
+// TorchFunctionMode, ...), whose __exit__ restores its state and never suppresses the exception.
+bool Tracer::exception_could_be_caught() const {
+  static const int push_exc_info = bytecode::opcode_from_name("PUSH_EXC_INFO");
+  static const int with_except_start = bytecode::opcode_from_name("WITH_EXCEPT_START");
+  for (const auto& running : frames_) {
+    if (running->pc == 0) continue;
+    const auto& handler = running->instructions[running->pc - 1].handler;
+    if (!handler) continue;
+    const auto& code = running->instructions;
+    size_t at = static_cast<size_t>(handler->target);
+    bool with_block = at + 1 < code.size() && code[at].opcode == push_exc_info && code[at + 1].opcode == with_except_start;
+    if (!with_block || handler->depth < 1 || static_cast<size_t>(handler->depth) > running->stack.size()) return true;
+    const ValuePtr& exit = running->stack[handler->depth - 1];
+    if (!exit || (exit->kind != ValueKind::GradModeExit && exit->kind != ValueKind::StateExit)) return true;
+  }
+  return false;
+}
+
 // At a POP_JUMP_IF_* on a tensor: when one side only raises and no try-block could catch that
 // exception, a node raising it when the graph finds the condition so, and the trace goes on along
 // the other side. False when the branch is an ordinary one.
 bool Tracer::check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when) {
-  if (inside_try_block()) return false;  // eager's handler would catch what the graph raises
+  if (exception_could_be_caught()) return false;  // eager's handler would catch what the graph raises
   const size_t jump_side = static_cast<size_t>(inst.target), next_side = frame().pc;
   RaisingBlock raising = raising_block_at(next_side);
   bool raises_when = !jump_when;  // falling through, the condition was !jump_when

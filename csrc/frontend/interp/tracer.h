@@ -138,6 +138,8 @@ class Tracer {
   TraceResult run();
   bool initial_grad_mode() const { return initial_grad_mode_; }  // at the frame's entry
   Handle initial_state() const { return initial_state_; }  // _trace_support.global_state() at entry
+  // Whether the graph sets torch's global state (grad mode, autocast, blocks it enters).
+  bool changes_global_state() const { return changes_global_state_; }
 
   graph::GraphBuilder& graph() { return graph_; }
   // The guards, completed with the relations between inputs (no unexpected aliasing).
@@ -166,6 +168,7 @@ class Tracer {
     Ref args;  // its constant arguments, or null when they are computed
   };
   RaisingBlock raising_block_at(size_t start);
+  bool exception_could_be_caught() const;
   bool check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when);  // whether a running frame's current instruction has a handler
 
   // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
@@ -410,6 +413,7 @@ class Tracer {
   Ref polyfill_of(Handle fn);
 
   std::vector<std::shared_ptr<InterpFrame>> frames_;  // shared: generators keep theirs
+  bool changes_global_state_ = false;
   PyObject* root_globals_ = nullptr;
   size_t steps_ = 0;
   std::vector<SideEffect> side_effects_;

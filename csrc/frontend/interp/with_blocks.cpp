@@ -9,12 +9,14 @@
 namespace cdynamo::interp {
 
 void Tracer::set_grad_mode_in_graph(bool enabled) {
+  changes_global_state_ = true;
   static Ref& set_grad = *new Ref(import_attr("torch._C", "_set_grad_enabled"));  // never freed: outlives the interpreter
   graph_.call("call_function", set_grad, {Value::constant(Ref::borrow(enabled ? Py_True : Py_False))}, {},
               "torch.set_grad_enabled", true);
 }
 
 void Tracer::set_autocast_state_in_graph(Handle state) {
+  changes_global_state_ = true;
   static Ref& set_state = *new Ref(import_attr("cdynamo._global_state", "set_autocast_state"));  // never freed: outlives the interpreter
   std::vector<ValuePtr> args;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(state.ptr()); ++i) args.push_back(Value::constant(Ref::borrow(PyTuple_GET_ITEM(state.ptr(), i))));
@@ -50,6 +52,7 @@ void Tracer::enter_autocast(const ValuePtr& manager) {
 // by a graph node, also run on the fakes (what the block makes is made as eager makes it), left by
 // the node its __exit__ (a ContextExit) makes.
 void Tracer::enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered) {
+  changes_global_state_ = true;
   static Ref& context_exit = *new Ref(call_helper("cdynamo._global_state", "ContextExit", {}));  // never freed: outlives the interpreter
   std::vector<ValuePtr> args;
   if (argument) args.push_back(Value::constant(std::move(argument)));  // null: the node takes none

@@ -91,3 +91,19 @@ def test_a_tensor_of_several_elements_raises_as_bool_does_in_eager():
     compiled = cdynamo.optimize("eager")(f)
     with pytest.raises(RuntimeError, match="ambiguous"):
         compiled(torch.ones(3))
+
+
+def test_a_check_inside_torch_state_blocks_is_in_the_graph_and_restores_the_state_when_it_fails():
+    def f(x):
+        with torch.no_grad():
+            assert (x > 0).all(), "positive"
+            y = x * 2
+        return y + x
+
+    x = torch.rand(3, requires_grad=True) + 0.1
+    got = one_graph(f, x)
+    assert torch.allclose(got, f(x)) and got.requires_grad
+    compiled = cdynamo.optimize("eager", nopython=True)(f)
+    with pytest.raises(AssertionError, match="positive"):
+        compiled(-x)
+    assert torch.is_grad_enabled()

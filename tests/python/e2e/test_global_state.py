@@ -186,3 +186,18 @@ def test_a_cuda_autocast_block_cut_by_a_break(backend):
     for _ in range(2):
         assert_same_outputs(compiled(fc, x), cuda_block(fc, x))
         assert not torch.is_autocast_enabled("cuda")
+
+
+def test_an_operation_failing_inside_a_no_grad_block_leaves_grad_mode_as_eager_does():
+    def f(x, index):
+        with torch.no_grad():
+            y = x * 2
+            picked = y[index]  # out of range: raises when the graph runs
+        return picked + x.sum()
+
+    compiled = cdynamo.optimize("eager")(f)
+    x = torch.randn(4, requires_grad=True)
+    assert torch.allclose(compiled(x, torch.tensor([1])), f(x, torch.tensor([1])))
+    with pytest.raises(IndexError):
+        compiled(x, torch.tensor([7]))
+    assert torch.is_grad_enabled()
