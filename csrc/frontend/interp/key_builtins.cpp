@@ -81,6 +81,13 @@ ValuePtr Tracer::compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>
                          : fn.ptr() == PyDict_GetItemString(builtins, "max")  ? "max_"
                                                                               : nullptr;
   if (!stand_in || args.empty()) return nullptr;
+  if (args.size() == 1 && (args[0]->kind == ValueKind::Generator || args[0]->kind == ValueKind::Iterator)) {
+    // min(_Match(*m) for m in matches) (torch.distributions' KL lookup): the items, then as a list.
+    std::vector<ValuePtr> pulled = iterate(args[0]);
+    std::vector<ValuePtr> listed = {Value::sequence(ValueKind::List, std::move(pulled))};
+    if (ValuePtr compared = compare_objects_in_trace(fn, listed, kwargs)) return compared;
+    return call_constant(fn, std::move(listed), kwargs);
+  }
   const std::vector<ValuePtr>& items = args.size() == 1 && args[0]->is_sequence() ? args[0]->items : args;
   const bool objects = std::any_of(items.begin(), items.end(), [](const ValuePtr& item) {
     return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object;

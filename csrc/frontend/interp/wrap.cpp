@@ -133,6 +133,11 @@ void Tracer::check_source_depth(const SourcePtr& source) const {
 // bool, None) or by identity (classes, which the guards fix: copy's table of copiers by type;
 // enum members and typing forms: a validator table keyed by typing.Union).
 bool is_plain_dict_key(PyObject* key) {
+  if (PyTuple_CheckExact(key)) {  // (type_p, type_q): torch.distributions' KL registry
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); ++i)
+      if (!is_plain_dict_key(PyTuple_GET_ITEM(key, i))) return false;
+    return true;
+  }
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
          key == Py_None || PyType_Check(key) || PyFunction_Check(key) || PyCFunction_Check(key) ||
          is_identity_constant(Handle(key));  // functions hash and compare by identity (pytree's SUPPORTED_NODES)

@@ -234,3 +234,40 @@ def test_a_validating_distribution_checks_its_arguments_in_the_graph():
     assert torch.equal(compiled(torch.zeros(3), torch.ones(3)), torch.zeros(3))
     with pytest.raises(ValueError, match="tensor data"):  # a negative scale: eager raises ValueError too
         compiled(torch.zeros(3), -torch.ones(3))
+
+
+def test_kl_divergence_looks_up_torchs_registry_in_the_trace():
+    # kl_divergence reads a global dict keyed by (class, class) tuples and takes min() of a
+    # generator of objects comparing in Python.
+    def kl(mu, log_std):
+        policy = torch.distributions.Normal(mu, log_std.exp(), validate_args=False)
+        prior = torch.distributions.Normal(torch.zeros_like(mu), torch.ones_like(mu), validate_args=False)
+        return torch.distributions.kl_divergence(policy, prior).sum(-1)
+
+    mu, log_std = torch.randn(4, 3), torch.randn(4, 3) * 0.1
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(kl)
+    assert torch.allclose(compiled(mu, log_std), kl(mu, log_std)) and counter.frame_count == 1
+
+
+def test_min_and_max_of_a_generator_of_objects_compare_in_python():
+    class Version:
+        def __init__(self, number):
+            self.number = number
+
+        def __lt__(self, other):
+            return self.number < other.number
+
+        def __gt__(self, other):
+            return self.number > other.number
+
+    def f(x, numbers):
+        low = min(Version(n) for n in numbers)
+        high = max((Version(n) for n in numbers))
+        return x * low.number + high.number, sorted(n for n in numbers)
+
+    counter = CompileCounter()
+    x = torch.randn(3)
+    got = cdynamo.optimize(counter, nopython=True)(f)(x, [3, 1, 2])
+    want = f(x, [3, 1, 2])
+    assert torch.equal(got[0], want[0]) and got[1] == want[1] and counter.frame_count == 1
