@@ -1,6 +1,7 @@
 """Objects that leave a trace: what the trace made, rebuilt by the transformed code after the graph (new_objects,
 fill_object), lists and dicts it changed in place, and ContextVar tokens. Assumes _polyfills' stand-ins' layout."""
 import functools
+import types
 from collections import OrderedDict as _OrderedDict, defaultdict as _defaultdict
 
 
@@ -23,8 +24,26 @@ def _unfilled_partial(*args, **kwargs):
 def new_objects(*classes):
     """The objects a trace made, as the transformed code rebuilds them: instances first (so that
     references between them keep their identity), filled in by fill_object. A partial (made
-    through _polyfills.classes.Partial) is first one of a placeholder: partial.__new__ needs a function."""
-    return tuple(functools.partial(_unfilled_partial) if cls is functools.partial else cls.__new__(cls) for cls in classes)
+    through _polyfills.classes.Partial) is first one of a placeholder: partial.__new__ needs a function.
+    A function (a def or lambda the trace made, given as (the trace's function, its cell numbers)) is
+    a new one of its code with empty cells."""
+    cells = {}  # cell number -> the cell: functions that closed over one variable share its cell
+    return tuple(functools.partial(_unfilled_partial) if cls is functools.partial
+                 else _function_like(*cls, cells) if isinstance(cls, tuple) else cls.__new__(cls) for cls in classes)
+
+
+def _function_like(made, cell_numbers, cells):
+    """A function of made's code (a def or lambda the trace made); cell_numbers: one per free
+    variable, the same number where two functions closed over the same cell."""
+    closure = tuple(cells.setdefault(number, types.CellType()) for number in cell_numbers)
+    function = types.FunctionType(made.__code__, made.__globals__, made.__name__, made.__defaults__, closure or None)
+    function.__kwdefaults__, function.__qualname__ = made.__kwdefaults__, made.__qualname__
+    function.__module__, function.__doc__ = made.__module__, made.__doc__
+    return function
+
+
+# A cell the function's closure has that nothing was stored in yet (fill_object leaves it empty).
+EMPTY_CELL = type("EmptyCell", (), {"__repr__": lambda self: "<empty cell>"})()
 
 
 _PARTIAL_STATE = ("_func", "_args", "_keywords", "_has_dict")  # _polyfills.classes.Partial's own attributes
@@ -44,6 +63,13 @@ def _stand_in_for(cls):
 def fill_object(obj, attributes, items):
     """Gives a new_objects() instance the state the trace left it in: its __dict__ and, for dict
     and list subclasses, its items (through the builtin base's methods: the class's own ran in the trace)."""
+    if type(obj) is types.FunctionType:  # attributes: its cells' contents; items: its __dict__ or None
+        for cell, contents in zip(obj.__closure__ or (), attributes):
+            if contents is not EMPTY_CELL:
+                cell.cell_contents = contents
+        if items:
+            obj.__dict__.update(items)
+        return
     if type(obj) is list:  # a shared list, dict or set the trace made: its contents
         obj.extend(attributes)
         return

@@ -188,6 +188,9 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       code.emit(BUILD_TUPLE, static_cast<int>(pending.size()));
       return;
     }
+    case ValueKind::Function:  // a def or lambda the trace made: made again by the object table
+      if (load_from_table(code, value, depth)) return;
+      throw interp::Unsupported(std::string("returning a ") + value->describe() + " from a compiled function");
     case ValueKind::NewObject:
       if (interp::is_traced_array(value)) {
         // A NumPy array made from a traced tensor: the real one, tensor.numpy() (memory shared
@@ -239,7 +242,9 @@ bool has_items(const interp::Value& v) {
     case ValueKind::NewObject:
     case ValueKind::Iterator:
     case ValueKind::TensorMethod:
-    case ValueKind::UserMethod: return true;
+    case ValueKind::UserMethod:
+    case ValueKind::Function:  // its cells
+    case ValueKind::Cell: return true;
     default: return false;
   }
 }
@@ -285,7 +290,8 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
     interp::refresh_view(*v);
     bool container = (v->kind == ValueKind::List || v->kind == ValueKind::Dict || v->kind == ValueKind::Set) && !v->source;
     if (interp::is_traced_array(v)) continue;  // rebuilt in place, from its tensor (a graph output)
-    if (container || v->kind == ValueKind::NewObject) {
+    const bool made_function = v->kind == ValueKind::Function && !v->source;
+    if (container || v->kind == ValueKind::NewObject || made_function) {
       auto seen = std::find_if(references.begin(), references.end(), [&](const auto& r) { return r.first == v.get(); });
       if (seen != references.end()) {
         ++seen->second;
@@ -303,15 +309,17 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
       continue;
     }
     if (v->is_sequence() || v->kind == ValueKind::Dict || v->kind == ValueKind::Set || v->kind == ValueKind::TensorMethod ||
-        v->kind == ValueKind::UserMethod || v->kind == ValueKind::Iterator)
+        v->kind == ValueKind::UserMethod || v->kind == ValueKind::Iterator || v->kind == ValueKind::Function ||
+        v->kind == ValueKind::Cell)
       push_items(v);
+    if (made_function && v->attributes) pending.push_back(v->attributes);
   }
   std::vector<ValuePtr> objects;
   for (const auto& entry : entries) {
     int count = 0;
     for (const auto& [seen, n] : references)
       if (seen == entry.get()) count = n;
-    if (entry->kind == ValueKind::NewObject || count > 1) objects.push_back(entry);
+    if (entry->kind == ValueKind::NewObject || entry->kind == ValueKind::Function || count > 1) objects.push_back(entry);
   }
   if (objects.empty()) return depth;
   if (depth < 1) {
@@ -322,7 +330,19 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
   static Ref& fill = *new Ref(import_attr("cdynamo._trace_support", "fill_object"));  // never freed: outlives the interpreter
   code.emit(PUSH_NULL);
   code.load_const(make);
+  std::vector<const interp::Value*> cells;  // numbered across the table: closures share them
   for (const auto& object : objects) {
+    if (object->kind == ValueKind::Function) {
+      Ref numbers = check(PyTuple_New(static_cast<Py_ssize_t>(object->items.size())));
+      for (size_t i = 0; i < object->items.size(); ++i) {
+        const interp::Value* cell = object->items[i].get();
+        auto found = std::find(cells.begin(), cells.end(), cell);
+        if (found == cells.end()) found = cells.insert(cells.end(), cell);
+        PyTuple_SET_ITEM(numbers.ptr(), i, check(PyLong_FromSsize_t(found - cells.begin())).release());
+      }
+      code.load_const(check(PyTuple_Pack(2, object->obj.ptr(), numbers.ptr())));
+      continue;
+    }
     // A stand-in leaves as an object of the class it stands for (fill_object gives it the state).
     PyObject* stands_for = object->kind == ValueKind::NewObject
                                ? PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(object->cls.ptr())->tp_dict,
@@ -344,7 +364,20 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
     code.emit(PUSH_NULL);
     code.load_const(fill);
     rebuild(code, object, outputs, depth + 2);
-    if (object->kind == ValueKind::NewObject) {
+    if (object->kind == ValueKind::Function) {
+      // Its cells' contents (EMPTY_CELL where nothing was stored), then its __dict__ or None.
+      static Ref& empty_cell = *new Ref(import_attr("cdynamo._trace_objects", "EMPTY_CELL"));  // never freed: outlives the interpreter
+      for (size_t i = 0; i < object->items.size(); ++i) {
+        const ValuePtr& cell = object->items[i];
+        if (cell && cell->kind == ValueKind::Cell && !cell->items.empty() && cell->items[0])
+          rebuild(code, cell->items[0], outputs, depth + 3 + static_cast<int>(i));
+        else
+          code.load_const(empty_cell);
+      }
+      code.emit(BUILD_TUPLE, static_cast<int>(object->items.size()));
+      if (object->attributes) rebuild(code, object->attributes, outputs, depth + 4);
+      else code.load_const(Ref::borrow(Py_None));
+    } else if (object->kind == ValueKind::NewObject) {
       rebuild(code, object->items[0], outputs, depth + 3);
       if (object->items.size() > 1 && object->items[1]) rebuild(code, object->items[1], outputs, depth + 4);
       else code.load_const(Ref::borrow(Py_None));

@@ -734,3 +734,33 @@ def test_special_methods_of_python_classes_run_in_the_trace():
     x = torch.randn(2)
     got, want = cdynamo.optimize("eager", nopython=True)(f)(x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_returned_closures_are_new_functions_sharing_their_cells_as_in_eager():
+    def make(x):
+        y = x * 2
+        steps = 0
+
+        def apply(z):
+            return z * y + 1  # closes over a tensor the graph computed
+
+        def step():
+            nonlocal steps
+            steps += 1
+            return steps
+
+        def seen():
+            return steps
+
+        return apply, step, seen
+
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(make)
+    x = torch.randn(3)
+    apply, step, seen = compiled(x)
+    eager_apply, eager_step, eager_seen = make(x)
+    assert torch.equal(apply(x), eager_apply(x)) and apply.__qualname__ == eager_apply.__qualname__
+    assert (step(), step(), seen()) == (eager_step(), eager_step(), eager_seen()) == (1, 2, 2)
+    again = compiled(x)
+    assert again[0] is not apply and again[2]() == 0  # a new function and new cells per call
+    assert counter.frame_count == 1
