@@ -117,7 +117,14 @@ bool Tracer::exception_could_be_caught() const {
   return false;
 }
 
-// At a POP_JUMP_IF_* on a tensor: when one side only raises and no try-block could catch that
+// A symbolic bool that only the data decides (of a number Tensor.item() gave under
+// config.capture_scalar_outputs).
+bool Tracer::decided_by_data(const ValuePtr& condition) const {
+  if (!condition->is_constant() || !graph_.dynamic()) return false;
+  return PyObject_IsTrue(call_helper("cdynamo._checks", "undecided_by_sizes", {condition->obj}).ptr()) == 1;
+}
+
+// At a POP_JUMP_IF_* on a tensor (or on a bool decided_by_data): when one side only raises and no try-block could catch that
 // exception, a node raising it when the graph finds the condition so, and the trace goes on along
 // the other side. False when the branch is an ordinary one.
 bool Tracer::check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when) {
@@ -138,6 +145,8 @@ bool Tracer::check_instead_of_branch(const bytecode::Instruction& inst, const Va
                           Ref::borrow(raises_when ? Py_True : Py_False), check(PyUnicode_FromString(where.c_str()))});
   keep_alive_.push_back(node);
   graph_.call("call_function", node, {condition}, {}, "a check of tensor data", true);
+  if (!condition->is_tensor())  // a symbolic bool: the trace goes on knowing it holds as the check requires
+    call_helper("cdynamo._checks", "assume", {condition->obj, Ref::borrow(raises_when ? Py_False : Py_True)});
   frame().pc = continue_at;
   return true;
 }

@@ -58,6 +58,19 @@ void Tracer::raise_python_error() const {
   if (!PyErr_ExceptionMatches(PyExc_Exception)) throw PythonError();
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
+  // A number only the data decides (int() of an unbacked size), met by a fold on symbolic
+  // values: a limit of the trace, never the program's exception (its try must not catch it).
+  // (Looked up with no error pending.)
+  static PyObject* const data_dependent[] = {
+      import_attr("torch.fx.experimental.symbolic_shapes", "GuardOnDataDependentSymNode").release(),  // never freed
+      import_attr("torch._subclasses.fake_tensor", "DataDependentOutputException").release(),
+      import_attr("torch._subclasses.fake_tensor", "DynamicOutputShapeException").release()};
+  for (PyObject* limit : data_dependent) {
+    if (PyErr_GivenExceptionMatches(type, limit)) {
+      PyErr_Restore(type, value, traceback);
+      graph::rethrow_trace_error();
+    }
+  }
   PyErr_NormalizeException(&type, &value, &traceback);
   Ref owned_type = Ref::steal(type), owned_traceback = Ref::steal(traceback);
   if (!value) throw InternalError("an exception without a value");

@@ -9,7 +9,9 @@ namespace cdynamo::interp {
 void Tracer::jump_if(const bytecode::Instruction& inst, bool jump_when, bool pop_always, bool none_test) {
   ValuePtr condition = pop();
   // `if not valid: raise ...` and `assert cond` on tensor data: a check in the graph.
-  if (pop_always && !none_test && condition->is_tensor() && check_instead_of_branch(inst, condition, jump_when)) return;
+  if (pop_always && !none_test && (condition->is_tensor() || decided_by_data(condition)) &&
+      check_instead_of_branch(inst, condition, jump_when))
+    return;
   bool truth;
   if (none_test) {
     truth = condition->kind == ValueKind::Constant && condition->obj.ptr() == Py_None;

@@ -161,7 +161,7 @@ class Tracer {
   void store_local(int slot, ValuePtr value);
   std::string local_name(int slot) const;
   [[noreturn]] void unsupported(const std::string& reason) const;
-  bool inside_try_block() const;
+  bool inside_try_block() const;  // whether a running frame's current instruction has a handler
   // --- chapter: checks of tensor data instead of branches (data_checks.cpp) ----------------
   struct RaisingBlock {
     Ref cls;   // the exception class; null: the block does more than raise
@@ -169,7 +169,8 @@ class Tracer {
   };
   RaisingBlock raising_block_at(size_t start);
   bool exception_could_be_caught() const;
-  bool check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when);  // whether a running frame's current instruction has a handler
+  bool decided_by_data(const ValuePtr& condition) const;
+  bool check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when);
 
   // --- chapter: exceptions (exceptions.cpp) -----------------------------------------------
   [[noreturn]] void raise(Ref exception) const;

@@ -107,3 +107,24 @@ def test_a_check_inside_torch_state_blocks_is_in_the_graph_and_restores_the_stat
     with pytest.raises(AssertionError, match="positive"):
         compiled(-x)
     assert torch.is_grad_enabled()
+
+
+def test_an_assert_on_an_item_under_capture_scalar_outputs_is_a_check():
+    def f(x, ids):  # XLM's and Flaubert's `assert lengths.max().item() <= slen`
+        lengths = (ids != 0).sum(dim=1)
+        assert lengths.max().item() <= ids.shape[1]
+        return x * lengths.max().item()
+
+    x, ids = torch.randn(2, 5), torch.randint(0, 3, (2, 5))
+    with cdynamo.config.patch(capture_scalar_outputs=True):
+        assert torch.equal(one_graph(f, x, ids), f(x, ids))
+
+    def g(x, limit):
+        assert x.sum().item() < limit, "over the limit"
+        return x + 1
+
+    with cdynamo.config.patch(capture_scalar_outputs=True):
+        compiled = cdynamo.optimize("eager", nopython=True)(g)
+        assert torch.equal(compiled(torch.ones(3), torch.tensor(10)), torch.ones(3) + 1)
+        with pytest.raises(AssertionError, match="over the limit"):
+            compiled(torch.ones(3), torch.tensor(2))

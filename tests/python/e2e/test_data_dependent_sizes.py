@@ -197,3 +197,19 @@ def test_slices_with_tensor_bounds_made_before_a_resume_stay_out_of_graphs():
     with config.patch(suppress_errors=False):  # the graph held the slices' tensors: NameError
         got = cdynamo.optimize("eager")(paste)(mask, box, 32, 32)
     assert torch.equal(got, paste(mask, box, 32, 32))
+
+
+def test_a_size_only_the_data_decides_is_never_an_exception_the_programs_try_catches():
+    def f(x):
+        keep = x[x > 0]
+        try:
+            count = int(keep.numel())  # a Python int of an unbacked size: the graph ends here
+        except Exception:
+            count = -1  # never taken in eager
+        return keep.sum() + count
+
+    x = torch.tensor([1.0, -2.0, 3.0, -4.0, 5.0])
+    out = cdynamo.explain(f)(x)
+    assert torch.equal(out.out, f(x)) and out.out.item() == 12.0
+    assert out.graph_break_count >= 1
+    assert not any("raises" in str(reason) for reason in out.break_reasons)
