@@ -32,6 +32,10 @@ _TORCH_UNSUPPORTED = {
     "set_autocast_xla_dtype",
 }
 
+# The time module's clock readings: each call gives another value, which no graph holds.
+_CLOCK_READS = {"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+                "process_time_ns", "thread_time", "thread_time_ns", "clock_gettime", "clock_gettime_ns"}
+
 _FOLDABLE_BUILTINS = {
     abs, min, max, round, int, float, bool, complex, str, divmod, pow, sum, sorted, repr, hash, chr, ord,
     all, any, reversed, slice,
@@ -319,6 +323,9 @@ def classify_callable(fn):
         # A constant container's reading method (a class's __dataclass_fields__.values(), read by
         # dataclasses.replace): the trace never changes a constant container, so it reads the same.
         return "fold"
+    if module == "time" and name in _CLOCK_READS:
+        return (f"unsupported:time.{name}() reads the clock when called, which a graph cannot do "
+                "(it would keep the trace's reading); time the compiled call from outside it")
     if isinstance(fn, types.BuiltinFunctionType):
         return f"unsupported:calling the builtin {name}() is not supported yet"
     return f"unsupported:calling {type(fn).__name__} objects is not supported yet"

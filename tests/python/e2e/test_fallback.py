@@ -255,3 +255,16 @@ def test_value_read_by_an_exception_handler_stays_live(capsys):
     with torch.no_grad():
         expected = read_only_in_handler(x, _FailingStream())
         assert same(cdynamo.optimize("eager")(read_only_in_handler)(x, _FailingStream()), expected)
+
+
+def test_a_clock_reading_breaks_the_graph_and_says_why():
+    import time
+
+    def timed(x):
+        start = time.perf_counter()
+        y = x * 2
+        return y, time.perf_counter() - start
+
+    out = cdynamo.explain(timed)(torch.randn(3))
+    assert out.graph_break_count >= 1 and out.out[1] >= 0
+    assert "time.perf_counter() reads the clock" in str(out.break_reasons[0])
