@@ -24,7 +24,8 @@ def check_node(cls, args, raises_when, where):
         return None
 
     check_tensor_data.__qualname__ = f"check_before_{cls.__name__}"
-    check_tensor_data._cdynamo_runs_as_captured = _RUNS_AS_CAPTURED
+    check_tensor_data._cdynamo_runs_as_captured = _RUNS_AS_CAPTURED  # aot_eager, training graphs
+    check_tensor_data._cdynamo_data_check = True  # the inductor runs it between compiled segments
     return check_tensor_data
 
 

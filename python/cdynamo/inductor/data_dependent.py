@@ -1,5 +1,6 @@
 """Graphs with data-dependent sizes (nonzero, a boolean mask, unique, item() under
-capture_scalar_outputs): split at the nodes that create an unbacked size symbol.
+capture_scalar_outputs) or checks of data (assert on a tensor): split at the nodes that create an
+unbacked size symbol and at the checks.
 Those nodes run eagerly (aten's kernels decide the size from the data); the segments between
 them compile as graphs of their own, with the unbacked sizes they read as symbolic inputs.
 Assumes the frontend's example values (fakes of the trace's ShapeEnv) on every node."""
@@ -30,8 +31,12 @@ def creating_nodes(gm):
 
 def compile_split(gm, example_inputs, compile_segment):
     """gm as segments compiled by compile_segment(segment_gm, its example inputs), with the nodes
-    that create unbacked sizes run eagerly between them; None when gm has no such node."""
-    creators = set(creating_nodes(gm))
+    that create unbacked sizes (and checks of data) run eagerly between them; None when gm has no
+    such node."""
+    # Checks of tensor data (_checks.check_node) run eagerly there too: an aten trace cannot keep a
+    # Python raise, and the code around them still compiles.
+    checks = {n for n in gm.graph.nodes if n.op == "call_function" and getattr(n.target, "_cdynamo_data_check", False)}
+    creators = set(creating_nodes(gm)) | checks
     if not creators:
         return None
     runs = []  # consecutive call nodes of one kind: (eager, [nodes])
@@ -55,7 +60,7 @@ def compile_split(gm, example_inputs, compile_segment):
         later = [n for _, rest in runs[k + 1:] for n in rest] + [output]
         segment, inputs, outputs = _segment(gm, nodes, later, order)
         steps.append([segment.forward if eager else _FirstCall(segment, compile_segment), inputs, outputs])
-    utils.counters["inductor"]["graphs split at data-dependent sizes"] += 1
+    utils.counters["inductor"]["graphs split at data-dependent sizes" if creators - checks else "graphs split at data checks"] += 1
     what = ", ".join(sorted({str(n.target) for n in creators}))
     eager_runs = sum(eager for eager, _ in runs)
     utils.log("graphs", f"inductor: a graph with data-dependent sizes runs as {len(runs) - eager_runs} compiled "
