@@ -1,5 +1,6 @@
 """transformers architectures from small configs with random weights, compiled as a new user would: one graph, equal to
-eager? 19 hand-picked, or (--all) every one that takes input_ids. Assumes transformers is importable (PYTHONPATH)."""
+eager? 19 hand-picked, or (--all) every one that takes input_ids; side by side with torch.compile (--compare).
+Assumes transformers is importable (PYTHONPATH)."""
 import argparse
 import collections
 import inspect
@@ -65,6 +66,79 @@ def check(name, backend):
             return 0, 0, torch.allclose(compiled, expected, atol=1e-5), ""
     reason = str(out.break_reasons[0]) if out.break_reasons else ""
     return out.graph_count, out.graph_break_count, torch.allclose(out.out[0], expected, atol=1e-5), reason
+
+
+def check_row(name, backend, report_stage):
+    """check() as a row, for run_isolated."""
+    report_stage("cdynamo error")
+    try:
+        graphs, breaks, equal, reason = check(name, backend)
+    except Exception as error:  # noqa: BLE001 - a row of the table, not the end of the run
+        return _row("cdynamo error", _message(error), equal=False)
+    return _row("", reason, graphs, breaks, equal)
+
+
+def check_torch_compile(name, report_stage):
+    """check(name, "eager") through torch.compile's frontend (torch._dynamo.explain), for comparison
+    only; runs in a child process of its own (see run_isolated), so cdynamo's rows are not touched."""
+    import transformers
+
+    model_class, config_class, fields = ARCHITECTURES[name]
+    config = getattr(transformers, config_class)(**fields)
+    config.use_cache = False
+    torch.manual_seed(0)
+    model = getattr(transformers, model_class)(config).eval()
+    ids = torch.randint(0, 1000, (2, 16))
+    report_stage("torch.compile error")
+    cdynamo.reset()
+    with torch.no_grad():
+        expected = model(ids)[0]
+        try:
+            graphs, breaks, reason, out = torch_compile_explain(model, (ids,), {})
+        except Exception as error:  # noqa: BLE001 - the row says what went wrong
+            return _row("torch.compile error", _message(error))
+    equal = torch.allclose(out[0], expected, atol=1e-5)
+    status = "wrong" if not equal else "one graph" if graphs == 1 and breaks == 0 else "breaks"
+    return _row(status, reason, graphs, breaks, equal)
+
+
+def torch_compile_explain(model, args, kwargs):
+    """(graphs, breaks, first break reason, output) of torch.compile's frontend on model(*args, **kwargs):
+    torch._dynamo.explain, then torch.compile(backend="eager") for the output (explain drops it).
+    explain counts graphs - 1 as breaks, so a break before an empty graph, or a frame torch.compile
+    gives up on (it runs eagerly), does not show there; its counters see them, so breaks is the
+    larger of explain's count and the counted graph breaks, plus the frames given up on."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    with torch._dynamo.config.patch(suppress_errors=False):  # an error raises, as cdynamo's does here
+        torch.manual_seed(0)
+        explained = torch._dynamo.explain(model)(*args, **kwargs)
+        given_up = counters["frames"]["total"] - counters["frames"]["ok"]
+        breaks = max(explained.graph_break_count, sum(counters["graph_break"].values())) + given_up
+        reasons = [_dynamo_reason(r.reason, r.user_stack) for r in explained.break_reasons]
+        reasons += [_dynamo_reason(r) for r in list(counters["graph_break"]) + list(counters["unimplemented"])]
+        reasons += [f"{given_up} frames run eagerly (not compiled)"] if given_up else []
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        out = torch.compile(model, backend="eager")(*args, **kwargs)
+    torch._dynamo.reset()
+    return explained.graph_count, breaks, reasons[0] if reasons else "", out
+
+
+def _dynamo_reason(text, user_stack=None):
+    """torch._dynamo's break reason on one line: its title and debug context, and where."""
+    lines = [line.strip() for line in str(text).split("*** While handling")[0].splitlines() if line.strip()]
+    context = [line[len("Developer debug context:"):].strip() for line in lines
+               if line.startswith("Developer debug context:")]
+    reason = lines[0] if lines else ""
+    if context and context[0]:
+        reason += ": " + context[0]
+    if user_stack:
+        reason += f" ({user_stack[-1].filename}:{user_stack[-1].lineno})"
+    return " ".join(reason.split())
 
 
 # --all: every architecture of transformers' auto mapping that takes input_ids -------------------
@@ -294,6 +368,31 @@ def check_architecture(model_type, class_name, report_stage):
     return row
 
 
+def check_architecture_torch_compile(model_type, class_name, report_stage):
+    """The --compare columns of one --all row: the same small model and inputs, built again in a
+    child process of its own, through torch.compile's frontend. cdynamo never runs in that process."""
+    try:
+        model, inputs, expected = small_model(model_type, class_name)
+    except Exception as error:  # noqa: BLE001
+        return _row("does not build", _message(error))
+    report_stage("torch.compile error")
+    cdynamo.reset()
+    try:
+        with torch.no_grad():
+            graphs, breaks, reason, out = torch_compile_explain(model, (), inputs)
+    except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        try:
+            eager_as_if_compiling(model, inputs)
+        except Exception as library_error:  # noqa: BLE001
+            return _row("transformers differs when compiling", "eager with is_compiling() raises too: " + _message(library_error))
+        return _row("torch.compile error", _message(error))
+    equal = same_output(out, expected)
+    status = "wrong" if not equal else "one graph" if graphs == 1 and breaks == 0 else "breaks"
+    if not equal and same_output(out, eager_as_if_compiling(model, inputs)):
+        status = "transformers differs when compiling"
+    return _row(status, reason, graphs, breaks, equal)
+
+
 # --dynamic: sequence lengths each "one graph" architecture is then called with, compiled once
 # with fullgraph=True and automatic dynamic shapes (the first call static, a later one dynamic).
 DYNAMIC_LENGTHS = ()
@@ -403,7 +502,7 @@ def normalize_reason(reason):
 
 def check_all(options):
     started = time.perf_counter()
-    results = {}
+    results, theirs = {}, {}
     for model_type, class_name, skip in text_architectures(options.only.split(",") if options.only else []):
         if skip == "not a text model":
             results[model_type] = _row("skipped", skip)
@@ -413,9 +512,20 @@ def check_all(options):
         else:
             row = run_isolated(check_architecture, (model_type, class_name), options.timeout)
         results[model_type] = row
-        print(f"| {model_type} | {class_name} | {row['status']} | {row['graphs']} | {row['breaks']} | "
-              f"{row['equal']} | {row['reason'][:150]} |", flush=True)
+        line = (f"| {model_type} | {class_name} | {row['status']} | {row['graphs']} | {row['breaks']} | "
+                f"{row['equal']} | {row['reason'][:150]} |")
+        if options.compare and row["status"] != "does not build":
+            # A second child: its own timeout and memory limit, and no state of cdynamo's run.
+            theirs[model_type] = other = run_isolated(check_architecture_torch_compile, (model_type, class_name),
+                                                      options.timeout)
+            line += (f" {other['status']} | {other['graphs']} | {other['breaks']} | {other['equal']} | "
+                     f"{other['reason'][:150]} |")
+        elif options.compare:
+            line += " - | - | - | - | |"
+        print(line, flush=True)
     print_summary(results)
+    if options.compare:
+        print_comparison(results, theirs)
     print(f"\nwall time {time.perf_counter() - started:.0f} s")
 
 
@@ -452,15 +562,60 @@ def print_summary(results):
         print(f"| {count} | {reason[:200]} | {examples[reason]} |")
 
 
+def _one_graph(status):
+    """One graph and equal to eager at the first length (--dynamic's statuses come after that)."""
+    return status == "one graph" or status.startswith("dynamic")
+
+
+def print_comparison(results, theirs):
+    """--compare: torch.compile's count over the same rows as cdynamo's, and the rows where only one
+    of the two captures in one graph. Rows cdynamo's summary leaves out (do not build, transformers
+    differs when compiling, skipped) are left out here too."""
+    excluded = ("does not build", "skipped", "transformers differs when compiling")
+    counted = [name for name, row in results.items() if row["status"] not in excluded]
+    ours = [name for name in counted if _one_graph(results[name]["status"])]
+    other = [name for name in counted if name in theirs and theirs[name]["status"] == "one graph"]
+    print(f"\n## torch.compile (torch._dynamo.explain, then backend eager for the output)")
+    print(f"cdynamo: {len(ours)} / {len(counted)} in one graph and equal to eager")
+    print(f"torch.compile: {len(other)} / {len(counted)} in one graph and equal to eager")
+    only_ours = [name for name in ours if name not in other]
+    only_other = [name for name in other if name not in ours]
+    print(f"one graph in exactly one of the two: {len(only_ours) + len(only_other)}")
+    print(f"\n### cdynamo only: {len(only_ours)} (torch.compile's status and first break or error)")
+    for name in only_ours:
+        row = theirs.get(name, _row("not run", ""))
+        print(f"- {name}: {row['status']}, {row['graphs']} graphs, {row['breaks']} breaks: {row['reason'][:300]}")
+    print(f"\n### torch.compile only: {len(only_other)} (cdynamo's status and first break or error)")
+    for name in only_other:
+        row = results[name]
+        print(f"- {name}: {row['status']}, {row['graphs']} graphs, {row['breaks']} breaks: {row['reason'][:300]}")
+    statuses = collections.Counter(theirs[name]["status"] for name in counted if name in theirs)
+    print("\n  torch.compile " + ", ".join(f"{status}: {count}" for status, count in statuses.most_common()))
+    reasons = collections.Counter()
+    examples = {}
+    for name in counted:
+        if name in theirs and theirs[name]["status"] != "one graph" and theirs[name]["reason"]:
+            reason = normalize_reason(theirs[name]["reason"])[:200]
+            reasons[reason] += 1
+            examples.setdefault(reason, name)
+    print("\n## torch.compile: most frequent first-break reasons or errors\n| count | reason | e.g. |\n|---|---|---|")
+    for reason, count in reasons.most_common(BREAK_REASONS_SHOWN):
+        print(f"| {count} | {reason} | {examples[reason]} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="eager", help="eager (counts graphs and breaks) or another cdynamo backend")
     parser.add_argument("--only", default="", help="comma-separated architectures (--all: model types)")
     parser.add_argument("--all", action="store_true", help="every auto-mapping architecture that takes input_ids")
-    parser.add_argument("--timeout", type=int, default=120, help="--all: seconds one architecture may take")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds one architecture may take (--all, and --compare's torch.compile runs)")
     parser.add_argument("--dynamic", action="store_true",
                         help="--all: call each one-graph architecture at 3 more sequence lengths (automatic dynamic)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also torch.compile's frontend (torch._dynamo.explain) on each model, in a child process")
     options = parser.parse_args()
+    if options.compare and options.backend != "eager":
+        parser.error("--compare counts graphs and breaks: backend eager only")
     if options.dynamic:
         global DYNAMIC_LENGTHS
         DYNAMIC_LENGTHS = (SEQUENCE[1], SEQUENCE[1] + 5, SEQUENCE[1] - 3, SEQUENCE[1] + 11)
@@ -473,21 +628,37 @@ def main():
         transformers.logging.set_verbosity_error()
         print(f"transformers {transformers.__version__}, torch {torch.__version__}, backend eager, "
               f"input_ids {SEQUENCE[0]}x{SEQUENCE[1]}, {options.timeout} s per architecture")
-        print("| model type | class | status | graphs | breaks | equal to eager | first break or error |")
-        print("|---|---|---|---|---|---|---|")
+        print("| model type | class | status | graphs | breaks | equal to eager | first break or error |" +
+              (" torch.compile | graphs | breaks | equal to eager | first break or error |" if options.compare else ""))
+        print("|---|---|---|---|---|---|---|" + ("---|---|---|---|---|" if options.compare else ""))
         return check_all(options)
     names = [n for n in ARCHITECTURES if not options.only or n in options.only.split(",")]
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, backend {options.backend}")
-    print("| architecture | graphs | breaks | equal to eager | first break |\n|---|---|---|---|---|")
-    good = 0
+    print("| architecture | graphs | breaks | equal to eager | first break |" +
+          (" torch.compile | graphs | breaks | equal to eager | first break or error |" if options.compare else ""))
+    print("|---|---|---|---|---|" + ("---|---|---|---|---|" if options.compare else ""))
+    good = theirs = 0
     for name in names:
-        try:
-            graphs, breaks, equal, reason = check(name, options.backend)
-        except Exception as error:  # noqa: BLE001 - a row of the table, not the end of the run
-            graphs, breaks, equal, reason = "-", "-", False, f"{type(error).__name__}: {error}"
+        if options.compare:
+            # Both in forked children: a child forked after the parent ran a model hangs in its
+            # first parallel kernel (OpenMP's thread pool does not survive a fork).
+            row = run_isolated(check_row, (name, options.backend), options.timeout)
+            graphs, breaks, equal, reason = row["graphs"], row["breaks"], row["equal"] is True, row["reason"]
+        else:
+            try:
+                graphs, breaks, equal, reason = check(name, options.backend)
+            except Exception as error:  # noqa: BLE001 - a row of the table, not the end of the run
+                graphs, breaks, equal, reason = "-", "-", False, f"{type(error).__name__}: {error}"
         good += equal and (options.backend != "eager" or (graphs == 1 and breaks == 0))
-        print(f"| {name} | {graphs} | {breaks} | {equal} | {reason[:120]} |", flush=True)
+        line = f"| {name} | {graphs} | {breaks} | {equal} | {reason[:120]} |"
+        if options.compare:
+            other = run_isolated(check_torch_compile, (name,), options.timeout)
+            theirs += other["status"] == "one graph"
+            line += f" {other['status']} | {other['graphs']} | {other['breaks']} | {other['equal']} | {other['reason'][:120]} |"
+        print(line, flush=True)
     print(f"\n{good} / {len(names)} " + ("in one graph and equal to eager" if options.backend == "eager" else "equal to eager"))
+    if options.compare:
+        print(f"torch.compile: {theirs} / {len(names)} in one graph and equal to eager")
 
 
 if __name__ == "__main__":
