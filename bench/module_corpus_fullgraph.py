@@ -1,0 +1,128 @@
+"""The module corpus with fullgraph=True: which of bench/module_corpus/models compile to one graph,
+side by side with torch.compile. Assumes cdynamo importable (PYTHONPATH=python).
+
+python bench/module_corpus_fullgraph.py [--compare] [--only name,name]
+
+Each model in eval under torch.no_grad(), its first inputs, backend "eager", one call, in a forked
+child of its own (120 s): one graph and no break counts, and the output must equal eager's.
+--compare also runs torch.compile's frontend (torch._dynamo.explain) on it, in another child.
+"""
+import argparse
+import glob
+import multiprocessing
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "module_corpus"))
+
+
+def _build(path):
+    import harness
+
+    module = harness.load(path)
+    torch.manual_seed(0)
+    model = module.Model(*getattr(module, "INIT_ARGS", ()))
+    model.eval()
+    torch.manual_seed(1)
+    made = module.make_inputs_seq()[0] if hasattr(module, "make_inputs_seq") else module.make_inputs()
+    args, kwargs = harness.norm_inputs(made)
+    if hasattr(module, "reset_globals"):
+        module.reset_globals()
+    return harness, model, args, kwargs
+
+
+def _equal(harness, got, want):
+    got_leaves, want_leaves = harness.flatten(got), harness.flatten(want)
+    if len(got_leaves) != len(want_leaves):
+        return False
+    for (_, a), (_, b) in zip(got_leaves, want_leaves):
+        if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
+            return False
+        if isinstance(a, torch.Tensor):
+            if a.shape != b.shape or not torch.allclose(a.float(), b.float(), rtol=1e-4, atol=1e-5, equal_nan=True):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def _one(path, system):
+    """(one graph and equal, first break or error) for one model under one system."""
+    harness, model, args, kwargs = _build(path)
+    with torch.no_grad():
+        want = model(*args, **kwargs)
+    harness_model = _build(path)[1]  # a fresh model: the eager call may have changed buffers
+    try:
+        with torch.no_grad():
+            if system == "cdynamo":
+                import cdynamo
+
+                with cdynamo.config.patch(suppress_errors=False):
+                    out = cdynamo.explain(harness_model)(*args, **kwargs)
+            else:
+                import importlib
+
+                dynamo = importlib.import_module("torch._dynamo")  # the peer measured against
+                out = dynamo.explain(harness_model)(*args, **kwargs)
+                dynamo.reset()
+                out.out = torch.compile(_build(path)[1], backend="eager")(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        return False, f"error: {type(error).__name__}: {str(error).splitlines()[0][:150] if str(error) else ''}"
+    one = out.graph_count == 1 and out.graph_break_count == 0
+    if not one:
+        reasons = out.break_reasons
+        first = getattr(reasons[0], "reason", reasons[0]) if reasons else f"{out.graph_count} graphs"
+        return False, str(first).splitlines()[0][:150]
+    return (True, "") if _equal(harness, out.out, want) else (False, "wrong result")
+
+
+def _child(path, system, queue):
+    queue.put(_one(path, system))
+
+
+def run_isolated(path, system):
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(path, system, queue))
+    process.start()
+    process.join(120)
+    if process.is_alive():
+        process.kill()
+        return False, "timeout"
+    try:
+        return queue.get(timeout=5)
+    except Exception:  # noqa: BLE001 - queue.Empty: the child died before answering
+        return False, f"crashed (exit code {process.exitcode})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", action="store_true", help="torch.compile's frontend too")
+    parser.add_argument("--only", default="", help="comma-separated model file names")
+    options = parser.parse_args()
+    paths = sorted(glob.glob(os.path.join(HERE, "module_corpus", "models", "*.py")))
+    if options.only:
+        wanted = set(options.only.split(","))
+        paths = [p for p in paths if os.path.basename(p)[:-3] in wanted]
+    systems = ["cdynamo"] + (["torch.compile"] if options.compare else [])
+    results = {system: {} for system in systems}
+    print("| model | " + " | ".join(systems) + " |")
+    print("|---|" + "---|" * len(systems))
+    for path in paths:
+        name = os.path.basename(path)[:-3]
+        cells = []
+        for system in systems:
+            results[system][name] = run_isolated(path, system)
+            ok, why = results[system][name]
+            cells.append("one graph" if ok else why.replace("|", "/"))
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    print()
+    for system in systems:
+        print(f"{system}: {sum(ok for ok, _ in results[system].values())} / {len(paths)} in one graph, equal to eager")
+
+
+if __name__ == "__main__":
+    main()
