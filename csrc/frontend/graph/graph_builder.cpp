@@ -354,7 +354,14 @@ Ref GraphBuilder::to_fx_container(const ValuePtr& value, bool fake, const std::s
       for (size_t i = 0; i < value->items.size(); ++i)
         PyList_SET_ITEM(list.ptr(), i, to_fx_arg(value->items[i], fake, what, path).release());
       if (value->kind == ValueKind::List) return list;
-      return check(PyList_AsTuple(list.ptr()));
+      Ref tuple = check(PyList_AsTuple(list.ptr()));
+      // A namedtuple (PackedSequence into an nn.LSTM) stays one: fx writes it by its class.
+      if (value->obj && PyType_Check(value->obj.ptr()) && PyObject_HasAttrString(value->obj.ptr(), "_fields") &&
+          PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(value->obj.ptr()), &PyTuple_Type)) {
+        Ref make = check(PyObject_GetAttrString(value->obj.ptr(), "_make"));
+        return check(PyObject_CallOneArg(make.ptr(), tuple.ptr()));
+      }
+      return tuple;
     }
     case ValueKind::Dict: {
       Ref dict = check(PyDict_New());
