@@ -272,7 +272,9 @@ def classify_callable(fn):
         return "graph"
     if isinstance(fn, type):
         if issubclass(fn, BaseException) and _has_native_constructor(fn):
-            return "fold"  # an exception object: made now, raised (or not) by the trace
+            # An exception object of constants: made now, raised (or not) by the trace. Of traced
+            # values it would hold their fakes: the graph ends before it, and eager makes it.
+            return "fold_constant"
         if issubclass(fn, torch.overrides.TorchFunctionMode):
             # Made now, a constant the graph's block enters (_global_state.enter_function_mode).
             from ._global_state import function_mode_refusal

@@ -11,7 +11,10 @@ _RUNS_AS_CAPTURED = "a check of tensor data that raises (an aten trace cannot ke
 def check_node(cls, args, raises_when, where):
     """The graph node for one such check: raises cls(*args) when bool(condition) is raises_when.
     args None: eager's arguments are computed from the data (an f-string of the tensor), which
-    the graph does not keep; the message then says where the check is."""
+    the graph does not keep; the message then says where the check is (for Python's own exception
+    classes; for others, None: the branch stays a graph break)."""
+    if args is None and cls.__module__ != "builtins":
+        return None  # eager's own arguments are computed; a class of the program may need them as they are
     if args is None:
         args = (f"the check of tensor data at {where} failed (cdynamo ran it in the compiled graph; eager's "
                 "message for it is computed from the data: call the function eagerly to see it)",)

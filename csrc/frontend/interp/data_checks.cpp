@@ -124,9 +124,9 @@ bool Tracer::decided_by_data(const ValuePtr& condition) const {
   return PyObject_IsTrue(call_helper("cdynamo._checks", "undecided_by_sizes", {condition->obj}).ptr()) == 1;
 }
 
-// At a POP_JUMP_IF_* on a tensor (or on a bool decided_by_data): when one side only raises and no try-block could catch that
-// exception, a node raising it when the graph finds the condition so, and the trace goes on along
-// the other side. False when the branch is an ordinary one.
+// At a POP_JUMP_IF_* on a tensor (or on a bool decided_by_data): when one side only raises and no
+// try-block could catch that exception, a node raising it when the graph finds the condition so,
+// and the trace goes on along the other side. False when the branch is an ordinary one.
 bool Tracer::check_instead_of_branch(const bytecode::Instruction& inst, const ValuePtr& condition, bool jump_when) {
   if (exception_could_be_caught()) return false;  // eager's handler would catch what the graph raises
   const size_t jump_side = static_cast<size_t>(inst.target), next_side = frame().pc;
@@ -143,6 +143,7 @@ bool Tracer::check_instead_of_branch(const bytecode::Instruction& inst, const Va
   Ref node = call_helper("cdynamo._checks", "check_node",
                          {raising.cls, raising.args ? raising.args : Ref::borrow(Py_None),
                           Ref::borrow(raises_when ? Py_True : Py_False), check(PyUnicode_FromString(where.c_str()))});
+  if (node.ptr() == Py_None) return false;
   keep_alive_.push_back(node);
   graph_.call("call_function", node, {condition}, {}, "a check of tensor data", true);
   if (!condition->is_tensor())  // a symbolic bool: the trace goes on knowing it holds as the check requires

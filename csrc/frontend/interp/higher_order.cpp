@@ -67,7 +67,6 @@ ValuePtr Tracer::call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwar
   keep_alive_.push_back(Ref::borrow(node.ptr()));
   std::vector<ValuePtr> operands(args.begin() + 3, args.end());
   operands.insert(operands.end(), captured.begin(), captured.end());
-  if (!captured.empty() && !kwargs.empty()) unsupported(name + " of a function that closes over tensors, called with keyword arguments");
   return graph_.call("call_function", Ref::borrow(node.ptr()), operands, kwargs, name);
 }
 

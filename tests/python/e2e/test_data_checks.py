@@ -131,3 +131,38 @@ def test_an_assert_on_an_item_under_capture_scalar_outputs_is_a_check():
         assert torch.equal(compiled(torch.ones(3), torch.tensor(10)), torch.ones(3) + 1)
         with pytest.raises(AssertionError, match="over the limit"):
             compiled(torch.ones(3), torch.tensor(2))
+
+
+class ShapeError(Exception):
+    def __init__(self, message, tensor):
+        super().__init__(message)
+        self.tensor = tensor
+
+
+def test_an_exception_class_of_the_program_with_computed_arguments_stays_a_break():
+    def f(x):
+        if (x < 0).any():
+            raise ShapeError(f"negative values in {x}", x)
+        return x * 2
+
+    x = torch.rand(3)
+    out = explain(f, x)
+    assert torch.equal(out.out, f(x)) and out.graph_break_count >= 1
+    compiled = cdynamo.optimize("eager")(f)
+    with pytest.raises(ShapeError) as raised:
+        compiled(-x)
+    assert torch.equal(raised.value.tensor, -x)
+
+
+def test_an_exception_made_from_a_traced_tensor_holds_the_real_tensor():
+    def f(x):
+        if (x < 0).any():
+            raise ShapeError("negative values", x)
+        return x * 2
+
+    compiled = cdynamo.optimize("eager")(f)
+    x = torch.rand(3)
+    assert torch.equal(compiled(x), x * 2)
+    with pytest.raises(ShapeError) as raised:
+        compiled(-x)
+    assert type(raised.value.tensor) is torch.Tensor and torch.equal(raised.value.tensor, -x)
