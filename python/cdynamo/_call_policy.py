@@ -280,7 +280,7 @@ def classify_callable(fn):
             from ._global_state import function_mode_refusal
 
             refusal = function_mode_refusal(fn)
-            return f"unsupported:{refusal}" if refusal else "fold"
+            return f"unsupported:{refusal}" if refusal else "fold_constant"  # of constants only
         if issubclass(fn, torch.nn.Module):
             return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):

@@ -136,3 +136,28 @@ def test_a_mode_that_keeps_state_breaks_the_graph_with_the_reason():
     assert torch.equal(out.out, f(x))
     assert out.graph_break_count >= 1
     assert any("writes attributes" in str(reason) for reason in out.break_reasons)
+
+
+class _ScaledAdds(torch.overrides.TorchFunctionMode):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out * self.scale if func is torch.add else out
+
+
+def test_a_mode_made_from_constants_is_entered_and_one_made_from_tensors_breaks():
+    def constant_scale(x):
+        with _ScaledAdds(3):
+            return torch.add(x, x)
+
+    def tensor_scale(x):
+        with _ScaledAdds(x.sum()):  # the mode holds a tensor the graph computes
+            return torch.add(x, x)
+
+    x = torch.randn(3)
+    assert torch.equal(one_graph(constant_scale, x), constant_scale(x))
+    out = explain(tensor_scale, x)
+    assert torch.allclose(out.out, tensor_scale(x)) and out.graph_break_count >= 1
