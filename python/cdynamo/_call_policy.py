@@ -276,7 +276,7 @@ def classify_callable(fn):
             # values it would hold their fakes: the graph ends before it, and eager makes it.
             return "fold_constant"
         if issubclass(fn, torch.overrides.TorchFunctionMode):
-            # Made now, a constant the graph's block enters (_global_state.enter_function_mode).
+            # Made now, a constant the graph's block enters (_global_state.function_mode_node).
             from ._global_state import function_mode_refusal
 
             refusal = function_mode_refusal(fn)

@@ -161,8 +161,15 @@ def _holds_closed_over_tensor(obj):
     if isinstance(obj, tuple):
         return any(_holds_closed_over_tensor(item) for item in obj)
     if isinstance(obj, types.FunctionType):
-        return any(_holds_closed_over_tensor(cell.cell_contents) for cell in obj.__closure__ or ())
+        return any(_holds_closed_over_tensor(_cell_contents(cell)) for cell in obj.__closure__ or ())
     return False
+
+
+def _cell_contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell (a variable the function's maker had not bound yet)
+        return None
 
 
 def _with_closed_over_tensors(obj, tensors):
