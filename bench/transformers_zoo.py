@@ -48,7 +48,8 @@ ARCHITECTURES = {
 }
 
 
-def check(name, backend):
+def _table_model(name):
+    """(model, 2x16 token ids) of one of the 19 ARCHITECTURES, small config, random weights."""
     import transformers
 
     model_class, config_class, fields = ARCHITECTURES[name]
@@ -56,7 +57,11 @@ def check(name, backend):
     config.use_cache = False
     torch.manual_seed(0)
     model = getattr(transformers, model_class)(config).eval()
-    ids = torch.randint(0, 1000, (2, 16))
+    return model, torch.randint(0, 1000, (2, 16))
+
+
+def check(name, backend):
+    model, ids = _table_model(name)
     cdynamo.reset()
     with torch.no_grad():
         expected = model(ids)[0]
@@ -81,14 +86,7 @@ def check_row(name, backend, report_stage):
 def check_torch_compile(name, report_stage):
     """check(name, "eager") through torch.compile's frontend (torch._dynamo.explain), for comparison
     only; runs in a child process of its own (see run_isolated), so cdynamo's rows are not touched."""
-    import transformers
-
-    model_class, config_class, fields = ARCHITECTURES[name]
-    config = getattr(transformers, config_class)(**fields)
-    config.use_cache = False
-    torch.manual_seed(0)
-    model = getattr(transformers, model_class)(config).eval()
-    ids = torch.randint(0, 1000, (2, 16))
+    model, ids = _table_model(name)
     report_stage("torch.compile error")
     cdynamo.reset()
     with torch.no_grad():
