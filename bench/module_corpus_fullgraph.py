@@ -4,9 +4,10 @@ side by side with torch.compile. Assumes cdynamo importable (PYTHONPATH=python).
 python bench/module_corpus_fullgraph.py [--compare] [--only name,name]
 
 Each model in eval under torch.no_grad(), its first inputs, backend "eager", one call, in a forked
-child of its own (120 s): one graph and no break counts, and the output must equal eager's; a model
-whose eager call fails under no_grad (it takes gradients) is not counted.
---compare also runs torch.compile's frontend (torch._dynamo.explain) on it, in another child.
+child of its own (120 s), compiled with fullgraph=True and a backend that counts the graphs it is
+given: a model counts when the call raises nothing, the backend got exactly one graph, and the
+output equals eager's; a model whose eager call fails under no_grad (it takes gradients) is not
+counted. --compare also runs torch.compile the same way, in another child.
 """
 import argparse
 import copy
@@ -59,29 +60,28 @@ def _one(path, system):
             want = model(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     except Exception as error:  # noqa: BLE001 - the model needs gradients (a gradient penalty): not counted
         return None, f"eager raises under no_grad: {type(error).__name__}"
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
     harness_model = _build(path)[1]  # a fresh model: the eager call may have changed buffers
     try:
         with torch.no_grad():
             if system == "cdynamo":
                 import cdynamo
 
-                with cdynamo.config.patch(suppress_errors=False):
-                    out = cdynamo.explain(harness_model)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+                compiled = cdynamo.compile(harness_model, backend=counting_backend, fullgraph=True)
             else:
-                import importlib
-
-                dynamo = importlib.import_module("torch._dynamo")  # the peer measured against
-                out = dynamo.explain(harness_model)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-                dynamo.reset()
-                out.out = torch.compile(_build(path)[1], backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+                compiled = torch.compile(harness_model, backend=counting_backend, fullgraph=True)
+            out = compiled(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     except Exception as error:  # noqa: BLE001 - the row says what went wrong
-        return False, f"error: {type(error).__name__}: {str(error).splitlines()[0][:150] if str(error) else ''}"
-    one = out.graph_count == 1 and out.graph_break_count == 0
-    if not one:
-        reasons = out.break_reasons
-        first = getattr(reasons[0], "reason", reasons[0]) if reasons else f"{out.graph_count} graphs"
-        return False, str(first).splitlines()[0][:150]
-    return (True, "") if _equal(harness, out.out, want) else (False, "wrong result")
+        first = str(error).strip().splitlines()[0][:150] if str(error).strip() else ""
+        return False, f"{type(error).__name__}: {first}"
+    if len(graphs) != 1:
+        return False, f"{len(graphs)} graphs"
+    return (True, "") if _equal(harness, out, want) else (False, "wrong result")
 
 
 def _child(path, system, queue):

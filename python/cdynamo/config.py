@@ -28,6 +28,13 @@ symbolic_kernels = True
 # CDYNAMO_SYMBOLIC_TRAINING=0 turns it off.
 symbolic_training = os.environ.get("CDYNAMO_SYMBOLIC_TRAINING", "1") != "0"
 
+# False: a symbolic size stays symbolic at 0 and 1 too (one compile for a varying dimension, a
+# batch of one included); the trace reasons about it as torch's unbacked sizes are reasoned about
+# (a decision that would differ at 1, such as broadcasting, is still guarded). True: as
+# torch._dynamo, symbolic sizes assume >= 2 and a size of 0 or 1 recompiles a specialised graph.
+# CDYNAMO_SPECIALIZE_ZERO_ONE=1 turns specialisation on.
+specialize_zero_one = os.environ.get("CDYNAMO_SPECIALIZE_ZERO_ONE", "0") == "1"
+
 # True: Tensor.item() stays in the graph, its number an unbacked symbol (the trace becomes a
 # dynamic one); branching on that number still breaks the graph. False: item() breaks the graph.
 capture_scalar_outputs = False
@@ -294,6 +301,7 @@ _KNOB_NAMES = frozenset(
         "symbolic_training",
         "symbolic_kernels",
         "capture_scalar_outputs",
+        "specialize_zero_one",
         "nested_graph_breaks",
         "suppress_errors",
         "verbose",

@@ -13,6 +13,7 @@ import collections
 import dataclasses
 import functools
 import inspect
+import math
 import operator
 import weakref
 
@@ -66,6 +67,26 @@ def mark_unbacked(t, index):
     size): never specialised, 0 and 1 included. Code that branches on it breaks the graph there;
     the inductor runs calls its compiled kernels' guards do not admit (sizes 0 and 1) as captured."""
     _mark(t, index, "unbacked", api="mark_unbacked")
+
+
+def begin_compile():
+    """Called by compile_frame before a trace: symbolic sizes made from here to end_compile are
+    not specialised at 0 and 1 unless config.specialize_zero_one (torch's backed_size_oblivious,
+    set only while cdynamo traces and compiles, so that other users of torch see their own
+    setting). Returns what end_compile restores."""
+    from torch.fx.experimental import _config as symbolic_config
+
+    from . import config
+
+    previous = symbolic_config.backed_size_oblivious
+    symbolic_config.backed_size_oblivious = not config.specialize_zero_one
+    return previous
+
+
+def end_compile(previous):
+    from torch.fx.experimental import _config as symbolic_config
+
+    symbolic_config.backed_size_oblivious = previous
 
 
 def _marks_of(t):
@@ -176,6 +197,10 @@ class ShapeTrace:
         wanted = set(range(len(sizes))) if everything else changed
         wanted |= {d for d, kind in marks.items() if kind in ("dynamic", "maybe", "unbacked") and d < len(sizes)}
         wanted -= {d for d, kind in marks.items() if kind == "static"}
+        # A size of 0 or 1 is specialised where the trace meets it (as torch._dynamo does):
+        # broadcasting and the like are decided by it. A graph traced at larger sizes still
+        # admits 0 and 1 later, unless a fact it relied on excludes them (see begin_compile).
+        wanted -= {d for d in wanted if sizes[d] in (0, 1) and marks.get(d) != "unbacked"}
         return wanted
 
     def fake_input(self, tensor, source, node):
@@ -233,7 +258,7 @@ class ShapeTrace:
         """Whether an int or float read from the frame's locals is a graph input (a SymInt or
         SymFloat) instead of a constant: with dynamic=True, or once it changed between compiles.
         RetraceDynamic when this static trace meets one."""
-        if self.option is False:
+        if self.option is False or _float_without_symbol(value):
             return False
         record = _seen_sizes.setdefault(self.code, {})
         key = (self.owner, "scalar", source)
@@ -454,6 +479,12 @@ class ShapeTrace:
             return int(result) == actual
 
         return text, None, predicate
+
+
+def _float_without_symbol(value):
+    """-0.0, infinities and NaN: a symbolic float (sympy) would lose what tells them apart (the
+    sign of zero: str(), copysign, 1/x), so each stays a constant, guarded by its bits."""
+    return isinstance(value, float) and (not math.isfinite(value) or (value == 0.0 and math.copysign(1.0, value) < 0))
 
 
 def _finite(bound):

@@ -175,8 +175,9 @@ class InterpretedTritonLauncher final : public KernelLauncher {
       bytes_at[buffers[k]] = std::max(bytes_at[buffers[k]], bytes);
     }
     std::map<char*, at::Storage> storage_at;
-    for (const auto& [address, bytes] : bytes_at)
-      storage_at[address] = at::from_blob(address, {bytes}, at::TensorOptions().dtype(at::kByte)).storage();
+    for (const auto& [address, bytes] : bytes_at)  // an empty buffer has no address: it gets bytes nobody reads
+      storage_at[address] = address ? at::from_blob(address, {bytes}, at::TensorOptions().dtype(at::kByte)).storage()
+                                    : at::zeros({bytes}, at::TensorOptions().dtype(at::kByte)).storage();
     for (size_t k = 0; k < views_.size(); ++k) {
       at::Tensor view = at::empty({0}, at::TensorOptions().dtype(scalar_type(views_[k].dtype)));
       view.set_(storage_at[buffers[k]], 0, {extents[k]}, {1});

@@ -32,6 +32,7 @@ GuardManager& GuardManager::dict_item(Handle key) {
 GuardManager& GuardManager::cell_contents() { return child(make_cell_contents_accessor(source_)); }
 
 void GuardManager::add_type_match(PyTypeObject* type) { leaves_.push_back(make_type_match(type)); }
+void GuardManager::add_symbolic_float_match() { leaves_.push_back(make_symbolic_float_match()); }
 void GuardManager::add_id_match(Handle obj) { leaves_.push_back(make_id_match(obj)); }
 void GuardManager::add_equals_match(Handle obj) { leaves_.push_back(make_equals_match(obj)); }
 void GuardManager::add_length_check(Py_ssize_t length) {

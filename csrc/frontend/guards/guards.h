@@ -53,6 +53,7 @@ class GuardManager {
 
   // Leaf guards on this node's value.
   void add_type_match(PyTypeObject* type);  // type(value) is type
+  void add_symbolic_float_match();          // a float, finite and not -0.0
   void add_id_match(Handle obj);            // value is obj (keeps obj alive)
   void add_equals_match(Handle obj);        // type(value) is type(obj) and value == obj
   void add_length_check(Py_ssize_t length); // len(value) == length (tuple, list, dict)

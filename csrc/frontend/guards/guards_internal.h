@@ -10,6 +10,7 @@ namespace cdynamo::guards {
 
 // ---- Leaf guards (leaf_guards.cpp, tensor_match.cpp) ----
 std::unique_ptr<LeafGuard> make_type_match(PyTypeObject* type);
+std::unique_ptr<LeafGuard> make_symbolic_float_match();
 std::unique_ptr<LeafGuard> make_id_match(Handle obj);
 std::unique_ptr<LeafGuard> make_equals_match(Handle obj);
 std::unique_ptr<LeafGuard> make_length_check(Py_ssize_t length);

@@ -1,5 +1,6 @@
 // Leaf guards on plain Python values: type match, identity, equality of immutables, length.
 // Assumes the GIL is held; check() never leaves a Python error set.
+#include <cmath>
 #include <cstring>
 #include "common/error.h"
 #include "frontend/guards/guards_internal.h"
@@ -51,6 +52,22 @@ class TypeMatch final : public LeafGuard {
   PyTypeObject* raw_;
 };
 
+// A float a graph takes as a symbolic input: finite and not -0.0 (shapes._float_without_symbol
+// keeps those constants; a symbolic float cannot tell -0.0 from 0.0).
+class SymbolicFloatMatch final : public LeafGuard {
+ public:
+  bool check(PyObject* value) const override {
+    if (Py_TYPE(value) != &PyFloat_Type) return false;
+    double v = PyFloat_AS_DOUBLE(value);
+    return std::isfinite(v) && !(v == 0.0 && std::signbit(v));
+  }
+  std::string describe(PyObject* value, const std::string& source) const override {
+    if (Py_TYPE(value) != &PyFloat_Type) return type_changed(source, &PyFloat_Type, Py_TYPE(value));
+    return source + " is " + safe_repr(value) + ", which the graph takes as a constant, not as its float input";
+  }
+  std::string repr() const override { return "SYMBOLIC_FLOAT_MATCH"; }
+};
+
 class IdMatch final : public LeafGuard {
  public:
   explicit IdMatch(Handle obj) : raw_(obj.ptr()) {
@@ -97,6 +114,11 @@ class EqualsMatch final : public LeafGuard {
   bool check(PyObject* value) const override {
     if (value == obj_.ptr()) return true;
     if (Py_TYPE(value) != type_) return false;  // also keeps True from matching 1
+    if (type_ == &PyFloat_Type) {
+      // By bits: -0.0 is not 0.0 (str, copysign, 1/x tell them apart), and a NaN matches itself.
+      double a = PyFloat_AS_DOUBLE(value), b = PyFloat_AS_DOUBLE(obj_.ptr());
+      return std::memcmp(&a, &b, sizeof a) == 0;
+    }
     int eq;
     if (native_eq_) {
       eq = PyObject_RichCompareBool(value, obj_.ptr(), Py_EQ);
@@ -251,6 +273,8 @@ std::unique_ptr<LeafGuard> make_id_match(Handle obj) {
   if (!obj) throw InternalError("id match on NULL");
   return std::make_unique<IdMatch>(obj);
 }
+std::unique_ptr<LeafGuard> make_symbolic_float_match() { return std::make_unique<SymbolicFloatMatch>(); }
+
 std::unique_ptr<LeafGuard> make_equals_match(Handle obj) {
   if (!obj) throw InternalError("equals match on NULL");
   return std::make_unique<EqualsMatch>(obj);

@@ -92,17 +92,35 @@ void Tracer::call(int argc, Handle kw_names) {
   push(call_value(callable, std::move(args), std::move(kwargs)));
 }
 
-// The trace binds a user function's default arguments: fn.__defaults__ = (...) between calls
-// retraces. (torch's functions, like its modules, are taken as fixed.)
+// The trace binds a user function's code and default arguments: fn.__code__ = ...,
+// fn.__defaults__ = (...) or fn.__kwdefaults__["k"] = v between calls retraces. (torch's
+// functions, like its modules, are taken as fixed.)
 void Tracer::guard_defaults(const ValuePtr& function) {
   PyObject* fn = function->obj.ptr();
-  if (!PyFunction_GET_DEFAULTS(fn) && !PyFunction_GET_KW_DEFAULTS(fn)) return;
-  Ref module = steal(PyObject_GetAttrString(function->obj.ptr(), "__module__"));
+  Ref module = steal(PyObject_GetAttrString(fn, "__module__"));
   if (!module) PyErr_Clear();
   if (module && PyUnicode_Check(module.ptr()) && to_std_string(module).starts_with("torch")) return;
+  Source::attr(function->source, "__code__")->manager(*guards_).add_id_match(Handle(PyFunction_GET_CODE(fn)));
+  if (!PyFunction_GET_DEFAULTS(fn) && !PyFunction_GET_KW_DEFAULTS(fn)) return;
   for (const char* defaults : {"__defaults__", "__kwdefaults__"}) {
-    Ref current = check(PyObject_GetAttrString(function->obj.ptr(), defaults));
+    Ref current = check(PyObject_GetAttrString(fn, defaults));
     Source::attr(function->source, defaults)->manager(*guards_).add_id_match(current);
+  }
+  // The keyword defaults are a dict the program may change in place: each value is guarded.
+  PyObject* kwdefaults = PyFunction_GET_KW_DEFAULTS(fn);
+  if (!kwdefaults) return;
+  SourcePtr dict_source = Source::attr(function->source, "__kwdefaults__");
+  PyObject *key, *value;
+  Py_ssize_t position = 0;
+  std::vector<Ref> keys;
+  while (PyDict_Next(kwdefaults, &position, &key, &value)) keys.push_back(Ref::borrow(key));
+  dict_source->manager(*guards_).add_dict_key_order(keys);
+  for (const Ref& name : keys) {
+    PyObject* item = PyDict_GetItem(kwdefaults, name.ptr());
+    guards::GuardManager& manager = Source::dict_item(dict_source, name)->manager(*guards_);
+    bool plain = item == Py_None || PyBool_Check(item) || PyLong_CheckExact(item) || PyUnicode_CheckExact(item);
+    if (plain) manager.add_equals_match(Handle(item));
+    else manager.add_id_match(Handle(item));
   }
 }
 

@@ -136,6 +136,22 @@ struct DataDependentOpsBreak {
   }
 };
 
+// While one frame compiles: torch's setting for how symbolic sizes treat 0 and 1 is cdynamo's
+// (cdynamo.shapes.begin_compile), and the user's again after, also when the compile throws.
+struct ZeroOneSizesScope {
+  Ref previous = call_helper("cdynamo.shapes", "begin_compile", {});
+  ~ZeroOneSizesScope() {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    try {
+      call_helper("cdynamo.shapes", "end_compile", {previous});
+    } catch (...) {
+      PyErr_Clear();
+    }
+    PyErr_Restore(type, value, traceback);
+  }
+};
+
 // One attempt; *captured_data_dependent says whether a trace captured an operation with a
 // data-dependent output size (a retrace over a ShapeEnv for it).
 CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* captured_data_dependent);
@@ -147,6 +163,7 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
 // cannot be compiled otherwise, it is compiled again with those operations breaking the graph:
 // the code after them then traces with their real sizes.
 CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
+  ZeroOneSizesScope zero_one_sizes;
   bool captured_data_dependent = false;
   try {
     return compile_frame_attempt(frame, callback, &captured_data_dependent);

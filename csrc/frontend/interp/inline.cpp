@@ -1,5 +1,6 @@
 // Inlining: a call of a Python function runs its bytecode inside the same trace, so its torch
 // operations join the caller's graph. Assumes the callee's globals and cells stay reachable.
+#include <functional>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/bytecode/bytecode.h"
@@ -55,7 +56,14 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
   }
   // Defaults are attributes of the function object, which the caller's guards pin down.
   auto* fn = reinterpret_cast<PyFunctionObject*>(function.ptr());
-  auto default_value = [&](PyObject* obj) -> ValuePtr {
+  // A tensor default (`lambda x, scale=scale: ...` over a tensor) is a graph input read from
+  // the function's defaults at each call.
+  auto defaults_source = [&](const char* attribute) {
+    return Source::attr(Source::fixed(Ref::borrow(function.ptr()), "<function " + name + ">"), attribute);
+  };
+  auto default_value = [&](PyObject* obj, const std::function<SourcePtr()>& source) -> ValuePtr {
+    if (PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(import_attr("torch", "Tensor").ptr())))
+      return wrap(Handle(obj), source());
     if (obj == Py_None || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
         PyBool_Check(obj) || PyTuple_CheckExact(obj) || PyObject_TypeCheck(obj, &PyBaseObject_Type))
       return Value::constant(Ref::borrow(obj));
@@ -71,11 +79,8 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
       if (slot >= 0 && !slots[slot] && made_defaults) {
         slots[slot] = made_defaults->items.at(static_cast<size_t>(i));
       } else if (slot >= 0 && !slots[slot]) {
-        PyObject* obj = PyTuple_GET_ITEM(fn->func_defaults, i);
-        slots[slot] = PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(import_attr("torch", "Tensor").ptr()))
-                          ? nullptr
-                          : default_value(obj);
-        if (!slots[slot]) unsupported("a tensor as a default argument of " + name + "()");
+        slots[slot] = default_value(PyTuple_GET_ITEM(fn->func_defaults, i),
+                                    [&] { return Source::item(defaults_source("__defaults__"), static_cast<int>(i)); });
       }
     }
   }
@@ -87,7 +92,10 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
       continue;
     }
     PyObject* obj = fn->func_kwdefaults ? PyDict_GetItemString(fn->func_kwdefaults, param_name(slot).c_str()) : nullptr;
-    if (obj) slots[slot] = default_value(obj);
+    if (obj)
+      slots[slot] = default_value(obj, [&] {
+        return Source::dict_item(defaults_source("__kwdefaults__"), check(PyUnicode_FromString(param_name(slot).c_str())));
+      });
   }
   for (int slot = 0; slot < positional + keyword_only; ++slot)
     if (!slots[slot]) unsupported(name + "() missing required argument '" + param_name(slot) + "'");

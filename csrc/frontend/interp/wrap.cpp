@@ -180,7 +180,8 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
   if ((PyLong_CheckExact(o) || PyFloat_CheckExact(o)) && source->reads_frame_data()) {
     // A number that changes between calls may be a graph input instead of a constant.
     if (ValuePtr symbolic = graph_.scalar_input(obj, source)) {
-      manager.add_type_match(Py_TYPE(o));
+      if (PyFloat_CheckExact(o)) manager.add_symbolic_float_match();
+      else manager.add_type_match(Py_TYPE(o));
       return symbolic;
     }
   }

@@ -105,12 +105,14 @@ def _fresh_entry(outputs, storages, position, group):
     that holds all of out's elements (so the lowering can make out a view of that output's
     buffer, as eager's is of its storage): ("fresh", j, sizes, strides, offset, base strides, base)."""
     out = outputs[position]
+    if not _static(out) or out.numel() == 0:
+        return ("fresh", group)  # symbolic sizes: no element ranges to compare (they would guard)
     low, high = _element_range(out)
     best = None
     for j, other in enumerate(outputs):
         if j == position or not _same_storage(storages[j], storages[position]):
             continue
-        if not (_static(out) and _static(other)) or other.dtype != out.dtype or out.numel() == 0:
+        if not _static(other) or other.dtype != out.dtype:
             continue
         other_low, other_high = _element_range(other)
         # Inside the other's elements, and the other without gaps (its buffer holds them all).

@@ -75,7 +75,28 @@ def test_odd_sizes_and_row_reductions_of_symbolic_length():
     counter = run_sizes(fn, lambda n: (torch.randn(min(n + 2, 12), 2 * n + 1),), [3, 1, 7, 30, 5, 0, 129], dynamic=True)
     assert symbolic_programs() >= 1
     assert per_size_compiles() == 0
-    assert counter.frame_count <= 3  # sizes 1 and 0 are specialised by the guards
+    assert counter.frame_count <= 3
+
+
+def test_sizes_one_and_zero_run_the_program_traced_at_larger_sizes():
+    def fn(x, y):
+        return torch.softmax(x, -1) * y.sum(), x.sum(0), (x @ x.transpose(0, 1)).mean(1), x.shape[0] + 1
+
+    counter = run_sizes(fn, lambda n: (torch.randn(n, 5), torch.randn(n)), [4, 6, 1, 0, 9], dynamic=True)
+    assert counter.frame_count == 1, dict(counters["recompiles"])
+    assert symbolic_programs() == 1
+    assert per_size_compiles() == 0
+
+
+def test_a_training_graph_serves_a_batch_of_one():
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).to(DEVICE["device"])
+
+    def fn(x):
+        return model(x).logsumexp(1).mean()
+
+    counter = train_sizes(fn, list(model.parameters()), lambda b: (torch.randn(b, 4),), [3, 5, 1, 7], dynamic=True)
+    assert counter.frame_count == 1, dict(counters["recompiles"])
+    assert symbolic_programs() == 1
 
 
 def test_views_slices_and_expands_of_symbolic_sizes():

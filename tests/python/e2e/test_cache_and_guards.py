@@ -1,5 +1,6 @@
 """The code cache and its guards: hits, recompiles on each guarded property (with the reason
 recorded in user terms), reset(), and config.cache_size_limit."""
+import math
 import warnings
 
 import pytest
@@ -266,3 +267,72 @@ def test_class_attributes_methods_defaults_and_dict_order_are_guarded():
         assert "_Settings" in reasons or "holder" in reasons or "__defaults__" in reasons, reasons
     finally:
         _Settings.scale, _Settings.shift, _with_defaults.__defaults__ = original
+
+
+def helper_called(t):
+    return t + 1
+
+
+def helper_replacement(t):
+    return t * 100
+
+
+def keyword_scaled(t, *, k=2):
+    return t * k
+
+
+def calls_helpers(x):
+    return helper_called(x), keyword_scaled(x)
+
+
+def test_a_swapped_code_object_and_changed_keyword_defaults_recompile():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(calls_helpers)
+    x = torch.randn(3)
+    original_code = helper_called.__code__
+    try:
+        assert same(compiled(x), calls_helpers(x))
+        helper_called.__code__ = helper_replacement.__code__
+        assert same(compiled(x), calls_helpers(x))
+        keyword_scaled.__kwdefaults__["k"] = 7
+        assert same(compiled(x), calls_helpers(x))
+    finally:
+        helper_called.__code__ = original_code
+        keyword_scaled.__kwdefaults__["k"] = 2
+    assert counter.frame_count == 3
+    reasons = " ".join(recompile_reasons())
+    assert "__code__" in reasons and "__kwdefaults__" in reasons, reasons
+
+
+def sign_and_text(x, f):
+    return x + math.copysign(1.0, f), str(f), 1.0 / f if f != 0.0 else None
+
+
+@pytest.mark.parametrize("order", [(0.0, -0.0, 0.5), (-0.0, 0.0, float("inf")), (2.5, float("nan"), -0.0)])
+def test_negative_zero_infinities_and_nan_keep_what_tells_them_apart(order):
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(sign_and_text)
+    x = torch.randn(3)
+    for f in order:
+        got, want = compiled(x, f), sign_and_text(x, f)
+        assert same(got[0], want[0]) and got[1] == want[1], (f, got, want)
+        assert (got[2] == want[2]) or (got[2] != got[2] and want[2] != want[2]), (f, got, want)
+
+
+frequencies = [2.0 ** torch.tensor(float(k)) for k in range(3)]  # 0-d tensors, as iterating a tensor gives
+encoders = [lambda x, freq=freq: torch.sin(x * freq) for freq in frequencies]
+keyword_encoder = lambda x, *, freq=frequencies[1]: x * freq  # noqa: E731
+
+
+def encode(x):
+    return torch.cat([fn(x) for fn in encoders], -1) + keyword_encoder(x).sum()
+
+
+def test_tensor_default_arguments_are_graph_inputs_read_at_each_call():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(encode)
+    x = torch.randn(4, 3)
+    assert same(compiled(x), encode(x))
+    frequencies[1].fill_(10.0)  # the default is the same tensor: its new value is read
+    assert same(compiled(x), encode(x))
+    assert counter.frame_count == 1

@@ -140,13 +140,49 @@ def test_relation_between_inputs_is_guarded_and_mismatch_raises_like_eager():
     assert any("L['x'].size()[0]" in r and "L['y'].size()[0]" in r for r in recompile_reasons()), recompile_reasons()
 
 
-def test_size_one_is_specialised_and_still_correct():
+def scale_rows(x):
+    return (x * 2).sum(0) + x.shape[0], x.reshape(-1).cumsum(0)
+
+
+def test_sizes_one_and_zero_share_the_symbolic_graph():
     counter = CompileCounter()
     compiled = cdynamo.optimize(counter, dynamic=True)(reshape_and_reduce)
-    for batch in (4, 1, 6, 1):
+    for batch in (4, 1, 6, 1, 9):
         x, y = torch.randn(batch, 3), torch.randn(batch)
         assert same(compiled(x, y), reshape_and_reduce(x, y))
+    assert counter.frame_count == 1
+    scaled = cdynamo.optimize(counter, dynamic=True)(scale_rows)
+    for rows in (4, 0, 1, 5):
+        x = torch.randn(rows, 3)
+        assert same(scaled(x), scale_rows(x))
+    assert counter.frame_count == 2, recompile_reasons()
+
+
+def test_size_one_is_specialised_when_configured_and_still_correct():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(reshape_and_reduce)
+    with cdynamo.config.patch(specialize_zero_one=True):
+        for batch in (4, 1, 6, 1):
+            x, y = torch.randn(batch, 3), torch.randn(batch)
+            assert same(compiled(x, y), reshape_and_reduce(x, y))
     assert counter.frame_count == 2
+
+
+def broadcast_against(x, y):
+    return x + y
+
+
+def test_a_decision_that_differs_at_size_one_still_recompiles():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, dynamic=True)(broadcast_against)
+    for rows in (4, 5, 1, 7):
+        x, y = torch.randn(rows, 3), torch.randn(rows, 3)
+        assert same(compiled(x, y), broadcast_against(x, y))
+    assert counter.frame_count == 1
+    x, y = torch.randn(1, 3), torch.randn(6, 3)  # now 1 broadcasts against 6: another graph
+    assert same(compiled(x, y), broadcast_against(x, y))
+    assert counter.frame_count == 2  # traced with x's size 1 specialised: it broadcasts
+    assert any("size()[0]" in reason for reason in counters["recompiles"]), dict(counters["recompiles"])
 
 
 def size_across_break(x):
