@@ -43,12 +43,15 @@ _FOLDABLE_BUILTINS = {
 # sys.intern of a constant string; the thread's id, a constant of the trace (reprlib's
 # recursive_repr keys its in-progress set with it, which a per-trace constant serves as well).
 _FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident}
+_RE_COMPILE = getattr(__import__("re"), "_compile", None)
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
 # would compute a string from a tensor).
 _CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, format, str.maketrans, bytes.maketrans, bytearray.maketrans)
 # Builtin types whose values never change: their C methods compute new values from their arguments.
-_IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice)
+# re's compiled patterns and match objects are immutable too (pattern.findall(text) of constants).
+_IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice,
+                            __import__("re").Pattern, __import__("re").Match)
 
 
 def _pure_on_immutable_values(fn):
@@ -228,6 +231,8 @@ def classify_callable(fn):
         return "graph_transform"
     if fn is singledispatch_impl:
         return "fold_constant"  # which implementation a singledispatch function picks for a class
+    if fn is _RE_COMPILE:
+        return "fold_constant"  # re's pattern compiler (and its cache): a pattern made now from constants
     if fn is refuse or fn is break_graph:
         return "refuse"
     from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook

@@ -149,8 +149,24 @@ ValuePtr Tracer::builtin_len(Handle, std::vector<ValuePtr>& args, graph::KwArgs&
 // the program, and of its own class to the stand-ins' code.
 ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 2 || !args[1]->is_fully_constant()) return nullptr;
-  Ref type = type_of(args[0]);
   Ref classes = args[1]->as_python_constant();
+  if (args[0]->kind == ValueKind::Iterator) {
+    // The trace does not keep which builtin iterator type an iterator is; an answer every such
+    // type gives (collections.abc.Iterator, Iterable, object) is the answer.
+    static const std::vector<Ref>& kinds = *new std::vector<Ref>{  // never freed: outlives the interpreter
+        Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(Ref(check(PyObject_GetIter(Ref(check(PyList_New(0))).ptr()))).ptr()))),
+        Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(Ref(check(PyObject_GetIter(Ref(check(PyTuple_New(0))).ptr()))).ptr()))),
+        import_attr("builtins", "zip"), import_attr("builtins", "map"), import_attr("builtins", "enumerate")};
+    int answer = -1;
+    for (const Ref& kind : kinds) {
+      int result = PyObject_IsSubclass(kind.ptr(), classes.ptr());
+      check_status(result);
+      if (answer >= 0 && result != answer) unsupported("isinstance() of an iterator against a class only some iterator types are");
+      answer = result;
+    }
+    return Value::boolean(answer == 1);
+  }
+  Ref type = type_of(args[0]);
   int result = PyObject_IsSubclass(type.ptr(), classes.ptr());
   if (result == 0) {
     Ref apparent = apparent_type(args[0]);
@@ -246,6 +262,12 @@ ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs
     unsupported("next() of a " + args[0]->describe());
   if (ValuePtr item = next_item(args[0])) return item;
   if (args.size() == 2) return args[1];
+  // A generator's return value rides on its StopIteration (e.value): an object the trace knows.
+  const ValuePtr returned = args[0]->kind == ValueKind::Generator && args[0]->frame ? args[0]->frame->return_value : nullptr;
+  if (returned && !(returned->is_constant() && returned->obj.ptr() == Py_None)) {
+    if (!returned->is_fully_constant()) unsupported("a generator returning a " + returned->describe() + " (StopIteration.value)");
+    raise(PyExc_StopIteration, returned->as_python_constant());
+  }
   raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
 }
 

@@ -557,12 +557,19 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     check_status(found);
     return found != 0;
   };
-  if (fn.ptr() == reversed.ptr() && args.size() == 1 && kwargs.empty() &&
-      (is_module_sequence(args[0]) || (args[0]->is_sequence() && !args[0]->is_fully_constant()))) {
-    // reversed(self.blocks), reversed(list of tensors): the items the trace holds, last first.
-    std::vector<ValuePtr> items = iterate(args[0]);
-    std::reverse(items.begin(), items.end());
-    return Value::sequence(ValueKind::Iterator, std::move(items));
+  if (fn.ptr() == reversed.ptr() && args.size() == 1 && kwargs.empty()) {
+    const ValuePtr& arg = args[0];
+    const bool object = arg->kind == ValueKind::Object || arg->kind == ValueKind::NewObject;
+    if (object)
+      if (Ref method = python_special_method(arg, "__reversed__")) return inline_call(method, {arg}, {});
+    // reversed(self.blocks), reversed(list of tensors), reversed(d.values()), an object with
+    // __len__ and __getitem__: the items the trace holds, last first, as an iterator it owns.
+    if (is_module_sequence(arg) || arg->is_sequence() || arg->kind == ValueKind::Dict ||
+        (object && python_special_method(arg, "__getitem__") && python_special_method(arg, "__len__"))) {
+      std::vector<ValuePtr> items = iterate(arg);
+      std::reverse(items.begin(), items.end());
+      return Value::sequence(ValueKind::Iterator, std::move(items));
+    }
   }
   if (policy == "fold") {
     // Taken whole, as the builtin does; a dict gives its keys, so sorted(ops) of a dict of

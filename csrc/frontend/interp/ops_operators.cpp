@@ -91,6 +91,9 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
   else if (lhs->is_constant() || rhs->is_constant()) same = false;  // a constant is not a traced value
   else if ((lhs->is_sequence() && !lhs->source) || (rhs->is_sequence() && !rhs->source))
     same = lhs == rhs;  // a tuple or list the trace made is itself, no object from elsewhere (a sentinel)
+  else if ((lhs->kind == ValueKind::Generator || lhs->kind == ValueKind::Iterator) &&
+           (rhs->kind == ValueKind::Generator || rhs->kind == ValueKind::Iterator))
+    same = lhs == rhs;  // one Value per generator or iterator (iter(g) is g)
   else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
   push(Value::boolean(same != (inst.arg == 1)));
   return true;
@@ -143,16 +146,30 @@ bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
   if (container->kind == ValueKind::Dict) return dict_find(container, item) >= 0;
   if (Ref method = python_special_method(container, "__contains__"))
     return truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it
+  // As list and tuple do: each element is the item itself, or `element == item` is true
+  // (objects' __eq__ written in Python, NotImplemented handled as the operator does).
+  auto matches = [&](const ValuePtr& element) {
+    if (certainly_identical(element, item)) return true;
+    if (element->is_tensor() || item->is_tensor())
+      unsupported("'in' comparing a tensor with == (its values decide, not the trace)");
+    compare_op(Py_EQ, element, item);
+    return truth_value(pop());
+  };
   if (container->is_sequence() && !(container->is_fully_constant() && item->is_fully_constant())) {
-    // As list and tuple do: each element is the item itself, or `element == item` is true
-    // (objects' __eq__ written in Python, NotImplemented handled as the operator does).
-    for (const ValuePtr& element : container->items) {
-      if (certainly_identical(element, item)) return true;
-      if (element->is_tensor() || item->is_tensor())
-        unsupported("'in' comparing a tensor with == (its values decide, not the trace)");
-      compare_op(Py_EQ, element, item);
-      if (truth_value(pop())) return true;
-    }
+    for (const ValuePtr& element : container->items)
+      if (matches(element)) return true;
+    return false;
+  }
+  if (container->kind == ValueKind::Generator || container->kind == ValueKind::Iterator) {
+    while (ValuePtr element = next_item(container))  // consumed up to the match, as in CPython
+      if (matches(element)) return true;
+    return false;
+  }
+  if ((container->kind == ValueKind::Object || container->kind == ValueKind::NewObject) &&
+      (python_special_method(container, "__iter__") || python_special_method(container, "__getitem__"))) {
+    // No __contains__: `in` walks iter(obj), or obj[0], obj[1], ... (the sequence protocol).
+    for (const ValuePtr& element : iterate(container))
+      if (matches(element)) return true;
     return false;
   }
   if (!container->is_fully_constant() || !item->is_fully_constant()) unsupported("'in' on a " + container->describe());

@@ -207,6 +207,9 @@ TraceResult Tracer::run() {
     error.filename = to_std_string(root.code->co_filename);
     error.line = root.line >= 0 ? root.line : root.code->co_firstlineno;
     error.function = to_std_string(root.code->co_qualname);
+    // Before any operation or side effect there is nothing to compile: the frame runs as it is
+    // and raises for real (also under fullgraph=True, where eager raises the same).
+    error.silent = graph_.op_count() == 0 && side_effects_.empty() && mutated_containers_.empty();
     throw error;
   } catch (Unsupported& error) {
     // Errors raised below the interpreter (graph building) learn where they happened here:

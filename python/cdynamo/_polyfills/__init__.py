@@ -40,7 +40,7 @@ from .namedtuples import _namedtuple_method
 from .nn_modules import (
     _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
     _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
-    _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, register_traced_hook,
+    _module_register_buffer, _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, register_traced_hook,
     remove_traced_hook,
 )
 from .operators import (
@@ -122,6 +122,7 @@ _BY_OBJECT = {
     torch.nn.Module.get_parameter: _module_get_parameter,
     torch.nn.Module.register_forward_hook: _module_register_forward_hook,
     torch.nn.Module.register_forward_pre_hook: _module_register_forward_pre_hook,
+    torch.nn.Module.register_buffer: _module_register_buffer,
     **_OPERATOR_STAND_INS,
 }
 if _associative_scan is not None:

@@ -4,6 +4,7 @@ import collections
 
 import torch
 
+from .. import _special_calls
 from .as_written import _as_written
 
 
@@ -176,3 +177,20 @@ def _module_register_forward_hook(self, hook, *, prepend=False, with_kwargs=Fals
 
 def _module_register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
     return TracedHookHandle(register_traced_hook(self, "pre", hook, prepend, with_kwargs))
+
+
+
+_REGISTER_BUFFER_AS_WRITTEN = _as_written(torch.nn.Module.register_buffer)
+
+
+def _module_register_buffer(self, name, tensor, persistent=True):
+    """nn.Module.register_buffer inside forward, for a buffer the module already has (a cache
+    rebuilt at a longer length, as rotary embeddings do): the new tensor replaces it through
+    nn.Module.__setattr__, as register_buffer's own assignment to _buffers does. A new name, a
+    change of persistence or a bad argument breaks the graph and runs the original."""
+    if not (type(name) is str and (tensor is None or isinstance(tensor, torch.Tensor)) and name in self._buffers
+            and (name in self._non_persistent_buffers_set) != bool(persistent)):
+        _special_calls.break_graph("nn.Module.register_buffer() of a new buffer, or one changing persistence, "
+                                   "inside a compiled function (register it in __init__)")
+        return _REGISTER_BUFFER_AS_WRITTEN(self, name, tensor, persistent)
+    setattr(self, name, tensor)

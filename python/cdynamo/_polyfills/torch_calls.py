@@ -242,8 +242,26 @@ def _grad_mode_decorator(mode):
 _DECORATORS = {mode: _grad_mode_decorator(mode) for mode in _GRAD_MODES}
 
 
+def _set_grad_enabled_decorator(mode, previous):
+    # torch.set_grad_enabled(mode) set the mode when it was made; used as a decorator it puts the
+    # previous mode back and runs the function under `mode`.
+    def decorate(func):
+        torch._C._set_grad_enabled(previous)
+
+        def call(*args, **kwargs):
+            with torch.set_grad_enabled(mode):
+                return func(*args, **kwargs)
+
+        return call
+
+    return decorate
+
+
 def grad_mode_decorator_for(fn):
-    """The stand-in of calling a no_grad()/enable_grad() object (decorating a function), or None."""
+    """The stand-in of calling a no_grad()/enable_grad()/set_grad_enabled() object (decorating a
+    function), or None."""
+    if type(fn) is torch.set_grad_enabled:
+        return _set_grad_enabled_decorator(fn.mode, fn.prev)
     return _DECORATORS.get(type(fn))
 
 

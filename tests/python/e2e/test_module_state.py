@@ -397,3 +397,47 @@ def test_module_getattr_delegation_returns_the_wrapped_modules_parameters():
     # A parameter of that name on the wrapper itself now wins, as in eager: the trace is redone.
     m._parameters["weight"] = torch.nn.Parameter(torch.eye(3))  # (register_parameter refuses: hasattr finds it)
     assert same(compiled(x)[0], m(x)[0]) and counter.frame_count == 2
+
+
+class GrowingRotaryCache(torch.nn.Module):
+    """Rotary embeddings' cache, rebuilt with register_buffer when a longer sequence arrives."""
+
+    def __init__(self):
+        super().__init__()
+        self.cached = 2
+        self.register_buffer("cos_cached", torch.arange(2.0).cos(), persistent=False)
+
+    def forward(self, x):
+        n = x.shape[0]
+        if n > self.cached:
+            self.cached = n
+            self.register_buffer("cos_cached", torch.arange(n, dtype=x.dtype).cos(), persistent=False)
+        return x * self.cos_cached[:n]
+
+
+def test_register_buffer_replacing_a_buffer_in_forward_is_traced():
+    eager, compiled_module = GrowingRotaryCache(), GrowingRotaryCache()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(compiled_module)
+    for n in (2, 5, 3, 7):
+        x = torch.randn(n)
+        assert same(compiled(x), eager(x))
+        assert compiled_module.cached == eager.cached
+        assert same(compiled_module.cos_cached, eager.cos_cached)
+    assert "cos_cached" not in compiled_module.state_dict()
+
+
+class LateBuffer(torch.nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "late"):
+            self.register_buffer("late", x.sum().reshape(1))
+        return x + self.late
+
+
+def test_register_buffer_of_a_new_name_breaks_and_registers_it():
+    eager, compiled_module = LateBuffer(), LateBuffer()
+    compiled = cdynamo.optimize(CompileCounter())(compiled_module)
+    x = torch.randn(3)
+    assert same(compiled(x), eager(x))
+    assert [name for name, _ in compiled_module.named_buffers()] == ["late"]
+    assert same(compiled_module.late, eager.late)

@@ -477,3 +477,101 @@ def test_grad_fn_of_tensors_that_do_not_require_grad_is_none():
 
     out = cdynamo.explain(g)(w)
     assert out.graph_break_count >= 1 and out.out is False
+
+
+# Found failing by bench/idiom_probes/pp.py (eleventh session).
+
+
+class ReversedOnly:
+    def __reversed__(self):
+        return iter([3, 2, 1])
+
+
+class IterOnly:
+    def __iter__(self):
+        yield 1
+        yield 5
+
+
+class IndexOnly:
+    def __getitem__(self, i):
+        if i >= 3:
+            raise IndexError(i)
+        return i * 2
+
+
+def test_reversed_and_in_follow_the_protocols_an_object_defines():
+    def f(x):
+        d = {"a": 1, "b": 2, "c": 3}
+        gen = (i for i in range(6))
+        return (x * list(reversed(ReversedOnly()))[0], next(reversed(d.values())), list(reversed(d)),
+                5 in IterOnly(), 4 in IndexOnly(), 7 in IndexOnly(), 3 in gen, list(gen))
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_iterators_and_generators_keep_their_identity_and_abc_types():
+    import collections.abc as abc
+
+    def f(x):
+        g = (i for i in range(3))
+        it = iter([1, 2])
+        return (x * 1, iter(g) is g, iter(it) is it, isinstance(it, abc.Iterator), isinstance(g, abc.Generator),
+                isinstance(it, abc.Iterable), isinstance(map(abs, [1]), abc.Iterator))
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_a_generators_return_value_rides_on_stop_iteration():
+    def f(x):
+        def g():
+            yield 1
+            return 7
+
+        it = g()
+        next(it)
+        try:
+            next(it)
+        except StopIteration as stop:
+            return x * stop.value
+        return None
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_set_grad_enabled_as_a_decorator_inside_the_function():
+    def f(x):
+        @torch.set_grad_enabled(False)
+        def inner(t):
+            return t * 3
+
+        r = inner(x)
+        return r, r.requires_grad, torch.is_grad_enabled()
+
+    x = torch.randn(3, requires_grad=True)
+    got, want = one_graph(f, x), f(x)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def lookup(table, key):
+    return table[key]
+
+
+def test_a_helper_raising_into_the_callers_handler_in_a_frame_without_operations():
+    def f(x):
+        try:
+            lookup({}, "a")
+        except KeyError:
+            pass
+        try:
+            [].pop()
+        except IndexError:
+            pass
+        return x
+
+    compiled = cdynamo.optimize("eager", nopython=True)(f)
+    x = torch.randn(2)
+    assert compiled(x) is x

@@ -447,3 +447,25 @@ def test_functools_wraps_inside_the_compiled_function():
     expected = f(x)
     assert torch.equal(out.out[0], expected[0]) and out.out[1] == "Twice t."
     assert torch.equal(out.out[2], expected[2])
+
+
+KEY_VALUE = __import__("re").compile(r"(\w+)=(\d+)")
+
+
+def parse_and_scale(x, spec="a=1 b=22"):
+    import re
+
+    groups = re.findall(r"\([^)]*\)|\w+", "b n (h d)")  # a vendored einops pattern parser
+    match = KEY_VALUE.match(spec)
+    total = sum(int(v) for _, v in KEY_VALUE.findall(spec))
+    return (x * total + len(groups) + int(match.group(2)), match.span(), re.sub(r"\d", "#", spec),
+            re.split(r"\s+", spec), bool(re.fullmatch(r"[a-z= 0-9]+", spec)))
+
+
+def test_regular_expressions_on_constant_strings_fold():
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(parse_and_scale)
+    x = torch.randn(3)
+    assert same(compiled(x), parse_and_scale(x))
+    assert same(compiled(x, "c=5"), parse_and_scale(x, "c=5"))
+    assert counter.frame_count == 2  # the string is a constant of each graph
