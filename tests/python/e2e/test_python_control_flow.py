@@ -65,9 +65,18 @@ def test_unhandled_raise_in_traced_code_raises_for_real():
 
 def test_fullgraph_names_the_raise():
     def f(x, d):
-        return x * d["missing"]
+        y = x + 1
+        return y * d["missing"]
 
     with pytest.raises(cdynamo.exc.Unsupported, match="KeyError"):
+        cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2), {})
+
+
+def test_a_raise_before_any_operation_is_the_programs_own_error_under_fullgraph():
+    def f(x, d):
+        return x * d["missing"]
+
+    with pytest.raises(KeyError, match="missing"):
         cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2), {})
 
 
