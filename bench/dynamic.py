@@ -8,7 +8,7 @@ mean of the first output, backward); --mode reduce-overhead gives both compilers
 
     PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
         [--backend inductor|eager] [--device cpu|cuda] [--size small|full]
-        [--mode inference|train|reduce-overhead]
+        [--mode inference|train|reduce-overhead] [--with-one]
 """
 import contextlib
 import argparse
@@ -24,8 +24,9 @@ import torch
 SWEEP = 16
 
 
-def build(model_name, size, device):
-    """(model, make_input(k) for shape k of the sweep, static shape index for the steady-state row)."""
+def build(model_name, size, device, with_one=False):
+    """(model, make_input(k) for shape k of the sweep). with_one: the third shape's varying size
+    is 1 (a batch of one, a single token), which torch.compile's symbolic sizes exclude."""
     torch.manual_seed(0)
     if model_name in ("gpt2", "bert"):
         import transformers
@@ -41,6 +42,8 @@ def build(model_name, size, device):
                                           intermediate_size=512 if small else 3072)
             model = transformers.BertModel(cfg)
         lengths = [16 + 24 * k + (k % 3) for k in range(SWEEP)]  # 16 .. 378, odd and even
+        if with_one:
+            lengths[2] = 1
 
         def make_input(k):
             return (torch.randint(0, 1000, (2, lengths[k]), device=device),)
@@ -50,6 +53,8 @@ def build(model_name, size, device):
 
         model = torchvision.models.resnet18()
         batches = list(range(2, 2 + SWEEP))
+        if with_one:
+            batches[2] = 1
 
         def make_input(k):
             return (torch.randn(batches[k], 3, 64 if size == "small" else 224, 64 if size == "small" else 224,
@@ -114,8 +119,8 @@ def compile_count(system):
     return counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
 
 
-def child(model_name, system, backend, size, device, mode):
-    model, make_input = build(model_name, size, device)
+def child(model_name, system, backend, size, device, mode, with_one=False):
+    model, make_input = build(model_name, size, device, with_one)
     if mode == "train":
         model.train()
     inputs = [make_input(k) for k in range(SWEEP)]
@@ -187,15 +192,19 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--size", default="small")
     parser.add_argument("--mode", default="inference", choices=["inference", "train", "reduce-overhead"])
+    parser.add_argument("--with-one", action="store_true",
+                        help="the sweep's third shape has size 1 in the varying dimension (batch or length)")
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--guard-cost")
     options = parser.parse_args()
     if options.child:
-        return child(options.child[0], options.child[1], options.backend, options.size, options.device, options.mode)
+        return child(options.child[0], options.child[1], options.backend, options.size, options.device, options.mode,
+                     options.with_one)
     if options.guard_cost:
         return guard_cost_child(options.guard_cost)
     print(f"torch {torch.__version__}, {options.device}, threads {torch.get_num_threads()}, backend {options.backend}, "
-          f"size {options.size}, mode {options.mode}, {SWEEP} shapes per model\n")
+          f"size {options.size}, mode {options.mode}, {SWEEP} shapes per model"
+          + (", the third of size 1" if options.with_one else "") + "\n")
     print("| model | system | compiles | graph breaks | compile time over the sweep (s) | steady dynamic / static | "
           "eager ms | dynamic ms |")
     print("|---|---|---|---|---|---|---|---|")
@@ -203,7 +212,7 @@ def main():
         rows = {}
         for system in ("cdynamo", "torch.compile"):
             common = ["--backend", options.backend, "--device", options.device, "--size", options.size,
-                      "--mode", options.mode]
+                      "--mode", options.mode] + (["--with-one"] if options.with_one else [])
             rows[system] = r = run_child(["--child", model_name, system, *common])
             if "error" in r:
                 print(f"| {model_name} | {system} | error: {r['error'][:120]} |")
