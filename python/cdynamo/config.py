@@ -32,8 +32,20 @@ symbolic_training = os.environ.get("CDYNAMO_SYMBOLIC_TRAINING", "1") != "0"
 # batch of one included); the trace reasons about it as torch's unbacked sizes are reasoned about
 # (a decision that would differ at 1, such as broadcasting, is still guarded). True: as
 # torch._dynamo, symbolic sizes assume >= 2 and a size of 0 or 1 recompiles a specialised graph.
-# CDYNAMO_SPECIALIZE_ZERO_ONE=1 turns specialisation on.
-specialize_zero_one = os.environ.get("CDYNAMO_SPECIALIZE_ZERO_ONE", "0") == "1"
+# The default is False from torch 2.13 on; before, torch's size-oblivious slicing gives a slice
+# by a size (y[:n]) a size only the data decides, and graphs would split there (measured on
+# torch 2.11). CDYNAMO_SPECIALIZE_ZERO_ONE=1 or =0 sets it.
+def _specialize_zero_one_default():
+    configured = os.environ.get("CDYNAMO_SPECIALIZE_ZERO_ONE")
+    if configured is not None:
+        return configured != "0"
+    import torch
+
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    return (major, minor) < (2, 13)
+
+
+specialize_zero_one = _specialize_zero_one_default()
 
 # True: Tensor.item() stays in the graph, its number an unbacked symbol (the trace becomes a
 # dynamic one); branching on that number still breaks the graph. False: item() breaks the graph.

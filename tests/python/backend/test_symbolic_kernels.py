@@ -78,6 +78,7 @@ def test_odd_sizes_and_row_reductions_of_symbolic_length():
     assert counter.frame_count <= 3
 
 
+@cdynamo.config.patch(specialize_zero_one=False)
 def test_sizes_one_and_zero_run_the_program_traced_at_larger_sizes():
     def fn(x, y):
         return torch.softmax(x, -1) * y.sum(), x.sum(0), (x @ x.transpose(0, 1)).mean(1), x.shape[0] + 1
@@ -88,6 +89,7 @@ def test_sizes_one_and_zero_run_the_program_traced_at_larger_sizes():
     assert per_size_compiles() == 0
 
 
+@cdynamo.config.patch(specialize_zero_one=False)
 def test_a_training_graph_serves_a_batch_of_one():
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).to(DEVICE["device"])
 

@@ -144,6 +144,7 @@ def scale_rows(x):
     return (x * 2).sum(0) + x.shape[0], x.reshape(-1).cumsum(0)
 
 
+@cdynamo.config.patch(specialize_zero_one=False)
 def test_sizes_one_and_zero_share_the_symbolic_graph():
     counter = CompileCounter()
     compiled = cdynamo.optimize(counter, dynamic=True)(reshape_and_reduce)
@@ -172,6 +173,7 @@ def broadcast_against(x, y):
     return x + y
 
 
+@cdynamo.config.patch(specialize_zero_one=False)
 def test_a_decision_that_differs_at_size_one_still_recompiles():
     counter = CompileCounter()
     compiled = cdynamo.optimize(counter, dynamic=True)(broadcast_against)
