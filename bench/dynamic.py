@@ -8,7 +8,7 @@ mean of the first output, backward); --mode reduce-overhead gives both compilers
 
     PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
         [--backend inductor|eager] [--device cpu|cuda] [--size small|full]
-        [--mode inference|train|reduce-overhead] [--with-one]
+        [--mode inference|train|reduce-overhead] [--with-one] [--vary length|batch]
 """
 import contextlib
 import argparse
@@ -24,9 +24,10 @@ import torch
 SWEEP = 16
 
 
-def build(model_name, size, device, with_one=False):
+def build(model_name, size, device, with_one=False, vary="length"):
     """(model, make_input(k) for shape k of the sweep). with_one: the third shape's varying size
-    is 1 (a batch of one, a single token), which torch.compile's symbolic sizes exclude."""
+    is 1 (a batch of one, a single token), which torch.compile's symbolic sizes exclude. vary:
+    what changes for GPT-2 and BERT, the sequence length or the batch size (ResNet-18: the batch)."""
     torch.manual_seed(0)
     if model_name in ("gpt2", "bert"):
         import transformers
@@ -42,11 +43,14 @@ def build(model_name, size, device, with_one=False):
                                           intermediate_size=512 if small else 3072)
             model = transformers.BertModel(cfg)
         lengths = [16 + 24 * k + (k % 3) for k in range(SWEEP)]  # 16 .. 378, odd and even
+        batches = [2] * SWEEP
+        if vary == "batch":  # a server's batches of 2 .. 17 sequences of 64 tokens
+            lengths, batches = [64] * SWEEP, list(range(2, 2 + SWEEP))
         if with_one:
-            lengths[2] = 1
+            (batches if vary == "batch" else lengths)[2] = 1
 
         def make_input(k):
-            return (torch.randint(0, 1000, (2, lengths[k]), device=device),)
+            return (torch.randint(0, 1000, (batches[k], lengths[k]), device=device),)
 
     elif model_name == "resnet18":
         import torchvision
@@ -119,8 +123,8 @@ def compile_count(system):
     return counters["stats"]["unique_graphs"], sum(counters["graph_break"].values())
 
 
-def child(model_name, system, backend, size, device, mode, with_one=False):
-    model, make_input = build(model_name, size, device, with_one)
+def child(model_name, system, backend, size, device, mode, with_one=False, vary="length"):
+    model, make_input = build(model_name, size, device, with_one, vary)
     if mode == "train":
         model.train()
     inputs = [make_input(k) for k in range(SWEEP)]
@@ -194,16 +198,19 @@ def main():
     parser.add_argument("--mode", default="inference", choices=["inference", "train", "reduce-overhead"])
     parser.add_argument("--with-one", action="store_true",
                         help="the sweep's third shape has size 1 in the varying dimension (batch or length)")
+    parser.add_argument("--vary", default="length", choices=["length", "batch"],
+                        help="GPT-2 and BERT: sweep the sequence length (2 sequences) or the batch (64 tokens)")
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--guard-cost")
     options = parser.parse_args()
     if options.child:
         return child(options.child[0], options.child[1], options.backend, options.size, options.device, options.mode,
-                     options.with_one)
+                     options.with_one, options.vary)
     if options.guard_cost:
         return guard_cost_child(options.guard_cost)
     print(f"torch {torch.__version__}, {options.device}, threads {torch.get_num_threads()}, backend {options.backend}, "
           f"size {options.size}, mode {options.mode}, {SWEEP} shapes per model"
+          + f", varying the {options.vary if options.vary == 'batch' else 'sequence length'} for GPT-2 and BERT"
           + (", the third of size 1" if options.with_one else "") + "\n")
     print("| model | system | compiles | graph breaks | compile time over the sweep (s) | steady dynamic / static | "
           "eager ms | dynamic ms |")
@@ -212,7 +219,7 @@ def main():
         rows = {}
         for system in ("cdynamo", "torch.compile"):
             common = ["--backend", options.backend, "--device", options.device, "--size", options.size,
-                      "--mode", options.mode] + (["--with-one"] if options.with_one else [])
+                      "--mode", options.mode, "--vary", options.vary] + (["--with-one"] if options.with_one else [])
             rows[system] = r = run_child(["--child", model_name, system, *common])
             if "error" in r:
                 print(f"| {model_name} | {system} | error: {r['error'][:120]} |")
