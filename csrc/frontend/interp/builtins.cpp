@@ -75,6 +75,12 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
       const ValuePtr& mapping = subclass_storage ? arg->items[1] : arg;
       result->keys = mapping->keys;
       result->items = mapping->items;
+    } else if ((arg->kind == ValueKind::NewObject || arg->kind == ValueKind::Object) && python_special_method(arg, "keys")) {
+      // The mapping protocol (a UserDict, a Mapping subclass): obj[k] for each k of obj.keys().
+      for (const ValuePtr& key : iterate(call_value(load_attr(arg, "keys"), {}, {}))) {
+        subscript(arg, key);
+        result->dict_set(container_key(key, result->keys, "a dict key"), pop());
+      }
     } else {
       for (auto& pair : iterate(args[0])) {
         std::vector<ValuePtr> parts = iterate(pair);
@@ -83,10 +89,7 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
       }
     }
   }
-  for (auto& [key, value] : kwargs) {
-    result->keys.push_back(check(PyUnicode_FromString(key.c_str())));
-    result->items.push_back(value);
-  }
+  for (auto& [key, value] : kwargs) result->dict_set(check(PyUnicode_FromString(key.c_str())), value);  // dict(m, k=v): v wins
   return result;
 }
 
@@ -253,11 +256,20 @@ ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs
   }
   if (args.size() != 1) return nullptr;
   if (args[0]->kind == ValueKind::Iterator || args[0]->kind == ValueKind::Generator) return args[0];
+  if (args[0]->kind == ValueKind::NewObject || args[0]->kind == ValueKind::Object) {
+    get_iter(args[0]);  // __iter__ called now; an iterator object or a generator stays lazy
+    return pop();
+  }
   return iterator_over(args[0]);
 }
 
 ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1 && args.size() != 2) return nullptr;
+  if (is_python_iterator(args[0])) {
+    if (ValuePtr item = python_next(args[0])) return item;
+    if (args.size() == 2) return args[1];
+    raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
+  }
   if (args[0]->kind != ValueKind::Generator && args[0]->kind != ValueKind::Iterator)
     unsupported("next() of a " + args[0]->describe());
   if (ValuePtr item = next_item(args[0])) return item;

@@ -1,5 +1,6 @@
 // Calls during tracing: torch functions and tensor methods become graph nodes, nn.Module layers
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
+#include <map>
 #include <unordered_set>
 #include <algorithm>
 #include <string_view>
@@ -582,13 +583,22 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       ValuePtr folded = fold(fn, args, kwargs);
       if (!PyDict_CheckExact(folded->obj.ptr())) return folded;
       // dict.fromkeys: a new dict the traced code owns (iterated in its order, changed in place).
+      // A list or dict value (dict.fromkeys(names, [])) is one object every key shares, changed in place.
       std::vector<Ref> keys;
       std::vector<ValuePtr> items;
+      std::map<PyObject*, ValuePtr> shared;
       PyObject *key, *item;
       Py_ssize_t pos = 0;
       while (PyDict_Next(folded->obj.ptr(), &pos, &key, &item)) {
         keys.push_back(Ref::borrow(key));
-        items.push_back(Value::constant(Ref::borrow(item)));
+        ValuePtr& value = shared[item];
+        if (!value && PyList_CheckExact(item)) {
+          std::vector<ValuePtr> elements;
+          for (Py_ssize_t i = 0; i < PyList_GET_SIZE(item); ++i) elements.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(item, i))));
+          value = Value::sequence(ValueKind::List, std::move(elements));
+        } else if (!value && PyDict_CheckExact(item) && PyDict_GET_SIZE(item) == 0) value = Value::dict({}, {});
+        else if (!value) value = Value::constant(Ref::borrow(item));
+        items.push_back(value);
       }
       return Value::dict(std::move(keys), std::move(items));
     }

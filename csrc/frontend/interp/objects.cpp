@@ -427,6 +427,14 @@ void Tracer::delete_attr(const ValuePtr& object, const std::string& name) {
   PyTypeObject* type = as_type(object->cls);
   if (special_method_of_class(type, "__delattr__")) unsupported("deleting an attribute of an object with __delattr__");
   PyObject* found = _PyType_Lookup(type, interned(name).ptr());
+  if (found && PyObject_TypeCheck(found, &PyProperty_Type)) {
+    // A property's deleter runs in the trace; without one, the property's own error.
+    Ref deleter = check(PyObject_GetAttrString(found, "fdel"));
+    if (deleter.ptr() == Py_None) raise(PyExc_AttributeError, "property '" + name + "' of '" + std::string(type->tp_name) + "' object has no deleter");
+    if (!PyFunction_Check(deleter.ptr())) unsupported("deleting the attribute " + name + " (a property whose deleter is not Python code)");
+    inline_call(deleter, {object}, {});
+    return;
+  }
   if (found && Py_TYPE(found)->tp_descr_set) unsupported("deleting the attribute " + name + " (a descriptor)");
   ValuePtr& dict = object->items[0];
   int at = dict->dict_index(interned(name));

@@ -599,9 +599,38 @@ void Tracer::enter_value_recursion(const std::string& what) const {
 ValuePtr Tracer::iterator_of(const ValuePtr& iterable, Handle method) {
   ValuePtr iterator = inline_call(method, {iterable}, {});
   bool same = iterator == iterable || (iterator->obj && iterator->obj.ptr() == iterable->obj.ptr());
-  if (same)
-    unsupported("iterating over a " + iterable->describe() + " whose __iter__ returns an iterator object");
+  if (same && !is_python_iterator(iterator))
+    unsupported("iterating over a " + iterable->describe() + " whose __iter__ returns itself without a __next__");
   return iterator;
+}
+
+bool Tracer::is_python_iterator(const ValuePtr& value) {
+  if (value->kind != ValueKind::NewObject && value->kind != ValueKind::Object) return false;
+  Ref next = python_special_method(value, "__next__");
+  return next && PyFunction_Check(next.ptr());
+}
+
+ValuePtr Tracer::python_next(const ValuePtr& iterator) {
+  Ref next = python_special_method(iterator, "__next__");
+  try {
+    return inline_call(next, {iterator}, {});
+  } catch (const TracedException& raised) {
+    if (!is_instance_of(raised, PyExc_StopIteration)) throw;
+    return nullptr;
+  }
+}
+
+// Every item of an iterator object (list(it), a for loop's items taken at once).
+static constexpr long kMaxPythonIteratorItems = 100000;
+
+std::vector<ValuePtr> Tracer::iterate_python_iterator(const ValuePtr& iterator) {
+  if (!is_python_iterator(iterator)) return iterate(iterator);
+  std::vector<ValuePtr> items;
+  while (ValuePtr item = python_next(iterator)) {
+    items.push_back(std::move(item));
+    if (static_cast<long>(items.size()) > kMaxPythonIteratorItems) unsupported("an iterator of more than 100000 items");
+  }
+  return items;
 }
 
 std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
@@ -634,7 +663,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       if (Ref method = python_special_method(iterable, "__iter__")) {
         DepthCount level(value_recursion_);
         enter_value_recursion("iterators from __iter__");
-        return iterate(iterator_of(iterable, method));
+        return iterate_python_iterator(iterator_of(iterable, method));
       }
       if (ValuePtr contents = dict_contents(iterable)) return iterate(contents);
       unsupported("iterating over a " + iterable->describe());
@@ -642,7 +671,7 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       if (Ref method = python_special_method(iterable, "__iter__")) {
         DepthCount level(value_recursion_);
         enter_value_recursion("iterators from __iter__");
-        return iterate(iterator_of(iterable, method));
+        return iterate_python_iterator(iterator_of(iterable, method));
       }
       if (iterable->items.size() > 1 && iterable->items[1]) return iterate(iterable->items[1]);
       if (Ref getitem = python_special_method(iterable, "__getitem__")) {
@@ -735,7 +764,7 @@ void Tracer::get_iter(ValuePtr iterable) {
   if (iterable->kind == ValueKind::NewObject || iterable->kind == ValueKind::Object) {
     if (Ref method = python_special_method(iterable, "__iter__")) {
       ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
-      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator) {
+      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator || is_python_iterator(result)) {
         push(result);
         return;
       }

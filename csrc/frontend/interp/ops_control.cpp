@@ -72,6 +72,12 @@ bool Tracer::op_for_iter(const bytecode::Instruction& inst) {
       push(item);
       return true;
     }
+  } else if (is_python_iterator(iterator)) {
+    ValuePtr receiver = iterator;
+    if (ValuePtr item = python_next(receiver)) {  // one __next__ per step: a break leaves it where eager does
+      push(std::move(item));
+      return true;
+    }
   } else if (iterator->kind != ValueKind::Iterator) {
     throw InternalError("FOR_ITER without an iterator");
   } else if (ValuePtr item = iterator_next(*iterator)) {

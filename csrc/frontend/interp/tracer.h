@@ -238,6 +238,11 @@ class Tracer {
   void store_list_slice(const ValuePtr& list, Handle slice, std::vector<ValuePtr> items);
   std::vector<ValuePtr> iterate(const ValuePtr& iterable);  // items of a for loop over it
   ValuePtr iterator_of(const ValuePtr& iterable, Handle iter_method);
+  // An object whose class defines __next__ in Python (an iterator class): python_next calls it,
+  // null once it raises StopIteration.
+  bool is_python_iterator(const ValuePtr& value);
+  ValuePtr python_next(const ValuePtr& iterator);
+  std::vector<ValuePtr> iterate_python_iterator(const ValuePtr& iterator);
   // C recursion of iterate/truth_value/call_nn_module through values the trace computes
   // (__iter__ results, __bool__ results, nested Sequentials): bounded by kMaxNestingDepth.
   int value_recursion_ = 0;

@@ -337,8 +337,7 @@ def test_iterator_object_returning_itself_from_iter():
         """
     )
     assert out["equal"] and out["left"], out
-    reasons = list(out["breaks"])
-    assert len(reasons) == 1 and "whose __iter__ returns an iterator object" in reasons[0], out
+    assert out["graphs"] == 1 and not out["breaks"], out  # one __next__ per step, its writes replayed
 
 
 def test_long_chain_of_views_on_inductor_does_not_crash():

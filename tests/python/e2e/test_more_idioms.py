@@ -575,3 +575,71 @@ def test_a_helper_raising_into_the_callers_handler_in_a_frame_without_operations
     compiled = cdynamo.optimize("eager", nopython=True)(f)
     x = torch.randn(2)
     assert compiled(x) is x
+
+
+class Countdown:
+    """An iterator class: __iter__ returns self, items from __next__."""
+
+    def __init__(self, n):
+        self.i = 0
+        self.n = n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.i
+
+
+def test_an_iterator_class_is_stepped_one_next_at_a_time():
+    def f(x):
+        total = 0
+        it = Countdown(5)
+        for v in it:
+            total += v
+            if v == 2:
+                break  # the iterator stays where eager leaves it
+        rest = list(it)
+        return x * total, rest, next(iter(Countdown(3))), next(it, "done"), it.i, sum(Countdown(4))
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_fromkeys_shares_one_mutable_value_and_properties_delete_through_their_deleter():
+    class Holder:
+        def __init__(self):
+            self._value = 1.0
+
+        @property
+        def value(self):
+            return self._value
+
+        @value.deleter
+        def value(self):
+            self._value = -1.0
+
+    def f(x):
+        d = dict.fromkeys(["a", "b"], [])
+        d["a"].append(1)
+        h = Holder()
+        del h.value
+        return x * len(d["b"]) * h.value, d["a"] is d["b"]
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
+
+
+def test_dict_of_a_mapping_object_reads_its_keys_and_items():
+    import collections
+
+    def f(x):
+        d = collections.UserDict(a=1)
+        d["b"] = 2
+        return x * d["a"], dict(d), dict(d, a=5)
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
