@@ -609,6 +609,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return fold(fn, args, kwargs);
   }
   if (policy == "graph") {
+    if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();
@@ -648,6 +649,50 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   if (policy.starts_with("unsupported:")) unsupported(policy.substr(12));
   unsupported("calling " + name);
+}
+
+// torch's override protocol for objects that are not tensors: a torch function given an object
+// whose class defines __torch_function__ (in Python) calls that instead, with the function, the
+// overriding classes, the arguments and the keyword arguments. Null when no argument overrides.
+ValuePtr Tracer::torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  std::vector<Ref> classes;
+  auto consider = [&](const ValuePtr& value) {
+    if (value->kind != ValueKind::NewObject && value->kind != ValueKind::Object) return;
+    Ref cls = type_of(value);
+    Ref name = check(PyUnicode_InternFromString("__torch_function__"));
+    PyObject* method = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls.ptr()), name.ptr());
+    if (!method) return;
+    for (const Ref& seen : classes)
+      if (seen.ptr() == cls.ptr()) return;
+    classes.push_back(cls);
+  };
+  for (const ValuePtr& arg : args) {
+    consider(arg);
+    if (arg->kind == ValueKind::List || arg->kind == ValueKind::Tuple)
+      for (const ValuePtr& item : arg->items) consider(item);
+  }
+  for (const auto& [name, value] : kwargs) consider(value);
+  if (classes.empty()) return nullptr;
+  // Functions outside the protocol (has_torch_function itself, tensor constructors, ...) run as they are.
+  static Ref& ignored = *new Ref(call_helper("torch.overrides", "get_ignored_functions", {}));  // never freed: outlives the interpreter
+  int outside = PySequence_Contains(ignored.ptr(), fn.ptr());
+  check_status(outside);
+  if (outside) return nullptr;
+  std::vector<ValuePtr> type_values;
+  for (const Ref& cls : classes) type_values.push_back(Value::constant(cls));
+  std::vector<Ref> keys;
+  std::vector<ValuePtr> items;
+  for (const auto& [name, value] : kwargs) {
+    keys.push_back(check(PyUnicode_FromString(name.c_str())));
+    items.push_back(value);
+  }
+  ValuePtr handler = load_attr(Value::constant(classes.front()), "__torch_function__");
+  ValuePtr result = call_value(handler, {Value::constant(Ref::borrow(fn.ptr())), Value::sequence(ValueKind::Tuple, std::move(type_values)),
+                                         Value::sequence(ValueKind::Tuple, args), Value::dict(std::move(keys), std::move(items))},
+                               {});
+  if (result->is_constant() && result->obj.ptr() == Py_NotImplemented)
+    unsupported("a __torch_function__ that returns NotImplemented (torch would try the next overriding class)");
+  return result;
 }
 
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {

@@ -242,6 +242,7 @@ class Tracer {
   // null once it raises StopIteration.
   bool is_python_iterator(const ValuePtr& value);
   ValuePtr python_next(const ValuePtr& iterator);
+  ValuePtr torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::vector<ValuePtr> iterate_python_iterator(const ValuePtr& iterator);
   // C recursion of iterate/truth_value/call_nn_module through values the trace computes
   // (__iter__ results, __bool__ results, nested Sequentials): bounded by kMaxNestingDepth.

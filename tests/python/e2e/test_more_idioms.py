@@ -643,3 +643,23 @@ def test_dict_of_a_mapping_object_reads_its_keys_and_items():
 
     x = torch.randn(3)
     assert same(one_graph(f, x), f(x))
+
+
+class Scaled:
+    """Not a tensor: an object taking part in torch's override protocol."""
+
+    def __init__(self, t):
+        self.t = t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        args = [a.t if isinstance(a, Scaled) else a for a in args]
+        return func(*args, **(kwargs or {})) * 2
+
+
+def test_torch_function_of_an_object_that_is_not_a_tensor():
+    def f(x):
+        return torch.add(Scaled(x), 1), torch.mul(Scaled(x), other=3), torch.mul(x, other=2)
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
