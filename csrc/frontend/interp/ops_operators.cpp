@@ -186,7 +186,17 @@ bool Tracer::op_format_value(const bytecode::Instruction& inst) {
     // f"{obj}", f"{obj!r}": the text its class's __str__/__repr__ (written in Python) makes.
     static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
     Ref text_builtin = Ref::borrow(PyDict_GetItemString(builtins, conversion == 2 ? "repr" : "str"));
-    if (!python_special_method(value, "__format__") && (conversion == 0 || conversion == 1 || conversion == 2))
+    Ref format = python_special_method(value, "__format__");
+    if (format && PyFunction_Check(format.ptr()) && conversion == 0) {
+      // f"{obj:spec}": the class's own __format__, given the spec ("" when none).
+      ValuePtr given = spec ? spec : Value::constant(check(PyUnicode_FromString("")));
+      ValuePtr text = inline_call(format, {value, given}, {});
+      if (!text->is_constant() || !PyUnicode_Check(text->obj.ptr()))
+        raise(PyExc_TypeError, "__format__ must return a str, not " + text->describe());
+      push(text);
+      return true;
+    }
+    if (!format && (conversion == 0 || conversion == 1 || conversion == 2))
       if (ValuePtr text = call_special_method_builtin(text_builtin, {value}, {})) {
         value = text;
         conversion = 0;

@@ -663,3 +663,16 @@ def test_torch_function_of_an_object_that_is_not_a_tensor():
 
     x = torch.randn(3)
     assert same(one_graph(f, x), f(x))
+
+
+class Bracketed:
+    def __format__(self, spec):
+        return "<" + spec + ">"
+
+
+def test_f_strings_call_a_classes_own_format():
+    def f(x):
+        return f"{Bracketed():.2f}|{Bracketed()}", x * 1
+
+    x = torch.randn(3)
+    assert same(one_graph(f, x), f(x))
