@@ -30,7 +30,7 @@ from .. import _special_calls
 
 from .classes import Deque, Namespace, NullContext, Partial, _partial_call, cached_property_get_, nullcontext_, partial_
 from .copying import _MISSING, copy_, deepcopy_
-from .folds import count_elements_, reduce_
+from .folds import count_elements_, format_, reduce_
 from .iterators import (
     accumulate_, call_iterator_, chain_, chain_from_iterable, combinations_, combinations_with_replacement_, compress_, count_, cycle_,
     dropwhile_, enumerate_, filter_, filterfalse_, groupby_, islice_, map_, pairwise_, permutations_, product_,
@@ -66,6 +66,7 @@ _BY_OBJECT = {
     map: map_,
     torch.utils.checkpoint.checkpoint: checkpoint_,
     functools.reduce: reduce_,
+    format: format_,
     functools.cmp_to_key: cmp_to_key_,
     itertools.chain: chain_,
     itertools.islice: islice_,

@@ -1,4 +1,4 @@
-"""Stand-ins for C functions folding an iterable into one value: functools.reduce, collections._count_elements.
+"""Stand-ins for C functions folding values into one: functools.reduce, collections._count_elements, format().
 Assumes the iterable is consumed in order, calling only what the original calls."""
 
 
@@ -25,3 +25,10 @@ def count_elements_(mapping, iterable):
     get = mapping.get
     for element in iterable:
         mapping[element] = get(element, 0) + 1
+
+
+def format_(value, format_spec=""):
+    """format(): the value's own __format__ (a class's, written in Python, runs in the trace)."""
+    if not isinstance(format_spec, str):
+        raise TypeError(f"format() argument 2 must be str, not {type(format_spec).__name__}")
+    return type(value).__format__(value, format_spec)

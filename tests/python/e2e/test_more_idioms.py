@@ -672,7 +672,7 @@ class Bracketed:
 
 def test_f_strings_call_a_classes_own_format():
     def f(x):
-        return f"{Bracketed():.2f}|{Bracketed()}", x * 1
+        return f"{Bracketed():.2f}|{Bracketed()}", format(Bracketed(), "x"), format(3.14159, ".2f"), x * 1
 
     x = torch.randn(3)
     assert same(one_graph(f, x), f(x))
