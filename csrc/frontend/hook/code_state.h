@@ -36,6 +36,7 @@ struct CodeState {
   Strategy strategy = Strategy::Default;
   bool strategy_is_permanent = false;  // survives reset(): transformed code, generators
   bool cache_limit_warned = false;
+  int raises_before_operations = 0;  // traced calls that raised before any operation (eval_frame)
   std::string fallback_reason;
   std::list<CacheEntry> entries;
 };

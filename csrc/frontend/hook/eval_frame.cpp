@@ -13,6 +13,10 @@
 namespace cdynamo::hook {
 namespace {
 
+// Calls of one code object that raise before any operation and are still traced again at the
+// next call; past it the frame runs eagerly from then on (as for a frame with nothing to compile).
+constexpr int kRaisingCallsRetraced = 3;
+
 // compile_frame, its time added to utils.timings["compile_frame"] whether it succeeds or throws
 // (a frame that falls back cost the same tracing).
 interp::CompiledFrame timed_compile_frame(CdFrame* frame, PyObject* callback) {
@@ -234,6 +238,13 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   } catch (const interp::Unsupported& error) {
     bool nopython = false;
     try {
+      if (error.raised_before_operations) {
+        // This call raises before any operation: it runs as it is and raises for real; the
+        // next call may take another path, so the frame is traced again then (a few times, or
+        // always under fullgraph=True, which must not turn into running without a graph).
+        if (options_flag(callback, "nopython") || ++state.raises_before_operations <= kRaisingCallsRetraced)
+          return cd_eval_frame_default(tstate, frame, 0);
+      }
       nopython = !error.silent && options_flag(callback, "nopython");
       if (!nopython) {
         if (!error.silent) {

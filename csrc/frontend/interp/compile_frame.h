@@ -18,6 +18,7 @@ struct Unsupported : std::runtime_error {
   int line = -1;
   std::string function;
   bool silent = false;  // nothing worth compiling: fall back without reporting a graph break
+  bool raised_before_operations = false;  // the call raises before any operation (silent too)
   bool data_dependent = false;  // a Python number or branch needed a size only the data gives
   Ref raised;  // an operation raised this on fake tensors (a shape error): a handler may take it
 };

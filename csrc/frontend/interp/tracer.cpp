@@ -210,6 +210,7 @@ TraceResult Tracer::run() {
     // Before any operation or side effect there is nothing to compile: the frame runs as it is
     // and raises for real (also under fullgraph=True, where eager raises the same).
     error.silent = graph_.op_count() == 0 && side_effects_.empty() && mutated_containers_.empty();
+    error.raised_before_operations = error.silent;
     throw error;
   } catch (Unsupported& error) {
     // Errors raised below the interpreter (graph building) learn where they happened here:

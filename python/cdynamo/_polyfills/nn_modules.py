@@ -179,7 +179,6 @@ def _module_register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=
     return TracedHookHandle(register_traced_hook(self, "pre", hook, prepend, with_kwargs))
 
 
-
 _REGISTER_BUFFER_AS_WRITTEN = _as_written(torch.nn.Module.register_buffer)
 
 

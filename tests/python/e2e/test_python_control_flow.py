@@ -74,10 +74,16 @@ def test_fullgraph_names_the_raise():
 
 def test_a_raise_before_any_operation_is_the_programs_own_error_under_fullgraph():
     def f(x, d):
-        return x * d["missing"]
+        return x * d["k"]
 
-    with pytest.raises(KeyError, match="missing"):
-        cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2), {})
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter, nopython=True)(f)
+    x = torch.randn(2)
+    for _ in range(5):  # each such call raises for real; none stops later calls from compiling
+        with pytest.raises(KeyError, match="k"):
+            compiled(x, {})
+    assert same(compiled(x, {"k": 2}), f(x, {"k": 2}))
+    assert counter.frame_count == 1
 
 
 def closures_and_comprehensions(x, n):
