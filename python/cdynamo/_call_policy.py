@@ -46,8 +46,8 @@ _FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident
 _RE_COMPILE = getattr(__import__("re"), "_compile", None)
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
-# would compute a string from a tensor).
-_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, format, str.maketrans, bytes.maketrans, bytearray.maketrans)
+# would compute a string from a tensor). format() has a stand-in (_polyfills.format_).
+_CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, str.maketrans, bytes.maketrans, bytearray.maketrans)
 # Builtin types whose values never change: their C methods compute new values from their arguments.
 # re's compiled patterns and match objects are immutable too (pattern.findall(text) of constants).
 _IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice,

@@ -156,10 +156,13 @@ ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::
   if (args[0]->kind == ValueKind::Iterator) {
     // The trace does not keep which builtin iterator type an iterator is; an answer every such
     // type gives (collections.abc.Iterator, Iterable, object) is the answer.
+    auto iterator_type = [](Ref iterable) {
+      Ref iterator = check(PyObject_GetIter(iterable.ptr()));
+      return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(iterator.ptr())));
+    };
     static const std::vector<Ref>& kinds = *new std::vector<Ref>{  // never freed: outlives the interpreter
-        Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(Ref(check(PyObject_GetIter(Ref(check(PyList_New(0))).ptr()))).ptr()))),
-        Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(Ref(check(PyObject_GetIter(Ref(check(PyTuple_New(0))).ptr()))).ptr()))),
-        import_attr("builtins", "zip"), import_attr("builtins", "map"), import_attr("builtins", "enumerate")};
+        iterator_type(check(PyList_New(0))), iterator_type(check(PyTuple_New(0))), import_attr("builtins", "zip"),
+        import_attr("builtins", "map"), import_attr("builtins", "enumerate")};
     int answer = -1;
     for (const Ref& kind : kinds) {
       int result = PyObject_IsSubclass(kind.ptr(), classes.ptr());
@@ -265,12 +268,7 @@ ValuePtr Tracer::builtin_iter(Handle, std::vector<ValuePtr>& args, graph::KwArgs
 
 ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1 && args.size() != 2) return nullptr;
-  if (is_python_iterator(args[0])) {
-    if (ValuePtr item = python_next(args[0])) return item;
-    if (args.size() == 2) return args[1];
-    raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
-  }
-  if (args[0]->kind != ValueKind::Generator && args[0]->kind != ValueKind::Iterator)
+  if (args[0]->kind != ValueKind::Generator && args[0]->kind != ValueKind::Iterator && !is_python_iterator(args[0]))
     unsupported("next() of a " + args[0]->describe());
   if (ValuePtr item = next_item(args[0])) return item;
   if (args.size() == 2) return args[1];
@@ -353,6 +351,7 @@ ValuePtr Tracer::builtin_enumerate(Handle, std::vector<ValuePtr>& args, graph::K
 
 ValuePtr Tracer::next_item(const ValuePtr& iterator) {
   if (iterator->kind == ValueKind::Generator) return resume_generator(iterator);
+  if (is_python_iterator(iterator)) return python_next(iterator);
   if (iterator->kind != ValueKind::Iterator) throw InternalError("next_item() of a " + iterator->describe());
   return iterator_next(*iterator);
 }

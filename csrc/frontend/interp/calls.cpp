@@ -592,11 +592,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       while (PyDict_Next(folded->obj.ptr(), &pos, &key, &item)) {
         keys.push_back(Ref::borrow(key));
         ValuePtr& value = shared[item];
-        if (!value && PyList_CheckExact(item)) {
-          std::vector<ValuePtr> elements;
-          for (Py_ssize_t i = 0; i < PyList_GET_SIZE(item); ++i) elements.push_back(Value::constant(Ref::borrow(PyList_GET_ITEM(item, i))));
-          value = Value::sequence(ValueKind::List, std::move(elements));
-        } else if (!value && PyDict_CheckExact(item) && PyDict_GET_SIZE(item) == 0) value = Value::dict({}, {});
+        if (!value && PyList_CheckExact(item)) value = Value::sequence(ValueKind::List, iterate(Value::constant(Ref::borrow(item))));
+        else if (!value && PyDict_CheckExact(item) && PyDict_GET_SIZE(item) == 0) value = Value::dict({}, {});
         else if (!value) value = Value::constant(Ref::borrow(item));
         items.push_back(value);
       }
@@ -655,13 +652,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
 // whose class defines __torch_function__ (in Python) calls that instead, with the function, the
 // overriding classes, the arguments and the keyword arguments. Null when no argument overrides.
 ValuePtr Tracer::torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static PyObject* const name = PyUnicode_InternFromString("__torch_function__");  // immortal once interned
   std::vector<Ref> classes;
   auto consider = [&](const ValuePtr& value) {
     if (value->kind != ValueKind::NewObject && value->kind != ValueKind::Object) return;
     Ref cls = type_of(value);
-    Ref name = check(PyUnicode_InternFromString("__torch_function__"));
-    PyObject* method = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls.ptr()), name.ptr());
-    if (!method) return;
+    if (!_PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls.ptr()), name)) return;
     for (const Ref& seen : classes)
       if (seen.ptr() == cls.ptr()) return;
     classes.push_back(cls);

@@ -65,22 +65,11 @@ bool Tracer::op_get_iter(const bytecode::Instruction&) {  // GET_ITER and GET_YI
 }
 
 bool Tracer::op_for_iter(const bytecode::Instruction& inst) {
-  ValuePtr& iterator = top();
-  if (iterator->kind == ValueKind::Generator) {
-    ValuePtr generator = iterator;
-    if (ValuePtr item = resume_generator(generator)) {
-      push(item);
-      return true;
-    }
-  } else if (is_python_iterator(iterator)) {
-    ValuePtr receiver = iterator;
-    if (ValuePtr item = python_next(receiver)) {  // one __next__ per step: a break leaves it where eager does
-      push(std::move(item));
-      return true;
-    }
-  } else if (iterator->kind != ValueKind::Iterator) {
+  // A copy: running a generator's or an iterator class's code may reallocate this frame's stack.
+  ValuePtr iterator = top();
+  if (iterator->kind != ValueKind::Generator && iterator->kind != ValueKind::Iterator && !is_python_iterator(iterator))
     throw InternalError("FOR_ITER without an iterator");
-  } else if (ValuePtr item = iterator_next(*iterator)) {
+  if (ValuePtr item = next_item(iterator)) {  // one item per step: a break leaves the iterator where eager does
     push(std::move(item));
     return true;
   }
