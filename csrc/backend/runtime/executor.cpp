@@ -1,173 +1,19 @@
-// The compiled program's executor: buffer slots, allocation through torch, kernel calls with the
-// GIL released, extern aten calls through the dispatcher. The runtime's only torch-including file.
-#include <ATen/Parallel.h>
-#include <ATen/core/LegacyTypeDispatch.h>
+// The compiled program's executor, built: the plan of buffer slots and steps (kernels, extern aten
+// ops resolved through the dispatcher) from an ir::Program, and its Python type. Calls: executor_call.cpp.
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/record_function.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/empty_strided.h>
 #include <torch/csrc/autograd/python_variable.h>
-#include <dlfcn.h>
 #include <algorithm>
-#include <cctype>
 #include <map>
-#include <mutex>
-#include <optional>
 #include <set>
 #include "backend/runtime/executor.h"
+#include "backend/runtime/executor_plan.h"
 #include "backend/runtime/extern_args.h"
 #include "backend/runtime/size_expr.h"
-#include "backend/runtime/gil.h"
 #include "common/error.h"
 #include "common/py_import.h"
 
 namespace cdynamo::runtime {
-namespace {
-
-using ir::DType;
-
-// ---------------------------------------------------------------------------------------------
-// The plan: slots for buffers, steps with resolved kernels and ops.
-
-struct Layout {
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;
-};
-
-// A layout as views of values held elsewhere (a static buffer's Layout, or a call's flat array).
-struct LayoutRef {
-  c10::IntArrayRef sizes, strides;
-  int64_t offset = 0;
-};
-
-struct BufferInfo {
-  std::string name;
-  ir::Buffer::Kind kind;
-  at::ScalarType dtype;
-  Layout fixed;  // a static buffer's layout
-  // A buffer of symbolic sizes: its layout, evaluated on each call (CallState::layouts).
-  bool symbolic = false;
-  std::vector<SizeExpr> size_exprs, stride_exprs;
-  SizeExpr offset_expr;
-  int64_t itemsize = 0;
-  int reuses = -1;
-  // An output placed in an intermediate's memory, the only output there: a tensor of its own
-  // over that storage, not a view (autograd and users would see a _base eager's result lacks).
-  bool owns_reused_storage = false;
-  c10::Device device = c10::Device(c10::kCPU);
-};
-
-// A call whose sizes outgrow a kernel's 32-bit indices (found before any step runs).
-struct OversizeCall {
-  std::string kernel;
-};
-
-// What one call computes before running its steps: the size symbols' values and the layouts of
-// the buffers whose sizes are symbolic (views into one flat array: three allocations a call).
-struct CallState {
-  std::vector<int64_t> symbols;
-  std::vector<int64_t> values;     // every symbolic buffer's sizes, then strides, back to back
-  std::vector<LayoutRef> layouts;  // by slot; set for symbolic buffers only
-  const int64_t* symbol_values() const { return symbols.empty() ? nullptr : symbols.data(); }
-};
-
-struct ArgSource {
-  enum Kind { Tensor, TensorList, OptionalTensorList, Constant, SymbolicInts } kind = Constant;
-  std::vector<int> slots;  // -1: None in an optional list
-  c10::IValue value;
-  std::vector<SizeExpr> ints;  // SymbolicInts: an int (one) or an int list, evaluated per call
-  bool int_list = false;
-};
-
-struct StepPlan {
-  std::string name;
-  std::string profile_name;  // "cdynamo::kernel3": the kernel's name in torch.profiler tables
-  Launcher kernel;
-  std::vector<int> kernel_args;
-  std::optional<c10::OperatorHandle> op;
-  std::vector<ArgSource> args;
-  std::vector<int> outputs;
-  std::vector<int> allocate, free;
-  // A kernel whose outputs are ir::Buffer::cached: its results are kept across calls and reused
-  // while the constants they derive from (stamp_slots) keep their storage and version.
-  bool keep = false;
-  std::vector<int> stamp_slots;
-  std::vector<int> kept_slots;
-};
-
-// What a kept step computed, and from which state of its constants.
-struct KeptResult {
-  std::vector<std::pair<const void*, int64_t>> stamp;  // per constant: data pointer, version
-  std::vector<at::Tensor> outputs;
-};
-
-class Executor {
- public:
-  Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants, std::vector<Launcher> kernels,
-           ExecutorOptions options);
-  PyObject* call(PyObject* const* args, size_t nargs);
-  const std::vector<StepPlan>& steps() const { return steps_; }
-
- private:
-  int slot(const std::string& name) const {
-    auto it = slot_of_.find(name);
-    if (it == slot_of_.end()) throw InternalError("compiled program: no buffer named " + name);
-    return it->second;
-  }
-  void check_input(const at::Tensor& t, size_t position, const CallState& call) const;
-  void allocate(std::vector<at::Tensor>& slots, int s, const CallState& call) const;
-  void run_extern(const StepPlan& step, std::vector<at::Tensor>& slots, const CallState& call) const;
-  LayoutRef layout(int s, const CallState& call) const {
-    if (buffers_[s].symbolic) return call.layouts[s];
-    const Layout& l = buffers_[s].fixed;
-    return {l.sizes, l.strides, l.offset};
-  }
-  // The symbols' values from the call's arguments, then the symbolic buffers' layouts.
-  CallState begin_call(PyObject* const* args) const;
-  // A call past a kernel's 32-bit limit: the fallback (warned once), else an error.
-  PyObject* call_oversize(PyObject* const* args, size_t nargs, const std::string& kernel);
-  std::vector<std::pair<SizeExpr, std::string>> narrow_limits_;  // (limit, kernel) of every kernel
-  Ref oversize_fallback_;
-  bool oversize_warned_ = false;
-  char* pointer(const at::Tensor& t, int s, const CallState& call) const {
-    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(t.data_ptr()) - layout(s, call).offset * buffers_[s].itemsize);
-  }
-
-  std::vector<BufferInfo> buffers_;
-  std::map<std::string, int> slot_of_;
-  std::vector<ir::Symbol> symbols_;
-  size_t arguments_ = 0;           // call arguments: the inputs, and numbers that give symbols
-  std::vector<int> input_arguments_;  // per input: its call argument
-  std::vector<int> symbolic_slots_;   // buffers whose layout is evaluated per call
-  size_t symbolic_values_ = 0;        // their sizes and strides, all together
-  std::vector<int> input_slots_, output_slots_;
-  std::vector<int> output_input_position_;  // for outputs that are inputs: the argument to return
-  std::set<int> kernel_reads_;               // slots some generated kernel reads (not only externs)
-  std::vector<std::pair<int, at::Tensor>> constants_;
-  std::vector<StepPlan> steps_;
-  std::vector<int> final_views_;
-  // CUDA devices the kernels launch on: the current torch stream of each is read per call.
-  std::vector<int> cuda_devices_;
-  Ref raw_stream_getter_;  // torch._C._cuda_getCurrentRawStream
-  void* current_stream(int device, const std::vector<std::pair<int, void*>>& streams) const {
-    for (const auto& [d, s] : streams)
-      if (d == device) return s;
-    return nullptr;
-  }
-  // Storage reuse across calls (ExecutorOptions::reuse_min_bytes): per slot, whether allocate()
-  // makes it and it is large enough, and the storage kept from an earlier call.
-  std::vector<bool> reusable_;
-  mutable std::mutex reuse_mutex_;
-  mutable std::vector<c10::Storage> kept_;
-  void keep(int s, const at::Tensor& t) const;
-  // Results of kept steps (StepPlan::keep), one per step index.
-  void plan_kept_steps(const ir::Program& program);
-  bool reuse_kept(size_t step_index, std::vector<at::Tensor>& slots) const;
-  void store_kept(size_t step_index, const std::vector<at::Tensor>& slots) const;
-  std::vector<std::pair<const void*, int64_t>> stamp_of(const StepPlan& step, const std::vector<at::Tensor>& slots) const;
-  mutable std::mutex kept_results_mutex_;
-  mutable std::vector<std::optional<KeptResult>> kept_results_;
-};
+namespace executor_detail {
 
 Executor::Executor(ir::Program program, const std::vector<std::pair<std::string, Ref>>& constants,
                    std::vector<Launcher> kernels, ExecutorOptions options) {
@@ -244,6 +90,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
     allocate.push_back(s);
     defined.insert(s);
   };
+  std::set<int> written;  // slots a step writes: kernel outputs and locals, out= arguments
   size_t next_kernel = 0;
   for (const ir::Step& step : program.steps) {
     StepPlan plan;
@@ -262,6 +109,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
       }
       for (const auto* list : {&k->outputs, &k->locals})
         for (const std::string& name : *list) {
+          written.insert(slot(name));
           need(slot(name), k->name, plan.allocate);
           plan.kernel_args.push_back(slot(name));
         }
@@ -312,6 +160,7 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
         for (int s : src.slots) {
           if (s < 0) continue;
           bool mutable_arg = formal.alias_info() && formal.alias_info()->isWrite();
+          if (mutable_arg) written.insert(s);
           if (mutable_arg) need(s, plan.name, plan.allocate);  // an out= buffer is allocated here
           else read(s, plan.name, plan.allocate);
         }
@@ -347,6 +196,25 @@ Executor::Executor(ir::Program program, const std::vector<std::pair<std::string,
   if (!cuda_devices_.empty()) raw_stream_getter_ = import_attr("torch._C", "_cuda_getCurrentRawStream");
   // Outputs that are views of other buffers (and not written themselves) are made at the end.
   for (int s : output_slots_) read(s, "the program's return", final_views_);
+  // An input may be read from a copy in its planned layout when nothing writes it, itself or
+  // through a buffer placed over it, and no output is a view of it.
+  std::set<int> keep_layout;
+  for (int s : written)
+    for (int base = s; base >= 0; base = buffers_[base].reuses) keep_layout.insert(base);
+  for (int s : output_slots_)
+    for (int base = buffers_[s].reuses; base >= 0; base = buffers_[base].reuses) keep_layout.insert(base);
+  // The layout must follow from the sizes: strides read from an input's own strides describe
+  // that tensor, not a layout another one can be copied into.
+  auto reads_strides = [&](const BufferInfo& b) {
+    for (size_t k = 0; k < symbols_.size(); ++k) {
+      if (symbols_[k].source != ir::Symbol::Source::Stride && symbols_[k].source != ir::Symbol::Source::StorageOffset) continue;
+      if (b.offset_expr.reads_symbol(k)) return true;
+      for (const SizeExpr& e : b.stride_exprs)
+        if (e.reads_symbol(k)) return true;
+    }
+    return false;
+  };
+  for (int s : input_slots_) relayout_ok_.push_back(!keep_layout.count(s) && !reads_strides(buffers_[s]));
 
   plan_kept_steps(program);
   reusable_.assign(buffers_.size(), false);
@@ -430,310 +298,12 @@ void Executor::plan_kept_steps(const ir::Program& program) {
   }
 }
 
-std::vector<std::pair<const void*, int64_t>> Executor::stamp_of(const StepPlan& step, const std::vector<at::Tensor>& slots) const {
-  std::vector<std::pair<const void*, int64_t>> stamp;
-  stamp.reserve(step.stamp_slots.size());
-  for (int s : step.stamp_slots) stamp.emplace_back(slots[s].data_ptr(), static_cast<int64_t>(slots[s]._version()));
-  return stamp;
-}
+}  // namespace executor_detail
 
-bool Executor::reuse_kept(size_t step_index, std::vector<at::Tensor>& slots) const {
-  const StepPlan& step = steps_[step_index];
-  auto stamp = stamp_of(step, slots);
-  std::lock_guard<std::mutex> lock(kept_results_mutex_);
-  const auto& kept = kept_results_[step_index];
-  if (!kept || kept->stamp != stamp) return false;
-  for (size_t k = 0; k < step.kept_slots.size(); ++k) slots[step.kept_slots[k]] = kept->outputs[k];
-  return true;
-}
+namespace {
 
-void Executor::store_kept(size_t step_index, const std::vector<at::Tensor>& slots) const {
-  const StepPlan& step = steps_[step_index];
-  KeptResult result{stamp_of(step, slots), {}};
-  for (int s : step.kept_slots) result.outputs.push_back(slots[s]);
-  std::lock_guard<std::mutex> lock(kept_results_mutex_);
-  kept_results_[step_index] = std::move(result);
-}
-
-void Executor::check_input(const at::Tensor& t, size_t position, const CallState& call) const {
-  const BufferInfo& b = buffers_[input_slots_[position]];
-  const LayoutRef l = layout(input_slots_[position], call);
-  bool ok = t.scalar_type() == b.dtype && t.device() == b.device && t.dim() == static_cast<int64_t>(l.sizes.size());
-  for (size_t d = 0; ok && d < l.sizes.size(); ++d) {
-    ok = t.size(static_cast<int64_t>(d)) == l.sizes[d];
-    if (ok && l.sizes[d] > 1 && t.numel() > 0) ok = t.stride(static_cast<int64_t>(d)) == l.strides[d];
-  }
-  if (ok) return;
-  // A CPU scalar where the fake kernel said the device (flash attention's philox seed and offset,
-  // saved for its backward): read only by aten calls, which take it as the op returned it.
-  if (t.dim() == 0 && l.sizes.empty() && t.device().is_cpu() && t.scalar_type() == b.dtype &&
-      !kernel_reads_.count(input_slots_[position]))
-    return;
-  auto text = [](c10::IntArrayRef v) {
-    std::string s = "[";
-    for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
-    return s + "]";
-  };
-  throw UserError("compiled program input " + std::to_string(position) + " (" + b.name + "): expected " +
-                      std::string(c10::toString(b.dtype)) + " " + text(l.sizes) + " with strides " + text(l.strides) + " on " +
-                      b.device.str() + ", got " + c10::toString(t.scalar_type()) + " " + text(t.sizes()) + " with strides " +
-                      text(t.strides()) + " on " + t.device().str(),
-                  PyExc_ValueError);
-}
-
-void Executor::allocate(std::vector<at::Tensor>& slots, int s, const CallState& call) const {
-  const BufferInfo& b = buffers_[s];
-  const LayoutRef l = layout(s, call);
-  if (b.reuses >= 0) {
-    const BufferInfo& base_info = buffers_[b.reuses];
-    at::Tensor base = slots[b.reuses];
-    if (!base.defined()) throw InternalError(b.name + " reuses " + base_info.name + ", whose storage is gone");
-    const int64_t offset = base.storage_offset() - layout(b.reuses, call).offset + l.offset;
-    if (b.owns_reused_storage) {  // same item size, as the planner guarantees
-      slots[s] = at::empty({0}, base.options().dtype(b.dtype)).set_(base.storage(), offset, l.sizes, l.strides);
-      return;
-    }
-    if (base.scalar_type() != b.dtype) base = base.view(b.dtype);  // same item size, as the planner guarantees
-    slots[s] = base.as_strided(l.sizes, l.strides, offset);
-    return;
-  }
-  auto options = at::TensorOptions().dtype(b.dtype).device(b.device);
-  if (reusable_[s]) {
-    c10::Storage kept;
-    {
-      std::lock_guard<std::mutex> lock(reuse_mutex_);
-      kept = std::move(kept_[s]);
-    }
-    // Only ours: the caller dropped the tensor (and every view of it) that last used it.
-    if (kept && kept.use_count() == 1) {
-      slots[s] = at::empty({0}, options).set_(kept, 0, l.sizes, l.strides);
-      return;
-    }
-  }
-  if (l.offset == 0) {
-    slots[s] = at::empty_strided(l.sizes, l.strides, options);
-    return;
-  }
-  int64_t span = 1;
-  for (size_t d = 0; d < l.sizes.size(); ++d) span += (l.sizes[d] - 1) * l.strides[d];
-  // A tensor of its own at that offset (as_strided would make it a view of the whole).
-  slots[s] = at::empty({0}, options).set_(at::empty({l.offset + span}, options).storage(), l.offset, l.sizes, l.strides);
-}
-
-void Executor::keep(int s, const at::Tensor& t) const {
-  if (!reusable_[s] || !t.defined()) return;
-  std::lock_guard<std::mutex> lock(reuse_mutex_);
-  kept_[s] = t.storage();
-}
-
-void Executor::run_extern(const StepPlan& step, std::vector<at::Tensor>& slots, const CallState& call) const {
-  torch::jit::Stack stack;
-  stack.reserve(step.args.size());
-  for (const ArgSource& a : step.args) {
-    switch (a.kind) {
-      case ArgSource::Tensor: stack.emplace_back(slots[a.slots[0]]); break;
-      case ArgSource::TensorList: {
-        c10::List<at::Tensor> list;
-        for (int s : a.slots) list.push_back(slots[s]);
-        stack.emplace_back(std::move(list));
-        break;
-      }
-      case ArgSource::OptionalTensorList: {
-        c10::List<std::optional<at::Tensor>> list;
-        for (int s : a.slots) list.push_back(s < 0 ? std::optional<at::Tensor>() : std::optional<at::Tensor>(slots[s]));
-        stack.emplace_back(std::move(list));
-        break;
-      }
-      case ArgSource::Constant: stack.push_back(a.value); break;
-      case ArgSource::SymbolicInts: {
-        std::vector<int64_t> values;
-        for (const SizeExpr& e : a.ints) values.push_back(e(call.symbol_values()));
-        if (a.int_list) stack.emplace_back(std::move(values));
-        else stack.emplace_back(values.at(0));
-        break;
-      }
-    }
-  }
-  step.op->callBoxed(stack);
-  std::vector<at::Tensor> results;
-  for (c10::IValue& v : stack) {
-    if (v.isTensor()) results.push_back(v.toTensor());
-    else if (v.isNone()) results.emplace_back();  // keeps later returns in their positions
-    else if (v.isTensorList())
-      for (const at::Tensor& t : v.toTensorList()) results.push_back(t);
-  }
-  if (results.size() < step.outputs.size())
-    throw InternalError(step.name + " returned " + std::to_string(results.size()) + " tensors for " +
-                        std::to_string(step.outputs.size()) + " outputs");
-  for (size_t k = 0; k < step.outputs.size(); ++k) {
-    int s = step.outputs[k];
-    if (s < 0) continue;
-    const BufferInfo& b = buffers_[s];
-    at::Tensor t = std::move(results[k]);
-    if (!t.defined()) {
-      // An output the op leaves undefined at run time (mkldnn_rnn_layer's workspace outside
-      // training) that its fake kernel describes: the planned buffer stands in for it, unwritten.
-      allocate(slots, s, call);
-      continue;
-    }
-    const LayoutRef l = layout(s, call);
-    bool layout_ok = t.scalar_type() == b.dtype && t.dim() == static_cast<int64_t>(l.sizes.size());
-    for (size_t d = 0; layout_ok && d < l.sizes.size(); ++d) {
-      if (t.size(static_cast<int64_t>(d)) != l.sizes[d])
-        throw InternalError(step.name + " returned a tensor of another shape than buffer " + b.name);
-      if (l.sizes[d] > 1 && t.stride(static_cast<int64_t>(d)) != l.strides[d]) layout_ok = false;
-    }
-    if (!layout_ok) {
-      // Kernels index buffers by the planned layout: copy what the op returned into it.
-      allocate(slots, s, call);
-      slots[s].copy_(t);
-    } else {
-      slots[s] = std::move(t);
-    }
-  }
-}
-
-// The OpenMP runtime the kernels use is torch's (same soname, loaded first); its thread count is
-// per calling thread, so match torch's setting on each thread that runs kernels.
-void match_thread_count() {
-  thread_local int applied = -1;
-  int wanted = at::get_num_threads();
-  if (wanted == applied) return;
-  using SetFn = void (*)(int);
-  static SetFn set = [] {
-    void* lib = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-    void* sym = lib ? dlsym(lib, "omp_set_num_threads") : dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    return reinterpret_cast<SetFn>(sym);
-  }();
-  if (set) set(wanted);
-  applied = wanted;
-}
-
-CallState Executor::begin_call(PyObject* const* args) const {
-  CallState call;
-  if (symbols_.empty()) return call;
-  call.symbols.reserve(symbols_.size());
-  for (const ir::Symbol& symbol : symbols_) {
-    PyObject* arg = args[symbol.argument];
-    if (symbol.source == ir::Symbol::Source::Scalar) {
-      int64_t v = PyLong_AsLongLong(arg);
-      if (v == -1 && PyErr_Occurred()) throw PythonError();
-      call.symbols.push_back(v);
-      continue;
-    }
-    const at::Tensor& t = THPVariable_Unpack(arg);
-    if (symbol.dim >= t.dim()) throw UserError("compiled program argument " + std::to_string(symbol.argument) + " has too few dimensions", PyExc_ValueError);
-    call.symbols.push_back(symbol.source == ir::Symbol::Source::Size     ? t.size(symbol.dim)
-                           : symbol.source == ir::Symbol::Source::Stride ? t.stride(symbol.dim)
-                                                                         : t.storage_offset());
-  }
-  for (const auto& [limit, kernel] : narrow_limits_)
-    if (limit(call.symbols.data()) >= (int64_t{1} << 31)) throw OversizeCall{kernel};
-  call.layouts.resize(buffers_.size());
-  call.values.resize(symbolic_values_);  // never reallocated below: the views stay valid
-  const int64_t* symbols = call.symbols.data();
-  int64_t* next = call.values.data();
-  for (int s : symbolic_slots_) {
-    const BufferInfo& b = buffers_[s];
-    const size_t rank = b.size_exprs.size();
-    for (size_t d = 0; d < rank; ++d) next[d] = b.size_exprs[d](symbols);
-    for (size_t d = 0; d < rank; ++d) next[rank + d] = b.stride_exprs[d](symbols);
-    call.layouts[s] = {c10::IntArrayRef(next, rank), c10::IntArrayRef(next + rank, rank), b.offset_expr(symbols)};
-    next += 2 * rank;
-  }
-  return call;
-}
-
-PyObject* Executor::call(PyObject* const* args, size_t nargs) {
-  if (nargs != arguments_)
-    throw UserError("compiled program takes " + std::to_string(arguments_) + (arguments_ == 1 ? " argument, " : " arguments, ") +
-                        std::to_string(nargs) + " given",
-                    PyExc_TypeError);
-  for (size_t k = 0; k < input_slots_.size(); ++k)
-    if (!THPVariable_Check(args[input_arguments_[k]]))
-      throw UserError("compiled program argument " + std::to_string(input_arguments_[k]) + " is not a tensor", PyExc_TypeError);
-  for (const ir::Symbol& symbol : symbols_)
-    if (symbol.source == ir::Symbol::Source::Scalar && !PyLong_Check(args[symbol.argument]))
-      throw UserError("compiled program argument " + std::to_string(symbol.argument) + " is not an int", PyExc_TypeError);
-  CallState call;
-  try {
-    call = begin_call(args);
-  } catch (const OversizeCall& oversize) {
-    return call_oversize(args, nargs, oversize.kernel);
-  }
-  std::vector<at::Tensor> slots(buffers_.size());
-  for (size_t k = 0; k < input_slots_.size(); ++k) {
-    const at::Tensor& t = THPVariable_Unpack(args[input_arguments_[k]]);
-    check_input(t, k, call);
-    slots[input_slots_[k]] = t;
-  }
-  for (const auto& [s, t] : constants_) slots[s] = t;
-  // Triton kernels launch on torch's current stream of their device (as eager kernels do).
-  std::vector<std::pair<int, void*>> streams;
-  for (int device : cuda_devices_) {
-    Ref index = check(PyLong_FromLong(device));
-    Ref stream = check(PyObject_CallOneArg(raw_stream_getter_.ptr(), index.ptr()));
-    void* raw = PyLong_AsVoidPtr(stream.ptr());
-    if (!raw && PyErr_Occurred()) throw PythonError();
-    streams.emplace_back(device, raw);
-  }
-  try {
-    GilRelease nogil;
-    at::AutoDispatchBelowADInplaceOrView below_autograd;  // compiled code records no autograd graph
-    match_thread_count();
-    std::vector<char*> pointers;
-    for (size_t k = 0; k < steps_.size(); ++k) {
-      const StepPlan& step = steps_[k];
-      if (step.keep && reuse_kept(k, slots)) {
-        for (int s : step.free) slots[s].reset();
-        continue;
-      }
-      for (int s : step.allocate) allocate(slots, s, call);
-      if (step.kernel) {
-        // Named in torch.profiler traces (extern ops appear there through the dispatcher).
-        RECORD_FUNCTION(step.profile_name.c_str(), std::vector<c10::IValue>());
-        pointers.clear();
-        for (int s : step.kernel_args) pointers.push_back(pointer(slots[s], s, call));
-        void* stream = streams.empty() ? nullptr : current_stream(step.kernel->cuda_device(), streams);
-        if (step.kernel->launch(pointers.data(), call.symbol_values(), stream) != 0)
-          throw UserError("compiled program: an index is out of bounds (an indirect load in " + step.name + ")", PyExc_IndexError);
-        if (step.keep) store_kept(k, slots);
-      } else {
-        run_extern(step, slots, call);
-      }
-      for (int s : step.free) {
-        keep(s, slots[s]);
-        slots[s].reset();
-      }
-    }
-  } catch (const c10::Error& e) {
-    throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
-  }
-  // Returned views (final_views_, and views a step already used) are made here, above the
-  // autograd keys: as eager's, they share their base's version counter (a write through one is
-  // seen by autograd's checks on the other).
-  for (int s : output_slots_)
-    if (buffers_[s].reuses >= 0) allocate(slots, s, call);
-  for (size_t s = 0; s < slots.size(); ++s) keep(static_cast<int>(s), slots[s]);
-  Ref result = check(PyTuple_New(static_cast<Py_ssize_t>(output_slots_.size())));
-  for (size_t k = 0; k < output_slots_.size(); ++k) {
-    PyObject* item = output_input_position_[k] >= 0 ? Py_NewRef(args[output_input_position_[k]]) : THPVariable_Wrap(slots[output_slots_[k]]);
-    if (!item) throw PythonError();
-    PyTuple_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), item);
-  }
-  return result.release();
-}
-
-PyObject* Executor::call_oversize(PyObject* const* args, size_t nargs, const std::string& kernel) {
-  const std::string what = "kernel " + kernel + " was compiled with 32-bit indices for the sizes met while compiling, and this "
-                           "call's sizes reach 2^31 elements";
-  if (!oversize_fallback_) throw UserError(what + " (mark the growing dimension static, or call it at that size first)");
-  if (!oversize_warned_) {
-    oversize_warned_ = true;
-    check_status(PyErr_WarnEx(PyExc_RuntimeWarning, ("cdynamo: " + what + "; such calls run the graph as captured").c_str(), 1));
-  }
-  return check(PyObject_Vectorcall(oversize_fallback_.ptr(), args, nargs, nullptr)).release();
-}
+using executor_detail::Executor;
+using executor_detail::StepPlan;
 
 // ---------------------------------------------------------------------------------------------
 // The Python type.

@@ -20,6 +20,12 @@ class SizeExpr {
   int64_t const_value() const { return constant_; }
   // The value for these symbol values (ignored when constant).
   int64_t operator()(const int64_t* symbol_values) const { return code_.empty() ? constant_ : run(symbol_values); }
+  // True if the value reads the symbol of this index.
+  bool reads_symbol(size_t index) const {
+    for (const auto& [op, operand] : code_)
+      if (op == Op::Load && operand == static_cast<int64_t>(index)) return true;
+    return false;
+  }
 
  private:
   enum class Op : uint8_t { Push, Load, Add, Mul, FloorDiv, Mod, Min, Max };

@@ -227,7 +227,8 @@ def _save_views_contiguous(fw_gm, bw_gm):
     """A symbolic forward returns the strided views it saves (a transposed attention matrix) as
     contiguous copies, and the backward, traced on the views, would copy each back into the
     view's layout on every call: the forward saves contiguous clones, which the backward is
-    compiled to read. Broadcast (stride 0) views are left as they are (relaid by _as_traced)."""
+    compiled to read. Broadcast (stride 0) views are left as they are (the program reads one element of
+    a copy along the broadcast dimension)."""
     output = fw_gm.graph.output_node()
     returned = list(output.args[0])
     forward_nodes = {n.name: n for n in fw_gm.graph.nodes if n.op != "placeholder"}
@@ -309,78 +310,9 @@ def _compile_program(part_gm, target, device_type):
     symbolic_floats.tensorify_size_floats(tensor_gm)
     output_aliases.annotate(tensor_gm, output_aliases.eager_aliases(tensor_gm, ()))
     program = _C._inductor_compile(tensor_gm, tensor_gm.forward, False, target, device_type)
-    return split.wrap(_restriding(program, tensor_gm))
-
-
-def _restriding(program, part_gm):
-    """The program, taking inputs whose strides differ from the traced ones (a tangent laid out
-    otherwise, a saved tensor an extern returned with other strides) as copies in the traced
-    layout: the executor rejects them, it never reads them wrongly. Once one was rejected, every
-    call lays its inputs out first (the layouts come from the same producers each time)."""
-    expected = [n.meta.get("val") for n in part_gm.graph.nodes if n.op == "placeholder"]
-    relayout = [False]
-
-    def run(*args):
-        if not relayout[0]:
-            try:
-                return program(*args)
-            except ValueError as error:
-                if "compiled program input" not in str(error):
-                    raise
-            relayout[0] = True
-        bindings = _symbol_values(args, expected)
-        return program(*(_as_traced(a, e, bindings) for a, e in zip(args, expected)))
-
-    return run
-
-
-def _symbol_values(args, expected):
-    """{size symbol: its value in this call}, read where a traced size or number is one symbol."""
-    bindings = {}
-    for value, traced in zip(args, expected):
-        if isinstance(traced, torch.SymInt) and traced.node.expr.is_Symbol and isinstance(value, int):
-            bindings[traced.node.expr] = value
-        elif isinstance(traced, torch.Tensor) and isinstance(value, torch.Tensor) and value.dim() == traced.dim():
-            for size, actual in zip(traced.shape, value.shape):
-                if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
-                    bindings[size.node.expr] = actual
-    return bindings
-
-
-def _as_traced(value, traced, bindings):
-    """value laid out as the traced input was: its strides evaluated for this call's sizes (a
-    symbolic trace's are expressions), and broadcast (stride 0) where the traced value was an
-    expand (a saved `expand` the forward returned as a copy). Where a stride cannot be evaluated,
-    dense in the traced stride order."""
-    if not isinstance(value, torch.Tensor) or not isinstance(traced, torch.Tensor) or value.dim() != traced.dim():
-        return value
-    sizes = value.shape
-    strides = [_evaluated(s, bindings) for s in traced.stride()]
-    broadcast = [d for d in range(value.dim()) if strides[d] == 0 and sizes[d] > 1]
-    base = value
-    for d in broadcast:
-        base = base.narrow(d, 0, 1)
-    if any(s is None for s in strides):  # dense, in the order the hints give
-        hints = [layout.hint(s) for s in traced.stride()]
-        step = 1
-        for d in sorted(range(value.dim()), key=lambda d: (hints[d], -d)):  # innermost first
-            strides[d] = 0 if d in broadcast else step
-            step *= base.shape[d]
-    if not broadcast and all(value.stride(d) == strides[d] for d in range(value.dim()) if sizes[d] > 1):
-        return value
-    copy = torch.empty_strided(base.shape, [1 if d in broadcast else strides[d] for d in range(value.dim())],
-                               dtype=value.dtype, device=value.device).copy_(base)
-    return copy.expand(sizes) if broadcast else copy
-
-
-def _evaluated(size, bindings):
-    """A traced stride as an int for this call, or None when it names a symbol not bound."""
-    import sympy
-
-    if not isinstance(size, torch.SymInt):
-        return int(size)
-    value = sympy.sympify(size.node.expr.xreplace(bindings))
-    return int(value) if value.is_Integer else None
+    # Inputs met in another layout than traced (a gradient autograd laid out otherwise, a saved
+    # expand returned as a copy) are copied into the traced one by the program itself.
+    return split.wrap(program)
 
 
 # --- None gradients as eager gives them ---------------------------------------------------------

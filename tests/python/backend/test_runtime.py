@@ -173,13 +173,49 @@ def test_inputs_are_checked():
             "steps": [{"kernel": "k", "ranges": [4, 6], "nodes": [{"pointwise": "y", "body": L("x", "i0*6 + i1")}]}]}
     fn = T.compile_program(prog)
     assert torch.equal(fn(torch.ones(4, 6))[0], torch.ones(4, 6))
-    for bad in [torch.ones(4, 5), torch.ones(4, 6, dtype=torch.float64), torch.ones(6, 4).t()]:
+    for bad in [torch.ones(4, 5), torch.ones(4, 6, dtype=torch.float64)]:
         with pytest.raises(ValueError, match=r"input 0 \(x\): expected Float \[4, 6\] with strides \[6, 1\]"):
             fn(bad)
     with pytest.raises(TypeError, match="takes 1 argument, 2 given"):
         fn(torch.ones(4, 6), torch.ones(4, 6))
     with pytest.raises(TypeError, match="not a tensor"):
         fn([1.0])
+
+
+def test_an_input_in_another_layout_is_read_from_a_copy_in_the_planned_one():
+    # A gradient autograd laid out otherwise, a saved expand that reached the backward as a copy:
+    # the kernels index by the planned layout, so the program reads a copy in it.
+    double = {"kernel": "k", "ranges": [4, 6], "nodes": [{"pointwise": "y", "body": op("Mul", f32, L("x", "i0*6 + i1"), C(2.0))}]}
+    prog = {"buffers": [buffer("x", [4, 6], "input"), buffer("y", [4, 6], "output")], "outputs": ["y"], "steps": [double]}
+    transposed = torch.randn(6, 4).t()
+    assert torch.equal(T.compile_program(prog)(transposed)[0], transposed * 2)
+    # Planned as a broadcast (stride 0 over the rows): the traced value was an expand, one row read.
+    broadcast = dict(prog, buffers=[buffer("x", [4, 6], "input", strides=[0, 1]), buffer("y", [4, 6], "output")],
+                     steps=[dict(double, nodes=[{"pointwise": "y", "body": op("Mul", f32, L("x", "i1"), C(2.0))}])])
+    row = torch.randn(1, 6)
+    assert torch.equal(T.compile_program(broadcast)(row.expand(4, 6).contiguous())[0], row.expand(4, 6) * 2)
+
+
+def test_an_input_written_or_returned_as_a_view_must_come_in_the_planned_layout():
+    # A copy would take the write, or the returned view would not alias the caller's tensor.
+    written = {"buffers": [buffer("x", [4, 6], "input"), buffer("y", [4, 6], "output", reuses="x")], "outputs": ["y"],
+               "steps": [{"kernel": "k", "ranges": [4, 6],
+                          "nodes": [{"pointwise": "y", "body": op("Add", f32, L("x", "i0*6 + i1"), C(1.0))}]}]}
+    written_through = {"buffers": [buffer("x", [4, 6], "input"), buffer("u", [4, 6], reuses="x"),
+                                   buffer("y", [4, 6], "output")], "outputs": ["y"],
+                       "steps": [{"kernel": "k", "ranges": [4, 6], "nodes": [
+                           {"pointwise": "u", "body": op("Add", f32, L("x", "i0*6 + i1"), C(1.0))},
+                           {"pointwise": "y", "body": op("Mul", f32, L("u", "i0*6 + i1"), C(2.0))}]}]}
+    viewed = {"buffers": [buffer("x", [4, 6], "input"), buffer("xt", [6, 4], "output", strides=[1, 6], reuses="x")],
+              "outputs": ["xt"], "steps": []}
+    for prog in (written, written_through, viewed):
+        x = torch.zeros(6, 4).t()
+        with pytest.raises(ValueError, match=r"input 0 \(x\): expected Float \[4, 6\] with strides \[6, 1\]"):
+            T.compile_program(prog)(x)
+        assert torch.equal(x, torch.zeros(4, 6))
+    x = torch.zeros(4, 6)
+    (y,) = T.compile_program(written)(x)
+    assert torch.equal(x, torch.ones(4, 6)) and y.data_ptr() == x.data_ptr()
 
 
 # ---- threads, GIL, leaks -------------------------------------------------------------------------

@@ -363,22 +363,26 @@ def test_training_graphs_compile_per_size_unless_symbolic_training_is_on():
     assert any("symbolic_training is off" in key for key in counters["dynamic"]), dict(counters["dynamic"])
 
 
-def test_a_saved_view_is_laid_out_at_this_calls_sizes():
-    # A backward input traced as a strided view (a head of a fused qkv buffer) and met as a
-    # contiguous copy: copied into the traced layout, its strides evaluated at the call's sizes.
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+def test_an_input_met_in_another_layout_is_copied_into_the_traced_one_at_this_calls_sizes():
+    # A backward input traced contiguous and met transposed (a gradient autograd laid out
+    # otherwise): the program copies it into the traced layout, whose strides are expressions of
+    # the sizes, evaluated per call. Strides that are symbols of their own are read from the input.
+    from torch.fx.experimental.proxy_tensor import make_fx
 
-    from cdynamo.inductor.training import _as_traced, _symbol_values
+    from cdynamo import _C
 
-    mode = FakeTensorMode(shape_env=ShapeEnv())
-    b, h, s, d = mode.from_tensor(torch.empty(2, 4, 16, 32)).shape
-    with mode:
-        traced = torch.empty(b, s, 3 * h * d).view(b, s, 3, h, d)[:, :, 2].transpose(1, 2)
-    real = torch.randn(2, 9, 384).view(2, 9, 3, 4, 32)[:, :, 2].transpose(1, 2)
-    met = real.contiguous()
-    laid_out = _as_traced(met, traced, _symbol_values([met], [traced]))
-    assert laid_out.stride() == real.stride() and torch.equal(laid_out, met)
+    def times_two(x):
+        return (x * 2,)
+
+    gm = make_fx(times_two, tracing_mode="symbolic")(torch.randn(5, 7))
+    program = _C._inductor_compile(gm, gm.forward)
+    for rows, cols in ((5, 7), (3, 9), (8, 1)):
+        met = torch.randn(cols, rows).t()
+        assert torch.equal(program(met)[0], met * 2)
+    strided = make_fx(times_two, tracing_mode="symbolic")(torch.randn(7, 5).t())  # strides are symbols
+    program = _C._inductor_compile(strided, strided.forward)
+    for met in (torch.randn(3, 9).t(), torch.randn(9, 3)):
+        assert torch.equal(program(met)[0], met * 2)
 
 
 def test_batch_norm_training_compiles_once_for_every_batch_size():
