@@ -70,3 +70,20 @@ def module_hooks(module):
            for key, hook in (*global_pre.items(), *module._forward_pre_hooks.items())]
     forward = [(hook, key in forward_with_kwargs) for key, hook in (*global_forward.items(), *module._forward_hooks.items())]
     return types.SimpleNamespace(pre=pre, forward=forward, backward=backward)
+
+
+def module_slice(cls, names, children):
+    """What nn.Sequential's or nn.ModuleList's __getitem__ returns for a slice, for a slice the
+    trace held as a list of the children: a new container of the class over them (a Sequential
+    keeps their names), made without cdynamo (its __init__ frames are torch's, not the user's)."""
+    from .eval_frame import disable
+
+    return disable(_new_container)(cls, names, children)
+
+
+def _new_container(cls, names, children):
+    import collections
+
+    if issubclass(cls, torch.nn.Sequential):
+        return cls(collections.OrderedDict(zip(names, children)))
+    return cls(children)

@@ -15,7 +15,7 @@ from ._call_policy import IDENTITY_CONSTANT_TYPES, classify_callable, silent_log
 from ._fake_mode import data_assignment_refusal, fake_module, new_fake_mode, to_fake  # noqa: F401
 from ._fake_runs import fake_run  # noqa: F401
 from ._graph_module import make_graph_module  # noqa: F401
-from ._module_calls import (is_compiled_module, is_leaf_module, is_nn_layer_method, module_has_state,  # noqa: F401
+from ._module_calls import (is_compiled_module, is_leaf_module, is_nn_layer_method, module_has_state, module_slice,  # noqa: F401
                             module_hooks)
 from ._python_rules import (as_dict_view, binary_operators, compare_operators, dict_view_types,  # noqa: F401
                             inplace_to_plain, resolve_relative_import, unary_operators)

@@ -115,8 +115,27 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       }
       code.load_const(value->obj);
       return;
-    case ValueKind::Tuple:
-    case ValueKind::List: {
+    case ValueKind::List:
+      if (value->obj && PyType_Check(value->obj.ptr())) {
+        // A slice of an nn.Sequential or nn.ModuleList: module_slice(cls, names, [children]).
+        static Ref& module_slice = *new Ref(import_attr("cdynamo._trace_support", "module_slice"));  // never freed: outlives the interpreter
+        Ref names = check(PyTuple_New(static_cast<Py_ssize_t>(value->items.size())));
+        for (size_t i = 0; i < value->items.size(); ++i) {
+          const auto& source = value->items[i]->source;
+          std::string name = source && source->kind == interp::Source::Kind::Attr ? source->name : std::to_string(i);
+          PyTuple_SET_ITEM(names.ptr(), static_cast<Py_ssize_t>(i), check(PyUnicode_FromString(name.c_str())).release());
+        }
+        code.emit(PUSH_NULL);
+        code.load_const(module_slice);
+        code.load_const(value->obj);
+        code.load_const(names);
+        for (size_t i = 0; i < value->items.size(); ++i) rebuild(code, value->items[i], outputs, depth + 4 + static_cast<int>(i));
+        code.emit(BUILD_LIST, static_cast<int>(value->items.size()));
+        code.call(3);
+        return;
+      }
+      [[fallthrough]];
+    case ValueKind::Tuple: {
       interp::refresh_view(*value);  // a dict view leaves the trace as its dict is at the end
       bool structseq = value->kind == ValueKind::Tuple && value->obj;
       if (structseq) {

@@ -11,6 +11,13 @@
 namespace cdynamo::interp {
 namespace {
 
+bool is_sequential_class(Handle cls) {
+  static Ref& sequential = *new Ref(import_attr("torch.nn", "Sequential"));  // never freed: outlives the interpreter
+  int result = PyType_Check(cls.ptr()) ? PyObject_IsSubclass(cls.ptr(), sequential.ptr()) : 0;
+  check_status(result);
+  return result;
+}
+
 bool any_tensor(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
   std::vector<ValuePtr> pending(args.begin(), args.end());
   for (const auto& [name, value] : kwargs) pending.push_back(value);
@@ -167,7 +174,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
     case ValueKind::TensorMethod: return call_tensor_method(callable, std::move(args), std::move(kwargs));
     case ValueKind::NNModule: return call_nn_module(callable, std::move(args), std::move(kwargs), true, direct);
     case ValueKind::List:
-      if (callable->obj) {  // a slice of an nn.Sequential (operators.cpp): its forward, child by child
+      if (callable->obj && is_sequential_class(callable->obj)) {  // a slice of an nn.Sequential (operators.cpp): its forward, child by child
         if (args.size() != 1 || !kwargs.empty()) unsupported("calling a slice of an nn.Sequential with other than one argument");
         ValuePtr value = args[0];
         for (const ValuePtr& child : callable->items) value = call_value(child, {value}, {});
@@ -699,12 +706,13 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     return call_container_method(self, name, std::move(args), std::move(kwargs));
   if (self->kind == ValueKind::Generator) return call_generator_method(self, name, std::move(args));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
-  if (name == "item" && args.empty() && kwargs.empty() && config_bool("capture_scalar_outputs")) {
+  if (name == "item" && args.empty() && kwargs.empty() && capture_scalar_outputs) {
     // The number stays in the graph as an unbacked symbol of a dynamic trace.
     if (!graph_.dynamic()) throw RetraceDynamic{"Tensor.item()"};
     Ref method_name = check(PyUnicode_FromString("item"));
     return graph_.call("call_method", method_name, {self}, {}, "Tensor.item()");
   }
+  if (name == "tolist" && args.empty() && kwargs.empty() && capture_scalar_outputs) return tensor_tolist(self);
   if (name == "requires_grad_" && !self->source) {
     // Without grad mode, a tensor the graph makes becomes a leaf that requires grad (transformers'
     // placeholder outputs): a node (backends set it on the outputs). With it, the graph breaks
@@ -742,6 +750,24 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   std::vector<ValuePtr> all_args{self};
   all_args.insert(all_args.end(), args.begin(), args.end());
   return graph_.call("call_method", method_name, all_args, kwargs, "Tensor." + name + "()");
+}
+
+// t.tolist() under capture_scalar_outputs: nested lists of each element's item(), unbacked
+// numbers in the graph. The sizes must be known to the trace (a list's length is Python's).
+ValuePtr Tracer::tensor_tolist(const ValuePtr& tensor) {
+  Ref shape = check(PyObject_GetAttrString(tensor->fake.ptr(), "shape"));
+  const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
+  if (rank == 0) return call_value(load_attr(tensor, "item"), {}, {});
+  PyObject* first = PyTuple_GET_ITEM(shape.ptr(), 0);  // borrowed
+  if (!PyLong_CheckExact(first)) unsupported("Tensor.tolist() of a tensor whose size the data or a symbol decides");
+  const long length = PyLong_AsLong(first);
+  if (length > 4096) unsupported("Tensor.tolist() of more than 4096 rows (each element is a number of the graph)");
+  std::vector<ValuePtr> rows;
+  for (long k = 0; k < length; ++k) {
+    subscript(tensor, Value::constant(check(PyLong_FromLong(k))));
+    rows.push_back(tensor_tolist(pop()));
+  }
+  return Value::sequence(ValueKind::List, std::move(rows));
 }
 
 }  // namespace cdynamo::interp

@@ -134,7 +134,9 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     method->items = {module};
     return method;
   }
-  // Methods and class-level values: fixed by the module's identity, which is guarded.
+  // A class-level value (not a method): read again by the guards at the attribute's source, as
+  // the class may change it, or an instance attribute come to shadow it, between calls.
+  if (source) return wrap(attr.ptr(), source);
   return Value::constant(std::move(attr));
 }
 

@@ -107,9 +107,22 @@ ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValueP
       {"hash", "__hash__", nullptr},   {"int", "__int__", "__index__"}, {"float", "__float__", nullptr},
       {"round", "__round__", nullptr}, {"bool", nullptr, nullptr},
   };
+  static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+  if (args.size() == 1 && kwargs.empty() && args[0]->is_tensor() && capture_scalar_outputs &&
+      (fn.ptr() == PyDict_GetItemString(builtins, "int") || fn.ptr() == PyDict_GetItemString(builtins, "float"))) {
+    // int(t), float(t): Tensor.__int__/__float__ read t.item(), an unbacked number in the graph.
+    const bool to_float = fn.ptr() == PyDict_GetItemString(builtins, "float");
+    ValuePtr number = call_value(load_attr(args[0], "item"), {}, {});
+    static PyObject* const sym_int = import_attr("torch", "SymInt").release();      // never freed: outlive
+    static PyObject* const sym_float = import_attr("torch", "SymFloat").release();  // the interpreter
+    static PyObject* const to_sym_float = import_attr("torch", "sym_float").release();
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(number->obj.ptr()));
+    if (type == (to_float ? sym_float : sym_int)) return number;  // the item is of that kind already
+    if (to_float && type == sym_int) return call_value(Value::constant(Ref::borrow(to_sym_float)), {number}, {});
+    return call_value(Value::constant(Ref::borrow(fn.ptr())), {number}, {});
+  }
   if (args.empty() || !kwargs.empty() || (args[0]->kind != ValueKind::NewObject && args[0]->kind != ValueKind::Object))
     return nullptr;
-  static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
   for (const Row& row : rows) {
     if (PyDict_GetItemString(builtins, row.builtin) != fn.ptr()) continue;
     if (!row.method) return args.size() == 1 ? Value::boolean(truth_value(args[0])) : nullptr;  // __bool__, else __len__

@@ -409,19 +409,20 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     std::vector<ValuePtr> picked;
     for (Py_ssize_t i = 0, at = start; i < length; ++i, at += step) picked.push_back(children[at]);
     ValuePtr sliced = Value::sequence(ValueKind::List, std::move(picked));
-    // A Sequential's slice is itself callable (obj marks that, see call_value): Sequential's own
-    // forward, child by child. A subclass's slice is an instance of it, with its own forward.
+    // The slice is an instance of the container's class (obj: what type() and isinstance see).
+    // A Sequential's is callable (see call_value): Sequential's own forward, child by child; a
+    // subclass with a forward of its own would run that, which the list cannot.
     static Ref& sequential = *new Ref(import_attr("torch.nn", "Sequential"));  // never freed: outlives the interpreter
     static Ref& sequential_forward = *new Ref(check(PyObject_GetAttrString(sequential.ptr(), "forward")));  // likewise
     int is_sequential = PyObject_IsInstance(container->obj.ptr(), sequential.ptr());
     check_status(is_sequential);
+    PyTypeObject* type = Py_TYPE(container->obj.ptr());
     if (is_sequential) {
-      PyTypeObject* type = Py_TYPE(container->obj.ptr());
       Ref forward = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "forward"));
       if (forward.ptr() != sequential_forward.ptr())
         unsupported(std::string("a slice of ") + type->tp_name + ", a Sequential with a forward of its own");
-      sliced->obj = sequential;
     }
+    sliced->obj = Ref::borrow(reinterpret_cast<PyObject*>(type));
     push(sliced);
     return;
   }

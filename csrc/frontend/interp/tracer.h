@@ -147,6 +147,9 @@ class Tracer {
   // A dynamic trace: the facts its ShapeEnv recorded about input sizes, as the shape guard.
   void add_shape_guard();
   const std::vector<std::pair<int, PyObject*>>& identities() const { return identities_; }
+  // Tensor.item() and tolist() stay in the graph as unbacked numbers: config.capture_scalar_outputs,
+  // or fullgraph=True (one graph was asked for, as torch.compile then captures them too).
+  bool capture_scalar_outputs = false;
 
  private:
   // --- chapter: frame state --------------------------------------------------------------
@@ -277,6 +280,7 @@ class Tracer {
   CDYNAMO_BUILTIN_HANDLERS(CDYNAMO_DECLARE_BUILTIN)
 #undef CDYNAMO_DECLARE_BUILTIN
 #undef CDYNAMO_BUILTIN_HANDLERS
+  ValuePtr tensor_tolist(const ValuePtr& tensor);
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
   ValuePtr call_container_method_with_keywords(const ValuePtr& self, const std::string& name, std::vector<ValuePtr>& args,

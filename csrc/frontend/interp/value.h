@@ -47,7 +47,8 @@ struct Source {
   X(Constant)     /* a Python object known at trace time (int, str, dtype, function) */ \
   X(Tensor)       /* a tensor produced by or fed into the graph */                      \
   X(Tuple)        /* a tuple of values */                                               \
-  X(List)         /* a list of values created or read by the trace */                   \
+  X(List)         /* a list of values created or read by the trace; obj: the nn.Sequential */ \
+                  /* or nn.ModuleList class of a slice of one (its children)              */ \
   X(Dict)         /* a dict (keys[i] -> items[i]; keys: constants, traced_keys.h's)   */ \
                   /* read_only: a view                                                   */ \
                   /* of the items of a dict subclass instance from the frame            */ \

@@ -434,6 +434,7 @@ Ref Tracer::type_of(const ValuePtr& value) {
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type));
     case ValueKind::List:
       if (value->view_type) return value->view_type;
+      if (value->obj) return value->obj;  // a slice of an nn.Sequential or nn.ModuleList: its class
       return Ref::borrow(reinterpret_cast<PyObject*>(&PyList_Type));
     case ValueKind::Dict:
       if (value->dict_type) return value->dict_type;

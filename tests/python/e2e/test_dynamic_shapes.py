@@ -373,6 +373,25 @@ def test_capture_scalar_outputs_keeps_item_in_the_graph():
     assert not counters["graph_break"]
 
 
+def test_fullgraph_keeps_item_tolist_int_and_float_of_tensors_in_the_graph():
+    # One graph was asked for: as torch.compile then does, the numbers stay in the graph as
+    # unbacked symbols (without fullgraph they break it unless capture_scalar_outputs is set).
+    def numbers(x):
+        total = x.sum().item()
+        counts = x.long().tolist()
+        return x * total + float(x.mean()), [c + 1 for c in counts], int(x.long().sum()) * 2
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(numbers, backend=counter, fullgraph=True)
+    for values in ([1.0, 2.0, 3.0], [4.0, -1.0, 7.0], [0.0, 5.0, 2.0]):
+        x = torch.tensor(values)
+        assert same(compiled(x), numbers(x))
+    assert counter.frame_count == 1
+    compiled = cdynamo.compile(numbers, backend=CompileCounter())  # without fullgraph: item() breaks
+    compiled(torch.tensor([1.0, 2.0]))
+    assert any("item" in reason for reason in counters["graph_break"]), dict(counters["graph_break"])
+
+
 def test_two_compiled_models_keep_their_own_sizes():
     from cdynamo.symbolic_graphs import graph_is_symbolic
 

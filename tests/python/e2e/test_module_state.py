@@ -441,3 +441,48 @@ def test_register_buffer_of_a_new_name_breaks_and_registers_it():
     assert same(compiled(x), eager(x))
     assert [name for name, _ in compiled_module.named_buffers()] == ["late"]
     assert same(compiled_module.late, eager.late)
+
+
+def test_a_slice_of_a_container_module_is_of_its_class_inside_and_outside():
+    import collections
+
+    seq = torch.nn.Sequential(collections.OrderedDict(a=torch.nn.Linear(3, 3), b=torch.nn.ReLU(), c=torch.nn.Linear(3, 2)))
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3), torch.nn.ReLU()])
+
+    def fn(x):
+        head, rest = seq[:1], layers[1:]
+        facts = (type(head).__name__, isinstance(head, torch.nn.Sequential), isinstance(head, torch.nn.Module),
+                 type(rest).__name__, isinstance(rest, torch.nn.ModuleList), len(head))
+        return facts, head(x), seq[1:]
+
+    counter = CompileCounter()
+    x = torch.randn(4, 3)
+    facts, out, tail = cdynamo.compile(fn, backend=counter, fullgraph=True)(x)
+    eager_facts, eager_out, eager_tail = fn(x)
+    assert facts == eager_facts and same(out, eager_out)
+    assert type(tail) is torch.nn.Sequential and list(tail._modules) == ["b", "c"] and tail.c is seq.c
+    assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("shadowed", [False, True])
+def test_a_class_level_value_a_module_reads_is_guarded(shadowed):
+    # The value comes from the class: changed there, or shadowed by an instance attribute, between
+    # calls, the next call reads the new value (a recompile), as eager does.
+    class Scaled(torch.nn.Module):
+        scale = 2.0
+        use_bias = False
+
+        def forward(self, x):
+            return x * self.scale + (1 if self.use_bias else 0)
+
+    model = Scaled()
+    counter = CompileCounter()
+    compiled = cdynamo.compile(lambda x: model(x), backend=counter)
+    x = torch.ones(2)
+    assert same(compiled(x), model(x))
+    if shadowed:
+        model.scale, model.use_bias = 9.0, True
+    else:
+        Scaled.scale, Scaled.use_bias = 5.0, True
+    assert same(compiled(x), model(x))
+    assert counter.frame_count == 2
