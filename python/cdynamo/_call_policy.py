@@ -205,6 +205,11 @@ def _traced_file(filename):
     return inline_refusal(filename) is None
 
 
+def _is_custom_op(fn):
+    custom_ops = sys.modules.get("torch._library.custom_ops")
+    return custom_ops is not None and isinstance(fn, custom_ops.CustomOpDef)
+
+
 def classify_callable(fn):
     """How the interpreter treats a call of fn that its own table of builtins (interp/builtins.cpp:
     len, isinstance, zip, getattr, super, ...) does not cover: 'graph' (a node in the graph),
@@ -222,6 +227,8 @@ def classify_callable(fn):
         return f"unsupported:{module + '.' if module else ''}{name} is marked with cdynamo.disallow_in_graph"
     if isinstance(fn, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
         return "graph"  # torch.ops.aten.add, torch.ops.aten.add.Tensor: operators, not Python to trace
+    if _is_custom_op(fn):
+        return "graph"  # @torch.library.custom_op called as itself: its operator, whose fake gives the shapes
     if _is_autograd_function_apply(fn):
         refusal = _forward_side_effect(fn.__self__)
         if refusal:
@@ -351,3 +358,15 @@ def silent_log_level(logger, method, first_argument):
     if not isinstance(level, int) or getattr(logging.Logger, method, None) is None:
         return None
     return None if logger.isEnabledFor(level) else level
+
+
+def op_writes_arguments(fn):
+    """An operator (torch.ops.x.y, an overload, a custom op's) that writes one of its arguments:
+    its node stays in the graph even when it returns nothing (a custom op with mutates_args)."""
+    if isinstance(fn, torch._ops.OpOverloadPacket):
+        schemas = [getattr(fn, name)._schema for name in fn.overloads()]
+    elif isinstance(fn, torch._ops.OpOverload):
+        schemas = [fn._schema]
+    else:
+        return False
+    return any(a.alias_info is not None and a.alias_info.is_write for s in schemas for a in s.arguments)

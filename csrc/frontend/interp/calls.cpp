@@ -221,6 +221,13 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       return inline_call(callable->obj, std::move(args), std::move(kwargs), &callable->items, direct);
     case ValueKind::NewObject:
     case ValueKind::Object:
+      if (callable->kind == ValueKind::Object && is_graph_callable_object(callable->obj)) {
+        // An object marked allow_in_graph, or a @torch.library.custom_op, whose operator is the
+        // node's target (what backends know).
+        Ref target = steal(PyObject_GetAttrString(callable->obj.ptr(), "_opoverload"));
+        if (!target) PyErr_Clear();
+        return call_constant(target ? target : callable->obj, std::move(args), std::move(kwargs));
+      }
       // A callable object whose class defines __call__ in Python.
       if (Ref method = python_special_method(callable, "__call__")) {
         args.insert(args.begin(), callable);
@@ -620,7 +627,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       if (module && PyUnicode_Check(module.ptr()) && (to_std_string(module) == "_operator" || to_std_string(module) == "operator"))
         return fold(fn, args, kwargs);
     }
-    return graph_.call("call_function", fn, args, kwargs, name + "()");
+    // An operator writing an argument stays in the graph when it returns nothing.
+    static Ref& writes = *new Ref(import_attr("cdynamo._call_policy", "op_writes_arguments"));  // never freed: outlives the interpreter
+    const bool keep = Ref(check(PyObject_CallOneArg(writes.ptr(), fn.ptr()))).ptr() == Py_True;
+    return graph_.call("call_function", fn, args, kwargs, name + "()", keep);
   }
   if (policy == "construct_module") {
     // A module made inside the function (transformers' ACT2FN[name], nn.ReLU()(x)): made now,

@@ -65,6 +65,17 @@ bool Tracer::op_call_intrinsic_1(const bytecode::Instruction& inst) {
   }
 }
 
+namespace {
+
+// A list, dict, set or tuple the trace made (no source, no real object behind it).
+bool made_by_trace(const ValuePtr& value) {
+  const bool container = value->kind == ValueKind::List || value->kind == ValueKind::Dict ||
+                         value->kind == ValueKind::Set || value->kind == ValueKind::Tuple;
+  return container && !value->source && !value->obj;
+}
+
+}  // namespace
+
 bool Tracer::op_is_op(const bytecode::Instruction& inst) {
   ValuePtr rhs = pop();
   ValuePtr lhs = pop();
@@ -94,6 +105,8 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
   else if ((lhs->kind == ValueKind::Generator || lhs->kind == ValueKind::Iterator) &&
            (rhs->kind == ValueKind::Generator || rhs->kind == ValueKind::Iterator))
     same = lhs == rhs;  // one Value per generator or iterator (iter(g) is g)
+  else if ((made_by_trace(lhs) && rhs->obj) || (made_by_trace(rhs) && lhs->obj))
+    same = false;  // a container the trace made is a new object, never one from elsewhere (a dataclass's sentinel)
   else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
   push(Value::boolean(same != (inst.arg == 1)));
   return true;

@@ -138,8 +138,13 @@ bool is_plain_dict_key(PyObject* key) {
       if (!is_plain_dict_key(PyTuple_GET_ITEM(key, i))) return false;
     return true;
   }
+  // torch.dtype and torch.device: a cache's (length, device, dtype) key, compared by value.
+  static PyObject* const dtype_type = import_attr("torch", "dtype").release();  // never freed: outlive the interpreter
+  static PyObject* const device_type = import_attr("torch", "device").release();
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
-         key == Py_None || PyType_Check(key) || PyFunction_Check(key) || PyCFunction_Check(key) ||
+         PyFloat_CheckExact(key) || key == Py_None || PyType_Check(key) || PyFunction_Check(key) || PyCFunction_Check(key) ||
+         Py_TYPE(key) == reinterpret_cast<PyTypeObject*>(dtype_type) ||
+         Py_TYPE(key) == reinterpret_cast<PyTypeObject*>(device_type) ||
          is_identity_constant(Handle(key));  // functions hash and compare by identity (pytree's SUPPORTED_NODES)
 }
 
@@ -466,8 +471,14 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
     case ValueKind::PyModule: {
       Ref attr = steal(PyObject_GetAttr(base->obj.ptr(), attr_name.ptr()));
       if (!attr) {
-        PyErr_Clear();
-        unsupported("module " + to_std_string(base->obj) + " has no attribute " + name);
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) raise_python_error();
+        // Absent: the AttributeError is raised in the trace (hasattr's False, getattr's default),
+        // and a user module is guarded to stay without it (torch's namespaces are stable).
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        if (base->source && !is_torch_module_object(base->obj)) base->source->manager(*guards_).add_no_attr(name);
+        PyErr_Restore(type, value, traceback);
+        raise_python_error();
       }
       // torch's own namespaces are assumed stable; user modules' attributes are guarded.
       if (is_torch_module_object(base->obj) || !base->source) {

@@ -1,0 +1,112 @@
+"""Capture of idioms found by the twelfth session's corpus: sentinels compared with `is`,
+missing attributes of Python modules, cache keys holding dtypes and devices, custom ops."""
+import dataclasses
+import types
+
+import pytest
+import torch
+
+import cdynamo
+from cdynamo.testing import CompileCounter, same
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cdynamo.reset()
+    with cdynamo.config.patch(suppress_errors=False):
+        yield
+    cdynamo.reset()
+
+
+_MISSING = object()
+
+
+@dataclasses.dataclass
+class Batch:
+    x: torch.Tensor
+    masks: dict = dataclasses.field(default_factory=dict)
+
+
+def test_a_container_the_trace_made_is_not_a_sentinel():
+    # A dataclass's __init__ compares each default_factory field's value with its sentinel.
+    def fn(x):
+        d, items = {"a": x}, [x]
+        batch = Batch(x * 2, {"m": x})
+        return x + (d is _MISSING) + (items is not _MISSING) * 2, batch.masks["m"]
+
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(torch.ones(2)), fn(torch.ones(2)))
+    assert counter.frame_count == 1
+
+
+def test_missing_attributes_of_python_modules_answer_hasattr_and_getattr_defaults():
+    import math
+
+    import torch.nn.functional as F
+
+    user_module = types.ModuleType("plugins")
+
+    def fn(x):
+        extra = getattr(user_module, "scale", 1.0)
+        return x * extra + hasattr(torch, "no_such_backend") + getattr(math, "no_such", 3), getattr(F, "missing", None)
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
+    assert same(compiled(torch.ones(2)), fn(torch.ones(2)))
+    user_module.scale = 5.0  # the trace relied on its absence: the next call recompiles
+    assert same(compiled(torch.ones(2)), fn(torch.ones(2)))
+    assert counter.frame_count == 2
+
+
+def test_a_cache_keyed_by_length_device_and_dtype():
+    cache = {}
+
+    def masked(x):
+        key = (x.shape[1], x.device, x.dtype, 0.5)
+        if key not in cache:
+            cache[key] = torch.full((x.shape[1], x.shape[1]), float("-inf"), dtype=x.dtype).triu(1)
+        return x @ x.transpose(-1, -2) + cache[key]
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(masked, backend=counter, fullgraph=True)
+    for length in (5, 5, 7):
+        x = torch.randn(2, length, 3)
+        assert same(compiled(x), masked(x))
+    assert len(cache) == 2
+
+
+@torch.library.custom_op("cdynamo_tests::bias_gelu", mutates_args=())
+def bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x + bias)
+
+
+@bias_gelu.register_fake
+def _(x, bias):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("cdynamo_tests::scale_into", mutates_args=("out",))
+def scale_into(x: torch.Tensor, s: float, out: torch.Tensor) -> None:
+    out.copy_(x * s)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_custom_op_called_as_itself_is_a_graph_node(backend):
+    def fn(x, b):
+        return bias_gelu(x, b) * 2
+
+    x, b = torch.randn(4), torch.randn(4)
+    assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x, b), fn(x, b))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_custom_op_writing_an_argument_stays_in_the_graph(backend):
+    # It returns nothing: its node is kept for what it writes.
+    def fn(x):
+        out = torch.empty_like(x)
+        scale_into(x, 3.0, out)
+        torch.ops.cdynamo_tests.scale_into(out, 2.0, out)
+        return out + 1
+
+    x = torch.randn(4)
+    assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x), fn(x))
