@@ -155,8 +155,38 @@ class ClosedOverTensor:
         self.index = index
 
 
+class ClosedOverModule:
+    """Where a transformed function's closure holds a module: the node receives the module's
+    parameters and buffers (module_tensor_names, from argument `start` on) and runs the function
+    with the module holding them (_holding), so compilers see them as the graph's inputs."""
+
+    __slots__ = ("module", "names", "start")
+
+    def __init__(self, module, names, start):
+        self.module, self.names, self.start = module, names, start
+
+
+class ClosedOverMethod:
+    """A module's method a transformed function closes over (or is): the function, bound at each
+    call to the module its ClosedOverModule stands for."""
+
+    __slots__ = ("function", "owner")
+
+    def __init__(self, function, owner):
+        self.function, self.owner = function, owner
+
+
+def module_tensor_names(module):
+    """The module's parameters' and buffers' qualified names, each tensor once."""
+    names = [name for name, _ in module.named_parameters()]
+    return tuple(names + [name for name, _ in module.named_buffers()])
+
+
+_STAND_INS = (ClosedOverTensor, ClosedOverModule, ClosedOverMethod)
+
+
 def _holds_closed_over_tensor(obj):
-    if isinstance(obj, ClosedOverTensor):
+    if isinstance(obj, _STAND_INS):
         return True
     if isinstance(obj, tuple):
         return any(_holds_closed_over_tensor(item) for item in obj)
@@ -173,10 +203,14 @@ def _cell_contents(cell):
 
 
 def _with_closed_over_tensors(obj, tensors):
-    """obj with each ClosedOverTensor in it (in tuples, in closures) replaced by its tensor:
-    functions holding one are made again with new cells."""
+    """obj with each stand-in in it (in tuples, in closures) replaced by what it stands for (a
+    tensor, a module, a bound method): functions holding one are made again with new cells."""
     if isinstance(obj, ClosedOverTensor):
         return tensors[obj.index]
+    if isinstance(obj, ClosedOverModule):
+        return obj.module
+    if isinstance(obj, ClosedOverMethod):
+        return types.MethodType(obj.function, obj.owner.module)
     if isinstance(obj, tuple):
         return tuple(_with_closed_over_tensors(item, tensors) for item in obj)
     if isinstance(obj, types.FunctionType) and _holds_closed_over_tensor(obj):
@@ -187,6 +221,70 @@ def _with_closed_over_tensors(obj, tensors):
     return obj
 
 
+def _mutable(value):
+    """value with the dicts and lists in it plain ones (torch.fx's immutable_dict and
+    immutable_list, which a function the node runs may change, as eager's could)."""
+    if isinstance(value, tuple):
+        return type(value)(_mutable(v) for v in value) if type(value) is tuple else value
+    if isinstance(value, list):
+        return [_mutable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _mutable(v) for k, v in value.items()}
+    return value
+
+
+def _closed_over_modules(obj, found):
+    """The ClosedOverModules in obj (in tuples, closures and bound methods), each once."""
+    if isinstance(obj, ClosedOverModule):
+        if all(m is not obj for m in found):
+            found.append(obj)
+    elif isinstance(obj, ClosedOverMethod):
+        _closed_over_modules(obj.owner, found)
+    elif isinstance(obj, tuple):
+        for item in obj:
+            _closed_over_modules(item, found)
+    elif isinstance(obj, types.FunctionType):
+        for cell in obj.__closure__ or ():
+            _closed_over_modules(_cell_contents(cell), found)
+    return found
+
+
+class _Holding:
+    """While entered, each closed-over module holds the node's tensors in place of its own
+    parameters and buffers (the same objects when the node runs the real ones); restored after."""
+
+    def __init__(self, modules, tensors):
+        self.modules, self.tensors, self.saved = modules, tensors, []
+
+    def __enter__(self):
+        for closed in self.modules:
+            for k, name in enumerate(closed.names):
+                path, _, leaf = name.rpartition(".")
+                owner = closed.module.get_submodule(path)
+                table = owner._parameters if leaf in owner._parameters else owner._buffers
+                self.saved.append((table, leaf, table[leaf]))
+                table[leaf] = self.tensors[closed.start + k]
+
+    def __exit__(self, *exc):
+        for table, leaf, tensor in reversed(self.saved):
+            table[leaf] = tensor
+        self.saved.clear()
+
+
+def _module_refusal(name, module):
+    """Why transforming a function that runs module cannot be traced, or None: every forward in
+    it runs once more at trace time, so none may change the program's state, and no hooks."""
+    for sub in module.modules():
+        forward = getattr(type(sub).forward, "__func__", type(sub).forward)
+        if isinstance(forward, types.FunctionType) and not type(sub).__module__.startswith("torch.nn.modules"):
+            refusal = _code_side_effect([forward.__code__], forward.__globals__)
+            if refusal:
+                return f"torch.{name} of {type(sub).__qualname__}: its forward {refusal}"
+        if sub._forward_hooks or sub._forward_pre_hooks:
+            return f"torch.{name} of a module with hooks"
+    return None
+
+
 def transform_node(transform, func, options, closed_over=0):
     """(the graph's target for transform(func, **options)(*args), None), or (None, why not) (its
     last `closed_over` arguments: tensors func's closure holds, after args). The
@@ -195,17 +293,18 @@ def transform_node(transform, func, options, closed_over=0):
     program's state that way is refused. AOTAutograd and the inductor trace through the node into
     the transform's operators."""
     name = getattr(transform, "__name__", "transform")
-    function = func.__func__ if isinstance(func, types.MethodType) else func
-    if isinstance(func, torch.nn.Module):
-        # functional_call of a module: every forward in it runs once more at trace time.
-        for sub in func.modules():
-            forward = getattr(type(sub).forward, "__func__", type(sub).forward)
-            if isinstance(forward, types.FunctionType) and not type(sub).__module__.startswith("torch.nn.modules"):
-                refusal = _code_side_effect([forward.__code__], forward.__globals__)
-                if refusal:
-                    return None, f"torch.{name} of {type(sub).__qualname__}: its forward {refusal}"
-            if sub._forward_hooks or sub._forward_pre_hooks:
-                return None, f"torch.{name} of a module with hooks"
+    checked = func.module if isinstance(func, ClosedOverModule) else func
+    function = checked.__func__ if isinstance(checked, types.MethodType) else checked
+    if isinstance(function, ClosedOverMethod):
+        function = function.function
+    for closed in _closed_over_modules(func, []):
+        refusal = _module_refusal(name, closed.module)
+        if refusal:
+            return None, refusal
+    if isinstance(checked, torch.nn.Module):
+        refusal = _module_refusal(name, checked)
+        if refusal:
+            return None, refusal
     elif isinstance(function, types.FunctionType):
         for reached in _functions_reached(function):
             refusal = _code_side_effect([reached.__code__], reached.__globals__)
@@ -214,14 +313,19 @@ def transform_node(transform, func, options, closed_over=0):
     elif _classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
         return None, f"torch.{name} of a {type(func).__name__} (cdynamo transforms Python functions and torch operators)"
 
-    if closed_over:
-        # The last `closed_over` arguments are the tensors func's closure holds (ClosedOverTensor).
+    if closed_over or _holds_closed_over_tensor(func):
+        # The last `closed_over` arguments are the tensors func's closure holds (ClosedOverTensor)
+        # and the parameters and buffers of the modules it holds (ClosedOverModule).
+        modules = _closed_over_modules(func, [])
+
         def node(*args, **kwargs):
             operands, tensors = args[:len(args) - closed_over], args[len(args) - closed_over:]
-            return transform(_with_closed_over_tensors(func, tensors), **options)(*operands, **kwargs)
+            operands = _mutable(operands)  # an interpreter of the graph passes fx's immutable containers
+            with _Holding(modules, tensors):
+                return transform(_with_closed_over_tensors(func, tensors), **options)(*operands, **kwargs)
     else:
         def node(*args, **kwargs):
-            return transform(func, **options)(*args, **kwargs)
+            return transform(func, **options)(*_mutable(args), **kwargs)
 
     node.__name__ = node.__qualname__ = f"{name}_{getattr(function, '__name__', 'function')}"
     # A transform whose graphs a compiler cannot lower (a higher-order operator) says why.

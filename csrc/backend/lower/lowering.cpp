@@ -492,10 +492,12 @@ void LoweringContext::store_into(const Value& v, const std::string& name) {
 std::string LoweringContext::buffer_for(const Value& v, bool allow_alias, ir::Buffer::Kind kind) {
   realize(*v.storage);
   const Storage& st = *v.storage;
-  if (!v.is_view() && kind == ir::Buffer::Kind::Intermediate) return st.buffer;
+  // The storage's own buffer serves only at v's sizes (an extern reads them).
+  const bool same_sizes = buffer(st.buffer).sizes == v.sizes;
+  if (!v.is_view() && same_sizes && kind == ir::Buffer::Kind::Intermediate) return st.buffer;
   if (allow_alias) {
     if (auto layout = strided_layout(v)) {
-      if (!v.is_view() && layout->first == st.strides && layout->second == st.offset && kind == buffer(st.buffer).kind)
+      if (!v.is_view() && same_sizes && layout->first == st.strides && layout->second == st.offset && kind == buffer(st.buffer).kind)
         return st.buffer;
       Buffer alias;
       alias.name = fresh_name();

@@ -8,6 +8,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <dlfcn.h>
+#include <typeinfo>
 #include "backend/runtime/executor_plan.h"
 #include "backend/runtime/extern_args.h"
 #include "backend/runtime/gil.h"
@@ -285,6 +286,7 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     if (!raw && PyErr_Occurred()) throw PythonError();
     streams.emplace_back(device, raw);
   }
+  const StepPlan* running = nullptr;  // for an error's message
   try {
     GilRelease nogil;
     at::AutoDispatchBelowADInplaceOrView below_autograd;  // compiled code records no autograd graph
@@ -292,6 +294,7 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     std::vector<char*> pointers;
     for (size_t k = 0; k < steps_.size(); ++k) {
       const StepPlan& step = steps_[k];
+      running = &step;
       if (step.keep && reuse_kept(k, slots)) {
         for (int s : step.free) slots[s].reset();
         continue;
@@ -316,6 +319,15 @@ PyObject* Executor::call(PyObject* const* args, size_t nargs) {
     }
   } catch (const c10::Error& e) {
     throw UserError(std::string("compiled program: ") + e.what_without_backtrace());
+  } catch (const PythonError&) {
+    throw;
+  } catch (const UserError&) {
+    throw;
+  } catch (const InternalError&) {
+    throw;
+  } catch (const std::exception& e) {  // a library's own exception type, from an extern op
+    throw InternalError("compiled program, step " + (running ? running->name : std::string("?")) + ": " + typeid(e).name() +
+                        ": " + e.what());
   }
   // Returned views (final_views_, and views a step already used) are made here, above the
   // autograd keys: as eager's, they share their base's version counter (a write through one is

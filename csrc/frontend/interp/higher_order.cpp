@@ -11,9 +11,12 @@ namespace cdynamo::interp {
 // whose closure holds only constants, such functions and tensors (the node calls it at run time,
 // outside any trace). A tensor is appended to `captured` (the node's extra arguments) and held
 // by a _special_calls.ClosedOverTensor that the node replaces with it at each call.
-Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured) const {
+Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured) {
   if (func->kind == ValueKind::Constant) return func->obj;
-  // A module (torch.func.functional_call's): the node calls it as it is; its identity is guarded.
+  // A module, or a module's method (vmap(model), grad(self.energy)): run holding the node's
+  // tensors (closed_over_object). A module the trace made holds none: it is called as it is.
+  if ((func->kind == ValueKind::NNModule && func->source) || func->kind == ValueKind::UserMethod)
+    return closed_over_object(func, what, captured);
   if (func->kind == ValueKind::NNModule) return func->obj;
   if (func->kind != ValueKind::Function) unsupported(what + " of a " + func->describe() + " (transform a function)");
   if (func->items.empty()) return func->obj;
@@ -37,11 +40,34 @@ Ref Tracer::transformed_function(const ValuePtr& func, const std::string& what, 
 // (torch.vmap(torch.vmap(f)): the inner stand-in's call closes over f), or a tuple of those
 // (transformers' and_masks(*mask_functions) closes over the tuple of functions it combines; a
 // list is not copied: the function could change the trace's list).
-Ref Tracer::closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured) const {
+Ref Tracer::closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured) {
   if (contents->kind == ValueKind::Function) return transformed_function(contents, what, captured);
   if (contents->is_tensor()) {
     captured.push_back(contents);
     return call_helper("cdynamo._special_calls", "ClosedOverTensor", {steal(PyLong_FromSize_t(captured.size() - 1))});
+  }
+  if (contents->kind == ValueKind::NNModule && contents->source) {
+    // A module (a model the function runs, self): its parameters and buffers are the node's
+    // arguments, the graph's inputs, which the module holds while the node runs the function.
+    Ref names = call_helper("cdynamo._special_calls", "module_tensor_names", {contents->obj});
+    const size_t start = captured.size();
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names.ptr()); ++k) {
+      ValuePtr tensor = contents;
+      std::string path = to_std_string(Handle(PyTuple_GET_ITEM(names.ptr(), k)));
+      for (size_t begin = 0, dot; begin <= path.size(); begin = dot + 1) {
+        dot = path.find('.', begin);
+        if (dot == std::string::npos) dot = path.size();
+        tensor = load_attr(tensor, path.substr(begin, dot - begin));
+      }
+      captured.push_back(tensor);
+    }
+    return call_helper("cdynamo._special_calls", "ClosedOverModule", {contents->obj, names, steal(PyLong_FromSize_t(start))});
+  }
+  if (contents->kind == ValueKind::UserMethod && contents->items.size() == 1 && contents->items[0]->kind == ValueKind::NNModule &&
+      contents->obj && PyFunction_Check(contents->obj.ptr())) {
+    // A module's method (vmap(grad(self.energy))): the function bound to the module as above.
+    Ref module = closed_over_object(contents->items[0], what, captured);
+    return call_helper("cdynamo._special_calls", "ClosedOverMethod", {contents->obj, module});
   }
   if (contents->is_fully_constant()) return contents->as_python_constant();
   if (contents->kind == ValueKind::Tuple) {

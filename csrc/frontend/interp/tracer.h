@@ -351,8 +351,8 @@ class Tracer {
   // transform(func, **options)(*operands) for torch.vmap and torch.func's transforms: one node
   // running it on a real function; args: transform, func, options, operands (higher_order.cpp).
   ValuePtr call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwargs);
-  Ref transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured) const;  // the real function a node calls
-  Ref closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured) const;
+  Ref transformed_function(const ValuePtr& func, const std::string& what, std::vector<ValuePtr>& captured);  // the real function a node calls
+  Ref closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured);
   // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/

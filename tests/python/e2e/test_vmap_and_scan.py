@@ -324,3 +324,52 @@ def test_vmap_of_functions_closing_over_a_tuple_of_functions_and_a_tensor():
     for padding in (torch.tensor([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]]), torch.tensor([[1, 0, 1, 1, 1], [1, 1, 1, 1, 1]])):
         assert torch.equal(compiled(x, padding), transformers_style_vmap_mask(x, padding))  # the tensor is read per call
     assert counter.frame_count == 1 and counter.op_count > 0
+
+
+class _Energy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = torch.nn.Linear(3, 8), torch.nn.Linear(8, 1)
+
+    def energy(self, q):
+        return self.l2(self.l1(q).tanh()).sum()
+
+    def forward(self, x):
+        # vmap(grad(self.energy)): a method of the module the transform runs.
+        return torch.vmap(torch.func.grad(self.energy))(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_transforms_of_functions_that_use_a_module(backend):
+    # Per-sample gradients, an input jacobian and a method of self: the module's parameters are
+    # the graph's inputs (the node runs the function with the module holding them), so training
+    # reaches them, and a compiler sees them as inputs.
+    torch.manual_seed(0)
+    model = _Energy()
+
+    def per_sample_and_jacobian(x):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, row):
+            return torch.func.functional_call(model, p, (row[None],)).sum()
+
+        grads = torch.vmap(torch.func.grad(loss), in_dims=(None, 0))(params, x)["l2.bias"]
+        return grads, torch.func.jacrev(lambda t: model.l1(t))(x[0]), model(x)
+
+    x = torch.randn(4, 3)
+    counter = cdynamo.testing.CompileCounterWithBackend(backend)
+    compiled = cdynamo.compile(per_sample_and_jacobian, backend=counter, fullgraph=True)
+    for result, expected in zip(compiled(x), per_sample_and_jacobian(x)):
+        torch.testing.assert_close(result, expected)
+    assert counter.frame_count == 1
+    # Gradients reach the module's parameters through the transformed method.
+    model.zero_grad()
+    compiled(x)[2].pow(2).sum().backward()
+    compiled_grads = [p.grad for p in model.parameters()]
+    model.zero_grad()
+    per_sample_and_jacobian(x)[2].pow(2).sum().backward()
+    eager_grads = [p.grad for p in model.parameters()]
+    assert [g is None for g in compiled_grads] == [g is None for g in eager_grads] != [True] * 4
+    for got, expected in zip(compiled_grads, eager_grads):
+        if expected is not None:
+            torch.testing.assert_close(got, expected)
