@@ -370,3 +370,19 @@ def op_writes_arguments(fn):
     else:
         return False
     return any(a.alias_info is not None and a.alias_info.is_write for s in schemas for a in s.arguments)
+
+
+def tensor_subclass_refusal(cls):
+    """Why a tensor of class cls cannot be traced, or None. The trace runs torch's operators on
+    the tensor as torch.Tensor's own __torch_function__ does (results of the subclass): a
+    __torch_function__ of the class's own that does more than hand each call on to super()'s would
+    be skipped, so such a tensor is refused (eager runs it)."""
+    handler = getattr(cls, "__torch_function__", None)
+    function = getattr(handler, "__func__", handler)
+    if function is getattr(torch.Tensor.__torch_function__, "__func__", None):
+        return None
+    code = getattr(function, "__code__", None)
+    if code is not None and set(code.co_names) <= {"super", "__torch_function__"} and not code.co_freevars[1:]:
+        return None  # return super().__torch_function__(func, types, args, kwargs ...)
+    return (f"a {cls.__qualname__} tensor, whose __torch_function__ does more than call torch.Tensor's "
+            "(cdynamo traces torch's operators on it, not that code)")

@@ -414,7 +414,35 @@ ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<Val
   for (const auto& [name, value] : kwargs)
     check_status(PyDict_SetItemString(node_kwargs.ptr(), name.c_str(), to_fx_arg(value, false, what).ptr()));
   Ref node = call_method(graph_, "create_node", {str(op_name), target, node_args, node_kwargs});
-  return wrap_result(node, fake_result, keep_node);
+  ValuePtr result = wrap_result(node, fake_result, keep_node);
+  // A tensor subclass among the arguments: torch.Tensor.__torch_function__ gives results of the
+  // most derived one (what type() and isinstance() see in the trace; at run time the ops do it).
+  Handle subclass;
+  for (const ValuePtr& arg : args) subclass = most_derived_subclass(arg, subclass);
+  for (const auto& [name, value] : kwargs) subclass = most_derived_subclass(value, subclass);
+  if (subclass) mark_subclass(result, subclass);
+  return result;
+}
+
+// The most derived of `found` and the tensor subclasses in value (through tuples and lists).
+Handle GraphBuilder::most_derived_subclass(const ValuePtr& value, Handle found) {
+  if (!value) return found;
+  if (value->is_tensor()) {
+    if (!value->cls) return found;
+    if (!found || PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), reinterpret_cast<PyTypeObject*>(found.ptr())))
+      return Handle(value->cls.ptr());
+    return found;
+  }
+  if (value->is_sequence())
+    for (const ValuePtr& item : value->items) found = most_derived_subclass(item, found);
+  return found;
+}
+
+void GraphBuilder::mark_subclass(const ValuePtr& result, Handle subclass) {
+  if (!result) return;
+  if (result->is_tensor() && !result->source && !result->cls) result->cls = Ref::borrow(subclass.ptr());
+  if (result->is_sequence())
+    for (const ValuePtr& item : result->items) mark_subclass(item, subclass);
 }
 
 namespace {

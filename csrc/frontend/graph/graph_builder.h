@@ -50,6 +50,9 @@ class GraphBuilder {
   // non-tensor results (metadata such as sizes) constants with the node removed.
   // `what` names the operation for error messages. A node run only for its side effect
   // (setitem) is kept with keep_node. Throws Unsupported.
+  // Tensor subclasses (Value::cls of Tensor values) carried from an op's arguments to its results.
+  static Handle most_derived_subclass(const ValuePtr& value, Handle found);
+  static void mark_subclass(const ValuePtr& result, Handle subclass);
   ValuePtr call(const char* op, Handle target, const std::vector<ValuePtr>& args, const KwArgs& kwargs,
                 const std::string& what, bool keep_node = false);
   // Runs fn on fake arguments without adding a node (for metadata methods like size()).

@@ -23,6 +23,8 @@ namespace cdynamo::interp {
 // wrapped as constants under an identity guard.
 bool is_identity_constant(Handle obj);
 bool is_plain_dict_key(PyObject* key);
+// The torch.Tensor subclass a tensor's ops wrap their results in, or null (wrap.cpp).
+Ref wrapping_subclass(Handle tensor);
 // Every argument a constant (through tuples, lists and dicts): the call can run now (calls.cpp).
 bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
 std::string callable_name(Handle fn);  // a callable's qualified name, for messages (calls.cpp)  // a key a traced dict can hold (wrap.cpp)

@@ -104,7 +104,8 @@ struct Value {
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module
   std::shared_ptr<InterpFrame> frame;  // Generator: the suspended frame
-  Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after
+  Ref cls;                      // NewObject: its class; Super of a NewObject: the class super() starts after;
+                                // Tensor: its torch.Tensor subclass (an input's, or one its ops' results take)
   SourcePtr cls_source;         // NewObject: where its class was read (class attributes are guarded there)
   Ref dict_type;                // Dict made as collections.OrderedDict or defaultdict: that class (null: dict)
   Ref view_type;                // List made by dict.keys()/values()/items(): dict_keys, ... (null: a list)

@@ -222,6 +222,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
                   " (aliased inputs are not supported yet)");
     ValuePtr value = graph_.add_input(obj, source);
     manager.add_tensor_match(obj, graph_.dynamic() ? Handle(value->fake) : Handle());
+    if (Ref subclass = wrapping_subclass(obj)) {
+      static Ref& refusal_of = *new Ref(import_attr("cdynamo._call_policy", "tensor_subclass_refusal"));  // never freed: outlives the interpreter
+      Ref refusal = check(PyObject_CallOneArg(refusal_of.ptr(), subclass.ptr()));
+      if (refusal.ptr() != Py_None) unsupported(to_std_string(refusal));
+      value->cls = subclass;
+    }
     tensor_inputs_.emplace(o, value);
     keep_alive_.push_back(Ref::borrow(obj));
     if (source->kind == Source::Kind::Local) local_tensor_inputs_.emplace_back(source->index, source->name);
@@ -425,9 +431,28 @@ ValuePtr Tracer::tensor_autograd_state(const ValuePtr& tensor, const std::string
   return Value::boolean(PyUnicode_Check(target.ptr()) && to_std_string(target) == "requires_grad_");
 }
 
+// The class of a tensor whose ops' results torch.Tensor.__torch_function__ wraps in it: a
+// subclass of torch.Tensor that does not disable __torch_function__ (nn.Parameter does), or null.
+Ref wrapping_subclass(Handle tensor) {  // declared in tracer.h
+  static PyObject* const tensor_type = import_attr("torch", "Tensor").release();  // never freed: outlive the interpreter
+  static PyObject* const disabled = import_attr("torch._C", "_disabled_torch_function_impl").release();
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(tensor.ptr()));
+  if (type == tensor_type) return Ref();
+  Ref handler = steal(PyObject_GetAttrString(type, "__torch_function__"));
+  if (!handler) {
+    PyErr_Clear();
+    return Ref();
+  }
+  Ref function = steal(PyObject_GetAttrString(handler.ptr(), "__func__"));
+  if (!function) PyErr_Clear();
+  if ((function ? function : handler).ptr() == disabled) return Ref();
+  return Ref::borrow(type);
+}
+
 Ref Tracer::type_of(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Tensor: {
+      if (value->cls) return value->cls;  // a tensor subclass's (an input's, or its ops' results)
       for (const auto& [object, input] : tensor_inputs_)
         if (input == value) return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(object)));
       for (const auto& [object, attribute] : attributes_)

@@ -110,3 +110,44 @@ def test_a_custom_op_writing_an_argument_stays_in_the_graph(backend):
 
     x = torch.randn(4)
     assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x), fn(x))
+
+
+class _LogTensor(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class _LogTensorChild(_LogTensor):
+    pass
+
+
+class _Negating(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        return -result if func is torch.Tensor.sum else result
+
+
+def test_results_of_ops_on_a_tensor_subclass_are_of_the_subclass_in_the_trace():
+    def fn(t, u, plain):
+        r = t.sin() + plain
+        return (type(r).__name__, isinstance(r, _LogTensor), type(t.mean()).__name__, type(t[1:]).__name__,
+                type(t + u).__name__, type(plain * 2).__name__, r)
+
+    t, u = torch.randn(4, 3).as_subclass(_LogTensor), torch.randn(4, 3).as_subclass(_LogTensorChild)
+    plain = torch.randn(4, 3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(t, u, plain), fn(t, u, plain))
+    assert counter.frame_count == 1
+
+
+def test_a_tensor_subclass_whose_torch_function_does_its_own_thing_runs_eagerly():
+    # Its __torch_function__ is not traced: the trace would skip what it does, so it is refused.
+    def fn(t):
+        return t.sum() + 1
+
+    t = torch.randn(3).as_subclass(_Negating)
+    with pytest.raises(cdynamo.exc.Unsupported, match="__torch_function__ does more than"):
+        cdynamo.compile(fn, backend="eager", fullgraph=True)(t)
+    assert same(cdynamo.compile(fn, backend="eager")(t), fn(t))
