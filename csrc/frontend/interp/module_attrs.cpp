@@ -126,12 +126,14 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
   if (class_attr && PyObject_TypeCheck(class_attr.ptr(), &PyProperty_Type))
     unsupported("the property " + std::string(Py_TYPE(obj)->tp_name) + "." + name + " (properties run user code)");
   if (class_attr && PyFunction_Check(class_attr.ptr())) {
-    // A method of the module's class: fixed by the module's identity, which is guarded.
+    // A method of the module's class: guarded where it is read, as the class may be given
+    // another one between calls (a patched method).
     auto method = std::make_shared<Value>();
     method->kind = ValueKind::UserMethod;
     method->obj = class_attr;
     method->name = name;
     method->items = {module};
+    if (module->source) Source::attr(Source::attr(module->source, "__class__"), name)->manager(*guards_).add_id_match(class_attr);
     return method;
   }
   // A class-level value (not a method): read again by the guards at the attribute's source, as

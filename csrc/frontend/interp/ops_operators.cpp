@@ -74,6 +74,18 @@ bool made_by_trace(const ValuePtr& value) {
   return container && !value->source && !value->obj;
 }
 
+// container: a list, dict, set or tuple the trace holds; other: a real object of another type.
+bool container_and_other_type(const ValuePtr& container, const ValuePtr& other) {
+  if (container->kind != ValueKind::List && container->kind != ValueKind::Dict && container->kind != ValueKind::Set &&
+      container->kind != ValueKind::Tuple)
+    return false;
+  if (!other->obj || other->kind == ValueKind::List || other->kind == ValueKind::Dict || other->kind == ValueKind::Set ||
+      other->kind == ValueKind::Tuple)
+    return false;
+  PyObject* o = other->obj.ptr();
+  return !PyList_Check(o) && !PyDict_Check(o) && !PyAnySet_Check(o) && !PyTuple_Check(o);
+}
+
 }  // namespace
 
 bool Tracer::op_is_op(const bytecode::Instruction& inst) {
@@ -107,6 +119,8 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
     same = lhs == rhs;  // one Value per generator or iterator (iter(g) is g)
   else if ((made_by_trace(lhs) && rhs->obj) || (made_by_trace(rhs) && lhs->obj))
     same = false;  // a container the trace made is a new object, never one from elsewhere (a dataclass's sentinel)
+  else if (container_and_other_type(lhs, rhs) || container_and_other_type(rhs, lhs))
+    same = false;  // a list or dict is never an object of another type
   else unsupported("'is' between a " + lhs->describe() + " and a " + rhs->describe());
   push(Value::boolean(same != (inst.arg == 1)));
   return true;

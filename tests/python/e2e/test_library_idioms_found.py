@@ -29,13 +29,14 @@ class Batch:
 
 def test_a_container_the_trace_made_is_not_a_sentinel():
     # A dataclass's __init__ compares each default_factory field's value with its sentinel.
-    def fn(x):
+    def fn(x, given):
         d, items = {"a": x}, [x]
-        batch = Batch(x * 2, {"m": x})
-        return x + (d is _MISSING) + (items is not _MISSING) * 2, batch.masks["m"]
+        batch, passed = Batch(x * 2, {"m": x}), Batch(x, given)  # a dict from the caller, too
+        return x + (d is _MISSING) + (items is not _MISSING) * 2 + (given is _MISSING), batch.masks["m"], passed.masks
 
     counter = CompileCounter()
-    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(torch.ones(2)), fn(torch.ones(2)))
+    given = {"k": torch.ones(2)}
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(torch.ones(2), given), fn(torch.ones(2), given))
     assert counter.frame_count == 1
 
 

@@ -486,3 +486,21 @@ def test_a_class_level_value_a_module_reads_is_guarded(shadowed):
         Scaled.scale, Scaled.use_bias = 5.0, True
     assert same(compiled(x), model(x))
     assert counter.frame_count == 2
+
+
+def test_a_method_patched_on_the_module_class_between_calls_recompiles():
+    class Helper(torch.nn.Module):
+        def scale(self, x):
+            return x * 2
+
+        def forward(self, x):
+            return self.scale(x) + 1
+
+    model = Helper()
+    counter = CompileCounter()
+    compiled = cdynamo.compile(lambda x: model(x), backend=counter)
+    x = torch.ones(2)
+    assert same(compiled(x), model(x))
+    Helper.scale = lambda self, x: x * 5
+    assert same(compiled(x), model(x))
+    assert counter.frame_count == 2
