@@ -621,6 +621,11 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   if (policy == "graph") {
     if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
+    // A generator or iterator argument (clip_grad_norm_(model.parameters())): the operator would
+    // consume it; the node takes the list of what it yields, and it is left exhausted.
+    for (ValuePtr& arg : args)
+      if (arg->kind == ValueKind::Generator || arg->kind == ValueKind::Iterator)
+        arg = Value::sequence(ValueKind::List, iterate(arg));
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();

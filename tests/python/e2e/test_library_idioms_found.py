@@ -152,3 +152,22 @@ def test_a_tensor_subclass_whose_torch_function_does_its_own_thing_runs_eagerly(
     with pytest.raises(cdynamo.exc.Unsupported, match="__torch_function__ does more than"):
         cdynamo.compile(fn, backend="eager", fullgraph=True)(t)
     assert same(cdynamo.compile(fn, backend="eager")(t), fn(t))
+
+
+def test_an_operator_given_a_generator_takes_what_it_yields():
+    def clip(model):
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        return norm, torch.nn.utils.parameters_to_vector(p.grad for p in model.parameters())
+
+    def make():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+        for p in model.parameters():
+            p.grad = torch.randn_like(p) * 5
+        return model
+
+    eager_model, model = make(), make()
+    counter = CompileCounter()
+    assert same(cdynamo.compile(clip, backend=counter, fullgraph=True)(model), clip(eager_model))
+    assert all(torch.equal(p.grad, q.grad) for p, q in zip(model.parameters(), eager_model.parameters()))
+    assert counter.frame_count == 1
