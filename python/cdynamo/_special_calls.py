@@ -20,7 +20,7 @@ def _forward_side_effect(cls):
     return _code_side_effect([c for c in codes if c is not None], getattr(getattr(cls, "forward", None), "__globals__", {}))
 
 
-def _code_side_effect(codes, namespace):
+def _code_side_effect(codes, namespace, held=()):
     """Why running these functions' code once more than eager does (on fake tensors, at trace
     time) could change what the program owns, or None: writing a global or a variable of an
     enclosing function, printing, or reaching a global mutable object (LOG.append). A check of
@@ -39,6 +39,8 @@ def _code_side_effect(codes, namespace):
             if instruction.opname != "LOAD_GLOBAL":
                 continue
             name = instruction.argval
+            if name in held:
+                continue  # a global module the node holds (global_modules_read)
             value = namespace.get(name, getattr(builtins, name, None))
             if value is print:
                 return "prints"
@@ -121,6 +123,32 @@ def _classify_callable(fn):
     from ._call_policy import classify_callable
 
     return classify_callable(fn)
+
+
+def global_modules_read(function):
+    """The nn.Modules a transformed function (or a function its closure holds) reads as globals:
+    ((globals dict, name, module), ...). The node holds each one's tensors as a closed-over
+    module's (the trace reads them through the globals dict, guarded there)."""
+    import dis
+
+    if isinstance(function, types.MethodType):
+        function = function.__func__
+    if not isinstance(function, types.FunctionType):
+        return ()
+    found = []
+    for reached in _functions_reached(function):
+        codes = [reached.__code__]
+        while codes:
+            code = codes.pop()
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+            for instruction in dis.get_instructions(code):
+                if instruction.opname != "LOAD_GLOBAL":
+                    continue
+                value = reached.__globals__.get(instruction.argval)
+                if isinstance(value, torch.nn.Module) and all(
+                        not (g is reached.__globals__ and n == instruction.argval) for g, n, _ in found):
+                    found.append((reached.__globals__, instruction.argval, value))
+    return tuple(found)
 
 
 def _functions_reached(function):
@@ -285,7 +313,7 @@ def _module_refusal(name, module):
     return None
 
 
-def transform_node(transform, func, options, closed_over=0):
+def transform_node(transform, func, options, closed_over=0, held=()):
     """(the graph's target for transform(func, **options)(*args), None), or (None, why not) (its
     last `closed_over` arguments: tensors func's closure holds, after args). The
     node applies the functorch transform (vmap, grad, jacrev, ...) to func as eager does, and the
@@ -297,7 +325,8 @@ def transform_node(transform, func, options, closed_over=0):
     function = checked.__func__ if isinstance(checked, types.MethodType) else checked
     if isinstance(function, ClosedOverMethod):
         function = function.function
-    for closed in _closed_over_modules(func, []):
+    held_names = {global_name for global_name, _ in held}
+    for closed in _closed_over_modules(func, []) + [closed for _, closed in held]:
         refusal = _module_refusal(name, closed.module)
         if refusal:
             return None, refusal
@@ -307,7 +336,7 @@ def transform_node(transform, func, options, closed_over=0):
             return None, refusal
     elif isinstance(function, types.FunctionType):
         for reached in _functions_reached(function):
-            refusal = _code_side_effect([reached.__code__], reached.__globals__)
+            refusal = _code_side_effect([reached.__code__], reached.__globals__, held_names)
             if refusal:
                 return None, f"torch.{name} of {reached.__qualname__}: it {refusal}"
     elif _classify_callable(func) != "graph":  # torch.dot, Tensor.sum: operators, free of side effects
@@ -315,8 +344,9 @@ def transform_node(transform, func, options, closed_over=0):
 
     if closed_over or _holds_closed_over_tensor(func):
         # The last `closed_over` arguments are the tensors func's closure holds (ClosedOverTensor)
-        # and the parameters and buffers of the modules it holds (ClosedOverModule).
-        modules = _closed_over_modules(func, [])
+        # and the parameters and buffers of the modules it holds (ClosedOverModule) or reads as
+        # globals (held).
+        modules = _closed_over_modules(func, []) + [closed for _, closed in held]
 
         def node(*args, **kwargs):
             operands, tensors = args[:len(args) - closed_over], args[len(args) - closed_over:]

@@ -86,8 +86,24 @@ ValuePtr Tracer::call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwar
   if (!args[2]->is_fully_constant()) unsupported(name + " with options the trace computes");
   std::vector<ValuePtr> captured;
   Ref func = transformed_function(args[1], name, captured);
+  // Modules the function reads as globals (jacrev(lambda t: model(t)) in a script): held by the
+  // node like closed-over ones, read here through the globals dict (guarded there).
+  Ref held = check(PyList_New(0));
+  {
+    Ref reads = call_helper("cdynamo._special_calls", "global_modules_read", {func});
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(reads.ptr()); ++k) {
+      PyObject* read = PyTuple_GET_ITEM(reads.ptr(), k);  // (globals, name, module), borrowed
+      Ref globals = Ref::borrow(PyTuple_GET_ITEM(read, 0));
+      Ref global_name = Ref::borrow(PyTuple_GET_ITEM(read, 1));
+      SourcePtr source = Source::dict_item(Source::fixed(globals, "globals of " + name), global_name);
+      ValuePtr module = wrap(Handle(PyTuple_GET_ITEM(read, 2)), source);
+      Ref closed = closed_over_object(module, name, captured);
+      check_status(PyList_Append(held.ptr(), Ref(check(PyTuple_Pack(2, global_name.ptr(), closed.ptr()))).ptr()));
+    }
+  }
   Ref answer = call_helper("cdynamo._special_calls", "transform_node",
-                           {args[0]->obj, func, args[2]->as_python_constant(), steal(PyLong_FromSize_t(captured.size()))});
+                           {args[0]->obj, func, args[2]->as_python_constant(), steal(PyLong_FromSize_t(captured.size())),
+                            Ref(check(PyList_AsTuple(held.ptr())))});
   Handle node = PyTuple_GET_ITEM(answer.ptr(), 0);
   if (node.ptr() == Py_None) unsupported(to_std_string(Handle(PyTuple_GET_ITEM(answer.ptr(), 1))));
   keep_alive_.push_back(Ref::borrow(node.ptr()));

@@ -373,3 +373,30 @@ def test_transforms_of_functions_that_use_a_module(backend):
     for got, expected in zip(compiled_grads, eager_grads):
         if expected is not None:
             torch.testing.assert_close(got, expected)
+
+
+_GLOBAL_MODEL = torch.nn.Linear(3, 2)
+
+
+def _jacobian_of_global_model(x):
+    return torch.func.jacrev(lambda t: _GLOBAL_MODEL(t).tanh())(x[0]), _GLOBAL_MODEL(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_transforms_of_functions_that_read_a_global_module(backend):
+    # A script's model read as a global inside the transformed function: held by the node like a
+    # closed-over module, read through the globals dict (guarded there: a new model recompiles).
+    global _GLOBAL_MODEL
+    counter = cdynamo.testing.CompileCounterWithBackend(backend)
+    compiled = cdynamo.compile(_jacobian_of_global_model, backend=counter, fullgraph=True)
+    x = torch.randn(4, 3)
+    for result, expected in zip(compiled(x), _jacobian_of_global_model(x)):
+        torch.testing.assert_close(result, expected)
+    saved = _GLOBAL_MODEL
+    try:
+        _GLOBAL_MODEL = torch.nn.Linear(3, 2)
+        for result, expected in zip(compiled(x), _jacobian_of_global_model(x)):
+            torch.testing.assert_close(result, expected)
+    finally:
+        _GLOBAL_MODEL = saved
+    assert counter.frame_count == 2
