@@ -283,6 +283,7 @@ class Tracer {
 #undef CDYNAMO_DECLARE_BUILTIN
 #undef CDYNAMO_BUILTIN_HANDLERS
   ValuePtr tensor_tolist(const ValuePtr& tensor);
+  ValuePtr hook_value(Handle hook);  // module_calls.cpp
   ValuePtr call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs);
   // Methods of dicts, lists, tuples and sets the trace holds (containers.cpp).
   ValuePtr call_container_method_with_keywords(const ValuePtr& self, const std::string& name, std::vector<ValuePtr>& args,

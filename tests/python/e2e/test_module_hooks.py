@@ -147,3 +147,27 @@ def test_a_forward_stored_on_the_instance_is_the_one_called():
         assert torch.allclose(explained.out, outer(x))
     finally:
         hook.remove()
+
+
+def test_a_hook_that_is_a_method_of_a_module_writes_its_attributes_on_every_call():
+    class Counting(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.count = torch.nn.Linear(3, 3), 0
+            self.lin.register_forward_hook(self._double)
+
+        def _double(self, module, args, output):
+            self.count += 1
+            return output * 2
+
+        def forward(self, x):
+            return self.lin(x)
+
+    torch.manual_seed(0)
+    model = Counting()
+    expected = model.lin(torch.ones(2, 3))  # the hook runs: doubled, count 1
+    model.count = 0
+    compiled = cdynamo.compile(lambda x: (model(x), model.count), backend="eager", fullgraph=True)
+    for call in (1, 2, 3):  # (the count is an int the trace reads: each new value recompiles, as in torch.compile)
+        out, count = compiled(torch.ones(2, 3))
+        assert same(out, expected) and count == call and model.count == call
