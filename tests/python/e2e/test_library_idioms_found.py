@@ -1,6 +1,7 @@
 """Capture of idioms found by the twelfth session's corpus: sentinels compared with `is`,
 missing attributes of Python modules, cache keys holding dtypes and devices, custom ops."""
 import dataclasses
+import warnings
 import types
 
 import pytest
@@ -171,3 +172,14 @@ def test_an_operator_given_a_generator_takes_what_it_yields():
     assert same(cdynamo.compile(clip, backend=counter, fullgraph=True)(model), clip(eager_model))
     assert all(torch.equal(p.grad, q.grad) for p, q in zip(model.parameters(), eager_model.parameters()))
     assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_tensor_subclass_input_gives_results_of_its_class_on_every_backend(backend):
+    # AOTAutograd's graphs would run its operations without its __torch_function__ (they raised):
+    # a graph with such an input runs as captured.
+    t = torch.randn(4).as_subclass(_LogTensor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = cdynamo.compile(lambda x: x.sin() + 1, backend=backend)(t)
+    assert type(result) is _LogTensor and torch.equal(result.as_subclass(torch.Tensor), (t.sin() + 1).as_subclass(torch.Tensor))
