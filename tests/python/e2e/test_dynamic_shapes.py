@@ -387,6 +387,8 @@ def test_fullgraph_keeps_item_tolist_int_and_float_of_tensors_in_the_graph():
         x = torch.tensor(values)
         assert same(compiled(x), numbers(x))
     assert counter.frame_count == 1
+    with pytest.raises(cdynamo.exc.Unsupported, match="more than 4096 elements"):  # a number each: refused
+        cdynamo.compile(lambda x: x.tolist(), backend="eager", fullgraph=True)(torch.zeros(65, 64))
     compiled = cdynamo.compile(numbers, backend=CompileCounter())  # without fullgraph: item() breaks
     compiled(torch.tensor([1.0, 2.0]))
     assert any("item" in reason for reason in counters["graph_break"]), dict(counters["graph_break"])
