@@ -372,6 +372,17 @@ def op_writes_arguments(fn):
     return any(a.alias_info is not None and a.alias_info.is_write for s in schemas for a in s.arguments)
 
 
+def has_live_torch_function(cls):
+    """cls is a torch.Tensor subclass whose __torch_function__ runs on its tensors' operations
+    (their results are of the subclass); nn.Parameter's, and FakeTensor's, do not count."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    if cls is torch.Tensor or not issubclass(cls, torch.Tensor) or issubclass(cls, FakeTensor):
+        return False
+    handler = getattr(cls, "__torch_function__", None)
+    return getattr(handler, "__func__", handler) is not torch._C._disabled_torch_function_impl
+
+
 def tensor_subclass_refusal(cls):
     """Why a tensor of class cls cannot be traced, or None. The trace runs torch's operators on
     the tensor as torch.Tensor's own __torch_function__ does (results of the subclass): a

@@ -632,9 +632,14 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       if (module && PyUnicode_Check(module.ptr()) && (to_std_string(module) == "_operator" || to_std_string(module) == "operator"))
         return fold(fn, args, kwargs);
     }
-    // An operator writing an argument stays in the graph when it returns nothing.
-    static Ref& writes = *new Ref(import_attr("cdynamo._call_policy", "op_writes_arguments"));  // never freed: outlives the interpreter
-    const bool keep = Ref(check(PyObject_CallOneArg(writes.ptr(), fn.ptr()))).ptr() == Py_True;
+    // An operator writing an argument stays in the graph when it returns nothing. (Asked only of
+    // torch.ops objects: most graph calls are torch's functions, asked nothing.)
+    static PyObject* const writes = import_attr("cdynamo._call_policy", "op_writes_arguments").release();  // never freed: outlive
+    static PyObject* const overload = import_attr("torch._ops", "OpOverload").release();               // the interpreter
+    static PyObject* const packet = import_attr("torch._ops", "OpOverloadPacket").release();
+    const bool is_op = PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(overload)) ||
+                       PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(packet));
+    const bool keep = is_op && Ref(check(PyObject_CallOneArg(writes, fn.ptr()))).ptr() == Py_True;
     return graph_.call("call_function", fn, args, kwargs, name + "()", keep);
   }
   if (policy == "construct_module") {

@@ -81,21 +81,16 @@ void Tracer::check_traced_hooks_removed() const {
 // What Module.__call__ runs: the module's own and torch.nn's global hooks (_trace_support.module_hooks),
 // with those the trace registered (prepended ones first, as torch moves them to the front).
 // A registered hook as the trace calls it: a method of a module (a model counting its calls in a
-// hook) bound to that module as a traced module, reached through the hook (its attribute writes
-// are the module's, replayed after the graph); any other callable as a constant.
+// hook) is wrapped as the bound method it is, reached through the hook, so its receiver is a
+// traced module whose attribute writes are replayed after the graph; any other callable is a
+// constant.
 ValuePtr Tracer::hook_value(Handle hook) {
   static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   if (!PyMethod_Check(hook.ptr()) || !PyFunction_Check(PyMethod_GET_FUNCTION(hook.ptr()))) return Value::constant(Ref::borrow(hook.ptr()));
-  PyObject* owner = PyMethod_GET_SELF(hook.ptr());
-  int is_module = PyObject_IsInstance(owner, module_type.ptr());
+  int is_module = PyObject_IsInstance(PyMethod_GET_SELF(hook.ptr()), module_type.ptr());
   check_status(is_module);
   if (!is_module) return Value::constant(Ref::borrow(hook.ptr()));
-  keep_alive_.push_back(Ref::borrow(hook.ptr()));
-  auto method = std::make_shared<Value>();
-  method->kind = ValueKind::UserMethod;
-  method->obj = Ref::borrow(PyMethod_GET_FUNCTION(hook.ptr()));
-  method->items = {wrap(Handle(owner), Source::attr(Source::fixed(Ref::borrow(hook.ptr()), "a hook"), "__self__"))};
-  return method;
+  return wrap(hook, Source::fixed(Ref::borrow(hook.ptr()), "a hook"));
 }
 
 Tracer::ModuleHooks Tracer::module_hooks_of(const ValuePtr& module) {

@@ -67,21 +67,17 @@ bool Tracer::op_call_intrinsic_1(const bytecode::Instruction& inst) {
 
 namespace {
 
-// A list, dict, set or tuple the trace made (no source, no real object behind it).
-bool made_by_trace(const ValuePtr& value) {
-  const bool container = value->kind == ValueKind::List || value->kind == ValueKind::Dict ||
-                         value->kind == ValueKind::Set || value->kind == ValueKind::Tuple;
-  return container && !value->source && !value->obj;
+bool is_container(const ValuePtr& value) {
+  return value->kind == ValueKind::List || value->kind == ValueKind::Dict || value->kind == ValueKind::Set ||
+         value->kind == ValueKind::Tuple;
 }
+
+// A list, dict, set or tuple the trace made (no source, no real object behind it).
+bool made_by_trace(const ValuePtr& value) { return is_container(value) && !value->source && !value->obj; }
 
 // container: a list, dict, set or tuple the trace holds; other: a real object of another type.
 bool container_and_other_type(const ValuePtr& container, const ValuePtr& other) {
-  if (container->kind != ValueKind::List && container->kind != ValueKind::Dict && container->kind != ValueKind::Set &&
-      container->kind != ValueKind::Tuple)
-    return false;
-  if (!other->obj || other->kind == ValueKind::List || other->kind == ValueKind::Dict || other->kind == ValueKind::Set ||
-      other->kind == ValueKind::Tuple)
-    return false;
+  if (!is_container(container) || !other->obj || is_container(other)) return false;
   PyObject* o = other->obj.ptr();
   return !PyList_Check(o) && !PyDict_Check(o) && !PyAnySet_Check(o) && !PyTuple_Check(o);
 }

@@ -431,22 +431,14 @@ ValuePtr Tracer::tensor_autograd_state(const ValuePtr& tensor, const std::string
   return Value::boolean(PyUnicode_Check(target.ptr()) && to_std_string(target) == "requires_grad_");
 }
 
-// The class of a tensor whose ops' results torch.Tensor.__torch_function__ wraps in it: a
-// subclass of torch.Tensor that does not disable __torch_function__ (nn.Parameter does), or null.
+// The class of a tensor whose ops' results torch.Tensor.__torch_function__ wraps in it
+// (_call_policy.has_live_torch_function), or null.
 Ref wrapping_subclass(Handle tensor) {  // declared in tracer.h
   static PyObject* const tensor_type = import_attr("torch", "Tensor").release();  // never freed: outlive the interpreter
-  static PyObject* const disabled = import_attr("torch._C", "_disabled_torch_function_impl").release();
+  static PyObject* const is_live = import_attr("cdynamo._call_policy", "has_live_torch_function").release();
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(tensor.ptr()));
-  if (type == tensor_type) return Ref();
-  Ref handler = steal(PyObject_GetAttrString(type, "__torch_function__"));
-  if (!handler) {
-    PyErr_Clear();
-    return Ref();
-  }
-  Ref function = steal(PyObject_GetAttrString(handler.ptr(), "__func__"));
-  if (!function) PyErr_Clear();
-  if ((function ? function : handler).ptr() == disabled) return Ref();
-  return Ref::borrow(type);
+  if (type == tensor_type) return Ref();  // the common case, without a call
+  return Ref(check(PyObject_CallOneArg(is_live, type))).ptr() == Py_True ? Ref::borrow(type) : Ref();
 }
 
 Ref Tracer::type_of(const ValuePtr& value) {

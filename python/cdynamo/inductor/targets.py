@@ -96,17 +96,13 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
 
 def tensor_subclass_input_reason(example_inputs):
     """Why a graph with these inputs runs as captured, or None: an input of a torch.Tensor
-    subclass whose __torch_function__ is live (nn.Parameter's is disabled) gets its results of
-    that class from every operation, which AOTAutograd's and the compiled graphs' would not give."""
-    disabled = torch._C._disabled_torch_function_impl
+    subclass whose __torch_function__ is live gets its results of that class from every
+    operation, which AOTAutograd's and the compiled graphs' would not give."""
+    from .._call_policy import has_live_torch_function
+
     for value in example_inputs:
-        cls = type(value)
-        if not isinstance(value, torch.Tensor) or cls is torch.Tensor:
-            continue
-        handler = getattr(cls, "__torch_function__", None)
-        if getattr(handler, "__func__", handler) is disabled or isinstance(value, torch._subclasses.FakeTensor):
-            continue
-        return f"an input of the tensor subclass {cls.__qualname__} (its __torch_function__ runs on every operation)"
+        if isinstance(value, torch.Tensor) and has_live_torch_function(type(value)):
+            return f"an input of the tensor subclass {type(value).__qualname__} (its __torch_function__ runs on every operation)"
     return None
 
 

@@ -11,14 +11,6 @@ import cdynamo
 from cdynamo.testing import CompileCounter, same
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    cdynamo.reset()
-    with cdynamo.config.patch(suppress_errors=False):
-        yield
-    cdynamo.reset()
-
-
 _MISSING = object()
 
 
