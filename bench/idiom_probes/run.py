@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 TC = os.environ.get("TC") == "1"
 if not TC:
     import cdynamo
-MODS = ["pa", "pb", "pc", "pd", "pe", "pf", "pg", "ph", "pi", "pj", "pk", "pl", "pm", "pn", "po", "pp", "pq"]
+MODS = ["pa", "pb", "pc", "pd", "pe", "pf", "pg", "ph", "pi", "pj", "pk", "pl", "pm", "pn", "po", "pp", "pq", "pr"]
 only = sys.argv[1:]
 P = []
 for m in MODS:

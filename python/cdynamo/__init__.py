@@ -7,6 +7,7 @@ register_backend, lookup_backend, config, counters, explain; and compile() mirro
 import torch  # noqa: F401  (loads libtorch before the extension that links it)
 
 from . import config
+from . import _tensor_subclasses  # noqa: F401  (records torch's operator dispatch before any compile)
 from .utils import counters
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .explain import explain

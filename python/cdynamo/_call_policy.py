@@ -43,6 +43,7 @@ _FOLDABLE_BUILTINS = {
 # sys.intern of a constant string; the thread's id, a constant of the trace (reprlib's
 # recursive_repr keys its in-progress set with it, which a per-trace constant serves as well).
 _FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident}
+_TENSOR_TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__
 _RE_COMPILE = getattr(__import__("re"), "_compile", None)
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
@@ -236,6 +237,10 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
+    if getattr(fn, "__func__", None) is _TENSOR_TORCH_FUNCTION:
+        return "tensor_torch_function"  # super().__torch_function__(...): torch's operator, results of the class
+    if fn is torch._C._disabled_torch_function_impl:
+        return "disabled_torch_function"  # torch's operator, on plain tensors
     if fn is singledispatch_impl:
         return "fold_constant"  # which implementation a singledispatch function picks for a class
     if fn is _RE_COMPILE:
@@ -297,6 +302,8 @@ def classify_callable(fn):
             return "construct_module"  # made now if stateless (ACT2FN["gelu"], nn.ReLU()): see module_has_state
         if issubclass(fn, torch.Tensor):
             return "unsupported:constructing a tensor subclass inside a compiled function"
+        if fn is torch._C.DisableTorchFunctionSubclass or fn is torch._C.DisableTorchFunction:
+            return "fold_constant"  # a with-block's manager (with_blocks.cpp): it holds no state
         if issubclass(fn, __import__("enum").Enum):
             return "fold_constant"  # Color(1): the member of that value, or eager's ValueError
         params = getattr(fn, "__dataclass_params__", None)
@@ -370,30 +377,3 @@ def op_writes_arguments(fn):
     else:
         return False
     return any(a.alias_info is not None and a.alias_info.is_write for s in schemas for a in s.arguments)
-
-
-def has_live_torch_function(cls):
-    """cls is a torch.Tensor subclass whose __torch_function__ runs on its tensors' operations
-    (their results are of the subclass); nn.Parameter's, and FakeTensor's, do not count."""
-    from torch._subclasses.fake_tensor import FakeTensor
-
-    if cls is torch.Tensor or not issubclass(cls, torch.Tensor) or issubclass(cls, FakeTensor):
-        return False
-    handler = getattr(cls, "__torch_function__", None)
-    return getattr(handler, "__func__", handler) is not torch._C._disabled_torch_function_impl
-
-
-def tensor_subclass_refusal(cls):
-    """Why a tensor of class cls cannot be traced, or None. The trace runs torch's operators on
-    the tensor as torch.Tensor's own __torch_function__ does (results of the subclass): a
-    __torch_function__ of the class's own that does more than hand each call on to super()'s would
-    be skipped, so such a tensor is refused (eager runs it)."""
-    handler = getattr(cls, "__torch_function__", None)
-    function = getattr(handler, "__func__", handler)
-    if function is getattr(torch.Tensor.__torch_function__, "__func__", None):
-        return None
-    code = getattr(function, "__code__", None)
-    if code is not None and set(code.co_names) <= {"super", "__torch_function__"} and not code.co_freevars[1:]:
-        return None  # return super().__torch_function__(func, types, args, kwargs ...)
-    return (f"a {cls.__qualname__} tensor, whose __torch_function__ does more than call torch.Tensor's "
-            "(cdynamo traces torch's operators on it, not that code)")

@@ -191,7 +191,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     case ValueKind::GradModeExit: {
       // The __exit__ of a no_grad/enable_grad block the break cuts: restores the mode from before it.
       static Ref& restorers = *new Ref(import_attr("cdynamo._global_state", "RESTORE_GRAD_MODE"));  // never freed: outlives the interpreter
-      code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->restores_grad_enabled ? 1 : 0)));
+      code.load_const(Ref::borrow(PyTuple_GET_ITEM(restorers.ptr(), value->restores_enabled ? 1 : 0)));
       return;
     }
     case ValueKind::StateExit:

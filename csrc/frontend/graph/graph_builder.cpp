@@ -20,6 +20,27 @@ Ref call_method(Handle obj, const char* name, std::initializer_list<Handle> args
 
 Ref str(const std::string& text) { return check(PyUnicode_FromStringAndSize(text.data(), text.size())); }
 
+// Why a tensor of class cls may not reach an operation without its __torch_function__ run by the
+// trace (_tensor_subclasses.subclass_refusal), or "" ; cached per class.
+const std::string& subclass_refusal(Handle cls) {
+  static std::unordered_map<PyObject*, std::pair<Ref, std::string>>& answers = *new std::unordered_map<PyObject*, std::pair<Ref, std::string>>();  // never freed: outlives the interpreter
+  auto found = answers.find(cls.ptr());
+  if (found != answers.end()) return found->second.second;
+  static PyObject* const ask = import_attr("cdynamo._tensor_subclasses", "subclass_refusal").release();  // never freed: likewise
+  Ref refusal = check(PyObject_CallOneArg(ask, cls.ptr()));
+  std::string text = refusal.ptr() == Py_None ? std::string() : to_std_string(refusal);
+  return answers.emplace(cls.ptr(), std::make_pair(Ref::borrow(cls.ptr()), std::move(text))).first->second.second;
+}
+
+void refuse_unrun_torch_function(const ValuePtr& value, const std::string& what) {
+  if (value->is_tensor() && value->cls) {
+    const std::string& refusal = subclass_refusal(value->cls);
+    if (!refusal.empty()) throw interp::Unsupported(refusal + " reaches " + what + ", where the trace does not run it");
+  }
+  if (value->is_sequence())
+    for (const ValuePtr& item : value->items) refuse_unrun_torch_function(item, what);
+}
+
 bool is_tensor(Handle obj) {
   static Ref& tensor_type = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
   int result = PyObject_IsInstance(obj.ptr(), tensor_type.ptr());
@@ -390,6 +411,10 @@ Ref GraphBuilder::fake_call(Handle fn, const std::vector<ValuePtr>& args, const 
 
 ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<ValuePtr>& args,
                             const KwArgs& kwargs, const std::string& what, bool keep_node) {
+  if (subclass_results_) {
+    for (const ValuePtr& arg : args) refuse_unrun_torch_function(arg, what);
+    for (const auto& [name, value] : kwargs) refuse_unrun_torch_function(value, what);
+  }
   // What runs on fake tensors: the callable itself, or for call_method the bound method.
   Ref fake_fn;
   std::vector<ValuePtr> fake_args = args;
@@ -416,7 +441,9 @@ ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<Val
   Ref node = call_method(graph_, "create_node", {str(op_name), target, node_args, node_kwargs});
   ValuePtr result = wrap_result(node, fake_result, keep_node);
   // A tensor subclass among the arguments: torch.Tensor.__torch_function__ gives results of the
-  // most derived one (what type() and isinstance() see in the trace; at run time the ops do it).
+  // most derived one (what type() and isinstance() see in the trace; the graph's outputs are
+  // given their classes when it runs).
+  if (!subclass_results_) return result;
   Handle subclass;
   for (const ValuePtr& arg : args) subclass = most_derived_subclass(arg, subclass);
   for (const auto& [name, value] : kwargs) subclass = most_derived_subclass(value, subclass);
@@ -424,11 +451,21 @@ ValuePtr GraphBuilder::call(const char* op, Handle target, const std::vector<Val
   return result;
 }
 
+bool GraphBuilder::wraps_results(Handle cls) {
+  static std::unordered_map<PyObject*, std::pair<Ref, bool>>& answers = *new std::unordered_map<PyObject*, std::pair<Ref, bool>>();  // never freed: outlives the interpreter
+  auto found = answers.find(cls.ptr());
+  if (found != answers.end()) return found->second.second;
+  static PyObject* const is_live = import_attr("cdynamo._tensor_subclasses", "has_live_torch_function").release();  // never freed: likewise
+  bool live = Ref(check(PyObject_CallOneArg(is_live, cls.ptr()))).ptr() == Py_True;
+  answers.emplace(cls.ptr(), std::make_pair(Ref::borrow(cls.ptr()), live));  // the class kept alive: its address stays its own
+  return live;
+}
+
 // The most derived of `found` and the tensor subclasses in value (through tuples and lists).
 Handle GraphBuilder::most_derived_subclass(const ValuePtr& value, Handle found) {
   if (!value) return found;
   if (value->is_tensor()) {
-    if (!value->cls) return found;
+    if (!value->cls || !wraps_results(value->cls)) return found;
     if (!found || PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), reinterpret_cast<PyTypeObject*>(found.ptr())))
       return Handle(value->cls.ptr());
     return found;

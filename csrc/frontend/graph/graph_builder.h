@@ -50,7 +50,12 @@ class GraphBuilder {
   // non-tensor results (metadata such as sizes) constants with the node removed.
   // `what` names the operation for error messages. A node run only for its side effect
   // (setitem) is kept with keep_node. Throws Unsupported.
-  // Tensor subclasses (Value::cls of Tensor values) carried from an op's arguments to its results.
+  // Tensor subclasses (Value::cls of Tensor values) carried from an op's arguments to its results,
+  // as torch.Tensor.__torch_function__ does: only while subclass results are on (off where the
+  // trace runs a __torch_function__'s operator itself, interp/tensor_subclasses.cpp).
+  void set_subclass_results(bool enabled) { subclass_results_ = enabled; }
+  // cls's __torch_function__ is live (its tensors' operators give results of it); cached per class.
+  static bool wraps_results(Handle cls);
   static Handle most_derived_subclass(const ValuePtr& value, Handle found);
   static void mark_subclass(const ValuePtr& result, Handle subclass);
   ValuePtr call(const char* op, Handle target, const std::vector<ValuePtr>& args, const KwArgs& kwargs,
@@ -83,6 +88,7 @@ class GraphBuilder {
   Ref fake_mode_;
   Ref shape_trace_;
   bool dynamic_ = false;
+  bool subclass_results_ = true;
   Ref root_;  // dict: attribute name in the GraphModule -> module, parameter or buffer
   std::vector<GraphInput> inputs_;
   int op_count_ = 0;

@@ -91,8 +91,10 @@ bool is_untraceable_code(PyCodeObject* code) {
   if (name[0] == '<') return !view.starts_with("<lambda>");
   // Attribute hooks and finalizers run inside attribute reads the compiled code itself makes
   // (rebuilding values, guards): compiling them would recurse into themselves.
+  // A tensor subclass's __torch_function__ runs alone only where torch dispatches one operator
+  // (the trace runs it inline, and compiled graphs run with it off): one call, nothing to gain.
   return view == "__getattribute__" || view == "__getattr__" || view == "__setattr__" || view == "__delattr__" ||
-         view == "__del__";
+         view == "__del__" || view == "__torch_function__";
 }
 
 Strategy initial_strategy(const CodeState& state) {

@@ -182,7 +182,10 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
       }
       unsupported("calling a " + callable->describe());
     case ValueKind::GradModeExit:
-      set_grad_mode_in_graph(callable->restores_grad_enabled);
+      set_grad_mode_in_graph(callable->restores_enabled);
+      return Value::constant(Ref::borrow(Py_None));
+    case ValueKind::SubclassDispatchExit:
+      set_subclass_dispatch(callable->restores_enabled);
       return Value::constant(Ref::borrow(Py_None));
     case ValueKind::StateExit: {
       Ref node = check(PyObject_CallMethod(callable->obj.ptr(), "graph_node", nullptr));  // (function, args)
@@ -447,6 +450,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (ValuePtr compared = compare_objects_in_trace(fn, args, kwargs)) return compared;
   if (ValuePtr sorted = sorted_with_key(fn, args, kwargs)) return sorted;
   if (ValuePtr result = call_special_method_builtin(fn, args, kwargs)) return result;
+  if (ValuePtr result = call_tensor_getter(fn, args, kwargs)) return result;
   static Ref& exc_info = *new Ref(import_attr("sys", "exc_info"));  // never freed: outlives the interpreter
   static Ref& exception = *new Ref(import_attr("sys", "exception"));  // likewise
   if ((fn.ptr() == exc_info.ptr() || fn.ptr() == exception.ptr()) && args.empty() && kwargs.empty()) {
@@ -619,7 +623,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (!all_constant(args, kwargs)) unsupported("constructing a " + name + " from values the trace computes");
     return fold(fn, args, kwargs);
   }
+  if (policy == "tensor_torch_function") return tensor_torch_function(Handle(PyMethod_GET_SELF(fn.ptr())), std::move(args), std::move(kwargs), true);
+  if (policy == "disabled_torch_function") return tensor_torch_function(import_attr("torch", "Tensor"), std::move(args), std::move(kwargs), false);
   if (policy == "graph") {
+    static Ref& as_subclass = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "as_subclass")));  // never freed: outlives the interpreter
+    if (fn.ptr() == as_subclass.ptr() && !args.empty() && args[0]->is_tensor())
+      return tensor_as_subclass(args[0], std::vector<ValuePtr>(args.begin() + 1, args.end()), kwargs);
     if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
     // A generator or iterator argument (clip_grad_norm_(model.parameters())): the operator would
     // consume it; the node takes the list of what it yields, and it is left exhausted.
@@ -639,7 +648,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     static PyObject* const packet = import_attr("torch._ops", "OpOverloadPacket").release();
     const bool is_op = PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(overload)) ||
                        PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(packet));
-    const bool keep = is_op && Ref(check(PyObject_CallOneArg(writes, fn.ptr()))).ptr() == Py_True;
+    static Ref& tensor_setitem = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__setitem__")));  // likewise
+    const bool keep = (is_op && Ref(check(PyObject_CallOneArg(writes, fn.ptr()))).ptr() == Py_True) || fn.ptr() == tensor_setitem.ptr();
     return graph_.call("call_function", fn, args, kwargs, name + "()", keep);
   }
   if (policy == "construct_module") {
@@ -675,49 +685,6 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   unsupported("calling " + name);
 }
 
-// torch's override protocol for objects that are not tensors: a torch function given an object
-// whose class defines __torch_function__ (in Python) calls that instead, with the function, the
-// overriding classes, the arguments and the keyword arguments. Null when no argument overrides.
-ValuePtr Tracer::torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  static PyObject* const name = PyUnicode_InternFromString("__torch_function__");  // immortal once interned
-  std::vector<Ref> classes;
-  auto consider = [&](const ValuePtr& value) {
-    if (value->kind != ValueKind::NewObject && value->kind != ValueKind::Object) return;
-    Ref cls = type_of(value);
-    if (!_PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls.ptr()), name)) return;
-    for (const Ref& seen : classes)
-      if (seen.ptr() == cls.ptr()) return;
-    classes.push_back(cls);
-  };
-  for (const ValuePtr& arg : args) {
-    consider(arg);
-    if (arg->kind == ValueKind::List || arg->kind == ValueKind::Tuple)
-      for (const ValuePtr& item : arg->items) consider(item);
-  }
-  for (const auto& [name, value] : kwargs) consider(value);
-  if (classes.empty()) return nullptr;
-  // Functions outside the protocol (has_torch_function itself, tensor constructors, ...) run as they are.
-  static Ref& ignored = *new Ref(call_helper("torch.overrides", "get_ignored_functions", {}));  // never freed: outlives the interpreter
-  int outside = PySequence_Contains(ignored.ptr(), fn.ptr());
-  check_status(outside);
-  if (outside) return nullptr;
-  std::vector<ValuePtr> type_values;
-  for (const Ref& cls : classes) type_values.push_back(Value::constant(cls));
-  std::vector<Ref> keys;
-  std::vector<ValuePtr> items;
-  for (const auto& [name, value] : kwargs) {
-    keys.push_back(check(PyUnicode_FromString(name.c_str())));
-    items.push_back(value);
-  }
-  ValuePtr handler = load_attr(Value::constant(classes.front()), "__torch_function__");
-  ValuePtr result = call_value(handler, {Value::constant(Ref::borrow(fn.ptr())), Value::sequence(ValueKind::Tuple, std::move(type_values)),
-                                         Value::sequence(ValueKind::Tuple, args), Value::dict(std::move(keys), std::move(items))},
-                               {});
-  if (result->is_constant() && result->obj.ptr() == Py_NotImplemented)
-    unsupported("a __torch_function__ that returns NotImplemented (torch would try the next overriding class)");
-  return result;
-}
-
 ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   ValuePtr self = method->items.at(0);
   const std::string& name = method->name;
@@ -726,6 +693,16 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     return call_container_method(self, name, std::move(args), std::move(kwargs));
   if (self->kind == ValueKind::Generator) return call_generator_method(self, name, std::move(args));
   if (!self->is_tensor()) unsupported("method " + name + " of a " + self->describe());
+  if (name == "as_subclass") return tensor_as_subclass(self, args, kwargs);
+  if (subclass_dispatch_ && holds_subclass_tensor(self, args, kwargs)) {
+    static Ref& tensor_type = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
+    if (Ref method = steal(PyObject_GetAttrString(tensor_type.ptr(), name.c_str()))) {
+      std::vector<ValuePtr> all_args{self};
+      all_args.insert(all_args.end(), args.begin(), args.end());
+      if (ValuePtr overridden = torch_function_override(method, all_args, kwargs)) return overridden;
+    }
+    PyErr_Clear();
+  }
   if (name == "item" && args.empty() && kwargs.empty() && capture_scalar_outputs) {
     // The number stays in the graph as an unbacked symbol of a dynamic trace.
     if (!graph_.dynamic()) throw RetraceDynamic{"Tensor.item()"};

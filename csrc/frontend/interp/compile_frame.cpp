@@ -65,16 +65,29 @@ bool fullgraph_requested(PyObject* callback) {
 
 // The backend's callable for the traced graph, run with the hook off (as TorchDynamo's is:
 // whatever Python the backend's runtime executes is not user code to trace).
-Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback) {
+// A graph with tensor-subclass inputs or results runs on plain tensors, its outputs given the
+// classes the trace gave them (_tensor_subclasses.running_plain).
+Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback, const std::vector<ValuePtr>& outputs) {
   Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
+  Ref output_classes = check(PyList_New(0));
+  bool any_class = false;
+  for (const ValuePtr& output : outputs) {
+    const bool has_class = output->is_tensor() && output->cls && !output->source;
+    any_class = any_class || has_class;
+    check_status(PyList_Append(output_classes.ptr(), has_class ? output->cls.ptr() : Py_None));
+  }
+  Ref backend_examples = call_helper("cdynamo._tensor_subclasses", "plain_examples", {example_inputs});
+  const bool runs_plain = any_class || backend_examples.ptr() != Py_None;
+  if (backend_examples.ptr() == Py_None) backend_examples = example_inputs;
   Ref backend = Ref::borrow(PyTuple_GET_ITEM(callback, 0));
   // The trace ends with the global state (grad mode, autocast) its code left: the tracer sets it
   // as the graph does. The backend compiles under the state the graph starts in, as its calls will.
   Ref final_state = call_helper("cdynamo._global_state", "global_state", {});
   call_helper("cdynamo._global_state", "set_global_state", {tracer.initial_state()});
-  Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, example_inputs});
+  Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, backend_examples});
+  if (runs_plain) compiled = call_helper("cdynamo._tensor_subclasses", "running_plain", {compiled, example_inputs, output_classes});
   int unchanged = PyObject_RichCompareBool(final_state.ptr(), tracer.initial_state().ptr(), Py_EQ);
   check_status(unchanged);
   if (!unchanged) compiled = call_helper("cdynamo._global_state", "leaving_global_state", {compiled, final_state});
@@ -152,6 +165,21 @@ struct ZeroOneSizesScope {
   }
 };
 
+// Tensor subclasses' __torch_function__ off while a frame compiles: the trace runs it itself
+// (tensor_subclasses.cpp), and its own work on input tensors (their fakes, their guards) is not
+// the program's to log or change.
+struct SubclassDispatchOffScope {
+  Ref block = call_helper("torch._C", "DisableTorchFunctionSubclass", {});
+  SubclassDispatchOffScope() { Ref(check(PyObject_CallMethod(block.ptr(), "__enter__", nullptr))); }
+  ~SubclassDispatchOffScope() {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    Ref result = steal(PyObject_CallMethod(block.ptr(), "__exit__", "OOO", Py_None, Py_None, Py_None));
+    if (!result) PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+  }
+};
+
 // One attempt; *captured_data_dependent says whether a trace captured an operation with a
 // data-dependent output size (a retrace over a ShapeEnv for it).
 CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* captured_data_dependent);
@@ -164,6 +192,7 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
 // the code after them then traces with their real sizes.
 CompiledFrame compile_frame(CdFrame* frame, PyObject* callback) {
   ZeroOneSizesScope zero_one_sizes;
+  SubclassDispatchOffScope subclass_dispatch_off;
   bool captured_data_dependent = false;
   try {
     return compile_frame_attempt(frame, callback, &captured_data_dependent);
@@ -256,7 +285,7 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
         throw nothing;
       }
       tracer.graph().set_output(outputs);
-      Ref compiled = compile_graph(tracer, code, callback);
+      Ref compiled = compile_graph(tracer, code, callback, outputs);
       compiled_frame.transformed_code = codegen::transformed_code(code, compiled, tracer.graph().inputs(),
                                                                   result.return_value, outputs, result.side_effects);
     } else {
@@ -271,7 +300,7 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
         codegen::check_break_state(code, instructions, state);  // before the backend sees a graph
         if (has_graph) {
           tracer.graph().set_output(outputs);
-          compiled = compile_graph(tracer, code, callback);
+          compiled = compile_graph(tracer, code, callback, outputs);
         }
         compiled_frame.transformed_code = codegen::transformed_code_at_break(
             code, instructions, compiled, tracer.graph().inputs(), state, outputs, result.side_effects);

@@ -265,6 +265,10 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     return;
   }
   if (involves_tensor(lhs) || involves_tensor(rhs)) {
+    if (ValuePtr overridden = operator_override(op, lhs, rhs, what)) {
+      push(overridden);
+      return;
+    }
     if (!lhs->is_tensor() && what.starts_with("operator.i") && what != "operator.is_") {
       // `n += t` with n a number: n has no in-place form, so Python computes n + t (and the
       // graph must not hold an augmented assignment to a literal).
@@ -332,6 +336,10 @@ void Tracer::unary_op(const char* name, ValuePtr operand) {
   PyObject* op = PyDict_GetItemString(ops.ptr(), name);
   if (!op) throw InternalError(std::string("unknown unary operator ") + name);
   if (operand->is_tensor()) {
+    if (ValuePtr overridden = operator_override(op, operand, nullptr, std::string("operator.") + name)) {
+      push(overridden);
+      return;
+    }
     push(graph_.call("call_function", op, {operand}, {}, std::string("operator.") + name));
     return;
   }
@@ -360,6 +368,13 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     return;
   }
   if (container->is_tensor()) {
+    if (subclass_dispatch_ && holds_subclass_tensor(container, {key}, {})) {
+      static Ref& method = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__getitem__")));  // never freed: outlives the interpreter
+      if (ValuePtr overridden = torch_function_override(method, {container, key}, {})) {
+        push(overridden);
+        return;
+      }
+    }
     push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
     return;
   }
@@ -506,6 +521,10 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   }
   static Ref& setitem = *new Ref(import_attr("operator", "setitem"));  // never freed: outlives the interpreter
   if (container->is_tensor()) {
+    if (subclass_dispatch_ && holds_subclass_tensor(container, {key, value}, {})) {
+      static Ref& method = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__setitem__")));  // never freed: outlives the interpreter
+      if (torch_function_override(method, {container, key, value}, {})) return;
+    }
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
   }

@@ -23,11 +23,9 @@ namespace cdynamo::interp {
 // wrapped as constants under an identity guard.
 bool is_identity_constant(Handle obj);
 bool is_plain_dict_key(PyObject* key);
-// The torch.Tensor subclass a tensor's ops wrap their results in, or null (wrap.cpp).
-Ref wrapping_subclass(Handle tensor);
 // Every argument a constant (through tuples, lists and dicts): the call can run now (calls.cpp).
 bool all_constant(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
-std::string callable_name(Handle fn);  // a callable's qualified name, for messages (calls.cpp)  // a key a traced dict can hold (wrap.cpp)
+std::string callable_name(Handle fn);  // a callable's qualified name, for messages (calls.cpp)
 // A numpy scalar (numpy.generic instance): a constant number, passed into graphs as its .item().
 bool is_numpy_scalar(PyObject* obj);
 
@@ -247,7 +245,23 @@ class Tracer {
   // null once it raises StopIteration.
   bool is_python_iterator(const ValuePtr& value);
   ValuePtr python_next(const ValuePtr& iterator);
+
+  // --- chapter: tensor subclasses' __torch_function__ (tensor_subclasses.cpp) ---------------------
+  // Tensor subclasses' __torch_function__ runs (off inside DisableTorchFunctionSubclass blocks and
+  // torch.Tensor.__torch_function__'s own call of the operator).
+  bool subclass_dispatch_ = true;
+  void set_subclass_dispatch(bool enabled);
+  static bool holds_subclass_tensor(const ValuePtr& self, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr operator_override(Handle op, const ValuePtr& lhs, const ValuePtr& rhs, const std::string& what);
+  ValuePtr tensor_torch_function(Handle cls, std::vector<ValuePtr> args, graph::KwArgs kwargs, bool wraps);
+  ValuePtr with_subclass(const ValuePtr& result, Handle cls, const std::vector<ValuePtr>& args);
+  ValuePtr subclass_alias(const ValuePtr& tensor, Handle cls);
+  ValuePtr tensor_as_subclass(const ValuePtr& tensor, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr subclass_attribute(const ValuePtr& tensor, const std::string& name);
+  ValuePtr attribute_override(const ValuePtr& tensor, const std::string& name);
+  ValuePtr call_tensor_getter(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  void enter_subclass_dispatch_block();  // with torch._C.DisableTorchFunctionSubclass()
   std::vector<ValuePtr> iterate_python_iterator(const ValuePtr& iterator);
   // C recursion of iterate/truth_value/call_nn_module through values the trace computes
   // (__iter__ results, __bool__ results, nested Sequentials): bounded by kMaxNestingDepth.

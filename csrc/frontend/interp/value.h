@@ -56,7 +56,9 @@ struct Source {
   X(NNModule)     /* an nn.Module instance */                                           \
   X(TensorMethod) /* a bound method of a traced tensor, e.g. x.view */                  \
   X(UserMethod)   /* a Python function (obj) bound to a traced value (items[0]) */      \
-  X(GradModeExit) /* __exit__ of a no_grad/enable_grad block (restores_grad_enabled)   */ \
+  X(GradModeExit) /* __exit__ of a no_grad/enable_grad block (restores_enabled)        */ \
+  X(SubclassDispatchExit) /* __exit__ of a DisableTorchFunction(Subclass) block      */ \
+                  /* (restores_enabled: tensor subclasses' __torch_function__ runs)     */ \
   X(StateExit)    /* __exit__ of a torch.autocast or inference_mode block: obj = its    */ \
                   /* restorer (_global_state.STATE_RESTORERS), graph_node() restores   */ \
   X(Super)        /* super() bound to items[0]; obj = the real super object */          \
@@ -99,7 +101,7 @@ struct Value {
   std::shared_ptr<Value> live_list;
   long enumerate_start = -1;  // Iterator over a live list made by enumerate(lst, start): items are (index, item)
   bool read_only = false;              // Dict, Cell: the trace may not change it
-  bool restores_grad_enabled = false;  // GradModeExit: the grad mode its __exit__ sets back
+  bool restores_enabled = false;       // GradModeExit, SubclassDispatchExit: the state its __exit__ sets back
   bool exhausted = false;              // Generator: it returned (next() raises StopIteration)
   SourcePtr source;             // null when the value was made by the trace
   std::string module_path;      // NNModule: its attribute path from the root module

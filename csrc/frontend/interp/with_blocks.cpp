@@ -82,12 +82,29 @@ bool Tracer::enter_function_mode(const ValuePtr& manager) {
   return true;
 }
 
+// `with torch._C.DisableTorchFunctionSubclass():` the trace runs no subclass's __torch_function__
+// in the block, and the graph's operators give plain tensors (the graph runs with it off anyway).
+void Tracer::enter_subclass_dispatch_block() {
+  auto exit = std::make_shared<Value>();
+  exit->kind = ValueKind::SubclassDispatchExit;
+  exit->restores_enabled = subclass_dispatch_;
+  set_subclass_dispatch(false);
+  push(exit);
+  push(Value::constant(Ref::borrow(Py_None)));
+}
+
 void Tracer::before_with(ValuePtr manager) {
   static Ref& no_grad = *new Ref(import_attr("torch", "no_grad"));  // never freed: outlives the interpreter
   static Ref& autocast_type = *new Ref(import_attr("torch.amp.autocast_mode", "autocast"));  // never freed: outlives the interpreter
   static Ref& enable_grad = *new Ref(import_attr("torch", "enable_grad"));  // never freed: outlives the interpreter
   PyObject* type = manager->obj ? reinterpret_cast<PyObject*>(Py_TYPE(manager->obj.ptr())) : nullptr;
   if (enter_function_mode(manager)) return;
+  static Ref& disable_subclass_type = *new Ref(import_attr("torch._C", "DisableTorchFunctionSubclass"));  // never freed: outlive
+  static Ref& disable_all_type = *new Ref(import_attr("torch._C", "DisableTorchFunction"));                // the interpreter
+  if (manager->is_constant() && (type == disable_subclass_type.ptr() || type == disable_all_type.ptr())) {
+    enter_subclass_dispatch_block();
+    return;
+  }
   Ref enter = python_special_method(manager, "__enter__");
   Ref exit_method = python_special_method(manager, "__exit__");
   if (enter && exit_method && (manager->kind == ValueKind::NewObject || manager->kind == ValueKind::Object)) {
@@ -127,7 +144,7 @@ void Tracer::before_with(ValuePtr manager) {
     Ref previous = check(PyObject_GetAttrString(manager->obj.ptr(), "prev"));
     auto exit = std::make_shared<Value>();
     exit->kind = ValueKind::GradModeExit;
-    exit->restores_grad_enabled = PyObject_IsTrue(previous.ptr()) == 1;
+    exit->restores_enabled = PyObject_IsTrue(previous.ptr()) == 1;
     push(exit);
     push(Value::constant(Ref::borrow(Py_None)));
     return;
@@ -139,7 +156,7 @@ void Tracer::before_with(ValuePtr manager) {
   set_grad_mode_in_graph(type == enable_grad.ptr());
   auto exit = std::make_shared<Value>();
   exit->kind = ValueKind::GradModeExit;
-  exit->restores_grad_enabled = previous;
+  exit->restores_enabled = previous;
   push(exit);
   push(Value::constant(Ref::borrow(Py_None)));
 }

@@ -170,7 +170,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
       manager.add_id_match(obj);
       auto exit = std::make_shared<Value>();
       exit->kind = ValueKind::GradModeExit;
-      exit->restores_grad_enabled = enabled;
+      exit->restores_enabled = enabled;
       return exit;
     }
   static Ref& state_restorers = *new Ref(import_attr("cdynamo._global_state", "STATE_RESTORERS"));  // never freed: outlives the interpreter
@@ -217,16 +217,13 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
                                      [source](const guards::FrameView& f) { return source->fetch(f); }, source->str());
       return seen->second;
     }
-    if (false)
-      unsupported("the same tensor is reachable as both " + seen->second->source->str() + " and " + source->str() +
-                  " (aliased inputs are not supported yet)");
     ValuePtr value = graph_.add_input(obj, source);
     manager.add_tensor_match(obj, graph_.dynamic() ? Handle(value->fake) : Handle());
-    if (Ref subclass = wrapping_subclass(obj)) {
-      static Ref& refusal_of = *new Ref(import_attr("cdynamo._call_policy", "tensor_subclass_refusal"));  // never freed: outlives the interpreter
-      Ref refusal = check(PyObject_CallOneArg(refusal_of.ptr(), subclass.ptr()));
-      if (refusal.ptr() != Py_None) unsupported(to_std_string(refusal));
-      value->cls = subclass;
+    static PyObject* const tensor_type = import_attr("torch", "Tensor").release();  // never freed: outlives the interpreter
+    if (Py_TYPE(o) != reinterpret_cast<PyTypeObject*>(tensor_type)) {  // a subclass: type() and its own attributes in the trace
+      static PyObject* const traced_class = import_attr("cdynamo._tensor_subclasses", "traced_class").release();  // never freed: outlives the interpreter
+      Ref cls = check(PyObject_CallOneArg(traced_class, obj.ptr()));
+      if (cls.ptr() != Py_None) value->cls = std::move(cls);
     }
     tensor_inputs_.emplace(o, value);
     keep_alive_.push_back(Ref::borrow(obj));
@@ -431,16 +428,6 @@ ValuePtr Tracer::tensor_autograd_state(const ValuePtr& tensor, const std::string
   return Value::boolean(PyUnicode_Check(target.ptr()) && to_std_string(target) == "requires_grad_");
 }
 
-// The class of a tensor whose ops' results torch.Tensor.__torch_function__ wraps in it
-// (_call_policy.has_live_torch_function), or null.
-Ref wrapping_subclass(Handle tensor) {  // declared in tracer.h
-  static PyObject* const tensor_type = import_attr("torch", "Tensor").release();  // never freed: outlive the interpreter
-  static PyObject* const is_live = import_attr("cdynamo._call_policy", "has_live_torch_function").release();
-  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(tensor.ptr()));
-  if (type == tensor_type) return Ref();  // the common case, without a call
-  return Ref(check(PyObject_CallOneArg(is_live, type))).ptr() == Py_True ? Ref::borrow(type) : Ref();
-}
-
 Ref Tracer::type_of(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Tensor: {
@@ -506,6 +493,10 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       return wrap(attr, Source::attr(base->source, name));
     }
     case ValueKind::Tensor: {
+      if (base->cls) {
+        if (ValuePtr own = subclass_attribute(base, name)) return own;
+        if (ValuePtr overridden = attribute_override(base, name)) return overridden;
+      }
       if (name == "grad" || name == "is_leaf")
         if (ValuePtr state = tensor_autograd_state(base, name)) return state;
       if (name == "grad_fn") {
@@ -611,7 +602,10 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         unsupported("super() has no attribute " + name);
       }
       if (ValuePtr method = dict_method_of(base->items[0], attr, name)) return method;
-      if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr()) {
+      // torch.Tensor.__torch_function__ bound to the class (a subclass's super() call): the
+      // interpreter's own (tensor_subclasses.cpp), by its call policy.
+      if (PyMethod_Check(attr.ptr()) && PyMethod_GET_SELF(attr.ptr()) == base->items[0]->obj.ptr() &&
+          callable_policy(attr) != "tensor_torch_function") {
         auto method = std::make_shared<Value>();
         method->kind = ValueKind::UserMethod;
         method->obj = Ref::borrow(PyMethod_GET_FUNCTION(attr.ptr()));

@@ -62,13 +62,11 @@ def aot_eager(gm, example_inputs):
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
 
-    from ..inductor.targets import autograd_state_reason, tensor_subclass_input_reason
+    from ..inductor.targets import autograd_state_reason
     from ..symbolic_graphs import symbolic_example_inputs
 
     if autograd_state_reason(gm) is not None:
         return gm.forward  # AOTAutograd's functional graphs would drop the new leaf's requires_grad
-    if tensor_subclass_input_reason(example_inputs) is not None:
-        return gm.forward  # its operations give results of the subclass, as eager's do
     tuple_gm, unwrap = _with_tuple_output(gm)
     # A graph with symbolic sizes is traced on its own fake inputs (their ShapeEnv): AOTAutograd's
     # graphs then take any sizes the frontend's guards admit.

@@ -72,9 +72,6 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
     for value in example_inputs:
         if not isinstance(value, (torch.Tensor, int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
             return f"graph inputs of type {type(value).__qualname__}"
-    reason = tensor_subclass_input_reason(example_inputs)
-    if reason is not None:
-        return reason
     reason = autograd_state_reason(gm)
     if reason is not None:
         return reason
@@ -91,18 +88,6 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
             from .triton_selfcheck import failure_reason
 
             return failure_reason(device.index if device.index is not None else torch.cuda.current_device())
-    return None
-
-
-def tensor_subclass_input_reason(example_inputs):
-    """Why a graph with these inputs runs as captured, or None: an input of a torch.Tensor
-    subclass whose __torch_function__ is live gets its results of that class from every
-    operation, which AOTAutograd's and the compiled graphs' would not give."""
-    from .._call_policy import has_live_torch_function
-
-    for value in example_inputs:
-        if isinstance(value, torch.Tensor) and has_live_torch_function(type(value)):
-            return f"an input of the tensor subclass {type(value).__qualname__} (its __torch_function__ runs on every operation)"
     return None
 
 

@@ -136,15 +136,84 @@ def test_results_of_ops_on_a_tensor_subclass_are_of_the_subclass_in_the_trace():
     assert counter.frame_count == 1
 
 
-def test_a_tensor_subclass_whose_torch_function_does_its_own_thing_runs_eagerly():
-    # Its __torch_function__ is not traced: the trace would skip what it does, so it is refused.
-    def fn(t):
-        return t.sum() + 1
+_dispatched = []
+
+
+class _Recording(torch.Tensor):
+    """Logs each function torch gives its __torch_function__, and adds 1 to every add's result."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        _dispatched.append(func.__name__)
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        if func in (torch.add, torch.Tensor.add):
+            with torch._C.DisableTorchFunctionSubclass():
+                result = result + 1
+        return result
+
+    def doubled(self):
+        return self * 2
+
+    @property
+    def rows(self):
+        return self.shape[0]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_tensor_subclass_own_torch_function_is_traced(backend):
+    # Its code runs in the trace for each operator, function and method (the log it writes is
+    # replayed); the graph runs on plain tensors and its outputs are given their classes.
+    def fn(t, plain):
+        a = torch.add(t, plain)
+        b = t.sum() * 2 + plain
+        c = -t[1:]
+        return a, b, c, t.doubled(), t.rows, type(a).__name__, type(c).__name__
+
+    r, plain = torch.randn(4, 3).as_subclass(_Recording), torch.randn(4, 3)
+    _dispatched.clear()
+    expected, expected_log = fn(r, plain), list(_dispatched)
+    _dispatched.clear()
+    got = cdynamo.compile(fn, backend=backend, fullgraph=True)(r, plain)
+    assert _dispatched == expected_log  # before same(), whose reads dispatch too
+    assert same(got, expected) and [type(v) for v in got] == [type(v) for v in expected]
+
+    def negated_sum(t):
+        return t.sum() + 1, (t * 2).sum()
 
     t = torch.randn(3).as_subclass(_Negating)
-    with pytest.raises(cdynamo.exc.Unsupported, match="__torch_function__ does more than"):
+    counter = CompileCounter()
+    assert same(cdynamo.compile(negated_sum, backend=counter, fullgraph=True)(t), negated_sum(t))
+    assert counter.frame_count == 1
+
+
+def test_as_subclass_inside_the_function_and_a_disabled_block():
+    def fn(x):
+        t = x.as_subclass(_Recording)
+        a = torch.add(t, 1)
+        with torch._C.DisableTorchFunctionSubclass():
+            plain = torch.add(t, 1)
+        back = a.as_subclass(torch.Tensor)
+        return a, plain, back, type(t).__name__, type(plain).__name__, type(back).__name__
+
+    x = torch.randn(3)
+    _dispatched.clear()
+    expected, expected_log = fn(x), list(_dispatched)
+    _dispatched.clear()
+    got = cdynamo.compile(fn, backend="eager", fullgraph=True)(x)
+    assert _dispatched == expected_log
+    assert same(got, expected) and [type(v) for v in got] == [type(v) for v in expected]
+
+
+def test_a_tensor_subclass_own_torch_function_is_refused_where_the_trace_cannot_run_it():
+    # A layer kept as one node would run without it.
+    layer = torch.nn.Linear(3, 3)
+
+    def fn(t):
+        return layer(t)
+
+    t = torch.randn(2, 3).as_subclass(_Recording)
+    with pytest.raises(cdynamo.exc.Unsupported, match="own __torch_function__"):
         cdynamo.compile(fn, backend="eager", fullgraph=True)(t)
-    assert same(cdynamo.compile(fn, backend="eager")(t), fn(t))
 
 
 def test_an_operator_given_a_generator_takes_what_it_yields():
