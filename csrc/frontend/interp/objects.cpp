@@ -607,6 +607,29 @@ bool Tracer::has_pending_writes(const ValuePtr& base) const {
   return false;
 }
 
+// An attribute write of base the trace holds (made after the graph) that lands in `table`: an
+// nn.Module's _modules (a module assigned, or a name already there), _parameters or _buffers (a
+// name already there), else the instance's __dict__. Reading that table would miss it.
+bool Tracer::pending_write_lands_in(const ValuePtr& base, const std::string& table) const {
+  if (!base->obj) return false;
+  const bool module = base->kind == ValueKind::NNModule;
+  Ref dict = steal(PyObject_GenericGetDict(base->obj.ptr(), nullptr));
+  if (!dict) PyErr_Clear();
+  auto in_table = [&](const char* name, const std::string& key) {
+    PyObject* entries = dict ? PyDict_GetItemString(dict.ptr(), name) : nullptr;  // borrowed
+    return entries && PyDict_Check(entries) && PyDict_GetItemString(entries, key.c_str());
+  };
+  for (const SideEffect& effect : side_effects_) {
+    if (effect.name.empty() || effect.name == kDeferredCall || effect.object->obj.ptr() != base->obj.ptr()) continue;
+    std::string lands = "__dict__";
+    if (module && (effect.value->kind == ValueKind::NNModule || in_table("_modules", effect.name))) lands = "_modules";
+    else if (module && in_table("_parameters", effect.name)) lands = "_parameters";
+    else if (module && in_table("_buffers", effect.name)) lands = "_buffers";
+    if (lands == table) return true;
+  }
+  return false;
+}
+
 // `weight.data = F.normalize(weight.data)`: the tensor takes the new values without autograd
 // seeing it. Where the new tensor is one the graph made, with the same sizes, strides, dtype and
 // device, writing them through weight.data is what eager's storage swap leaves observable.

@@ -1,8 +1,14 @@
 """nn.Module methods of library code called inside traced code: on a module the trace made, they
 run at trace time on it (only the trace holds it); forward hooks registered and removed inside the
 function are the trace's own, run on the module's calls in between."""
+import copy
+
+import pytest
 import torch
 import torch.nn as nn
+
+import cdynamo
+from cdynamo.testing import same
 
 from .helpers import explain, one_graph
 
@@ -67,3 +73,48 @@ def test_a_hook_left_registered_runs_eagerly():
     out = explain(f, m, x)
     assert "not removed before the graph ends" in out.break_reasons[0]
     assert torch.equal(out.out, torch.zeros(2, 3)) and len(m._forward_hooks) == 1
+
+
+class _TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class _Holder:
+    def __init__(self):
+        self.h = torch.zeros(3)
+
+
+def _structure_after_new_child(m, extra, x):
+    m.c = extra
+    y = m.a(x)
+    return [n for n, _ in m.named_children()], list(m.state_dict()), y
+
+
+def _dict_after_attribute_write(x, m, s):
+    m.scale = 3.0
+    got = m.__dict__.get("scale", 1.0)
+    s.h = x + 1
+    return x * got * (2 if "scale" in m.__dict__ else 5), copy.copy(s).h
+
+
+@pytest.mark.parametrize("fn, make_args", [
+    (_structure_after_new_child, lambda: (_TwoLayers(), nn.Linear(3, 3), torch.randn(2, 3))),
+    (_dict_after_attribute_write, lambda: (torch.ones(3), nn.Module(), _Holder())),
+])
+def test_tables_read_after_an_attribute_write_in_the_trace_see_the_write(fn, make_args):
+    # The write is made after the graph: reading the table it lands in (a module's _modules, an
+    # instance's __dict__) in the same trace breaks the graph there instead of missing it.
+    torch.manual_seed(0)
+    expected_args = make_args()
+    torch.manual_seed(0)
+    args = make_args()
+    assert same(cdynamo.optimize("eager")(fn)(*args), fn(*expected_args))
+    cdynamo.reset()  # the code compiled above, with its graph break, would be reused
+    with pytest.raises(cdynamo.exc.Unsupported, match="the table would miss it"):
+        cdynamo.compile(fn, backend="eager", fullgraph=True)(*make_args())
