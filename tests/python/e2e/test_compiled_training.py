@@ -349,7 +349,7 @@ def test_none_grads_stay_none_when_the_graph_also_returns_an_input_unchanged():
     out = compiled(a, scale, total)
     out[2].sum().backward()
     assert a.grad is None
-    assert torch.equal(scale.grad, torch.exp(scale.detach()))
+    assert torch.allclose(scale.grad, torch.exp(scale.detach()))  # the compiled exp may round otherwise
 
 
 def test_an_output_written_in_place_after_a_graph_break_is_not_a_view():
