@@ -295,6 +295,12 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     // A bound method is a new object on each attribute read: guard its function and receiver.
     Ref function = Ref::borrow(PyMethod_GET_FUNCTION(o));
     Source::attr(source, "__func__")->manager(*guards_).add_id_match(function);
+    if (PyType_Check(PyMethod_GET_SELF(o))) {
+      // A classmethod bound to its class (`sparsemax = Sparsemax.apply`): a constant, its call
+      // policy the method's (an autograd Function's apply is a graph node).
+      Source::attr(source, "__self__")->manager(*guards_).add_id_match(PyMethod_GET_SELF(o));
+      return Value::constant(Ref::borrow(obj), source);
+    }
     auto method = std::make_shared<Value>();
     method->kind = ValueKind::UserMethod;
     method->obj = function;

@@ -56,7 +56,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, cond_, functional_call_, jvp_, vjp_, grad_mode_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, cond_, functional_call_, jvp_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -206,7 +206,7 @@ def replacement_for(fn):
         # outer compile's backend applies, as under torch._dynamo's nested optimize). Not so
         # for disable()'d or run()-only functions: their calls stay outside the graphs.
         return fn._fn if type(fn._fn) is types.FunctionType else None
-    if (decorate := grad_mode_decorator_for(fn)) is not None:
+    if (decorate := block_decorator_for(fn)) is not None:
         return decorate  # @torch.no_grad() on a function defined in the compiled one
     if type(fn) is torch.jit.ScriptFunction:  # @torch.jit.script: its Python source, kept by torch
         original = getattr(fn, "_torchdynamo_inline", None)

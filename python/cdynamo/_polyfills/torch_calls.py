@@ -220,6 +220,7 @@ def jit_annotate_(the_type, the_value):
 # which enters `ctx_factory()` (a clone of the decorator's context manager) around the call.
 _GRAD_MODES = (torch.no_grad, torch.enable_grad)
 _DECORATE_CONTEXT_CODE = torch.no_grad()(lambda: None).__code__
+_AUTOCAST_DECORATE_CODE = torch.autocast("cpu")(lambda: None).__code__  # torch.amp's own wrapper
 _decorated = weakref.WeakKeyDictionary()  # decorated function -> its stand-in
 
 
@@ -257,11 +258,15 @@ def _set_grad_enabled_decorator(mode, previous):
     return decorate
 
 
-def grad_mode_decorator_for(fn):
-    """The stand-in of calling a no_grad()/enable_grad()/set_grad_enabled() object (decorating a
-    function), or None."""
+def block_decorator_for(fn):
+    """The stand-in of calling a no_grad()/enable_grad()/set_grad_enabled()/inference_mode()/
+    autocast() object (decorating a function inside the compiled one), or None."""
     if type(fn) is torch.set_grad_enabled:
         return _set_grad_enabled_decorator(fn.mode, fn.prev)
+    if type(fn) is torch.inference_mode:
+        return lambda func: _inference_mode_call(func, fn.mode)
+    if isinstance(fn, torch.amp.autocast_mode.autocast):
+        return lambda func: _autocast_call(func, fn.device, fn.fast_dtype, fn._enabled, fn._cache_enabled)
     return _DECORATORS.get(type(fn))
 
 
@@ -283,16 +288,51 @@ def checkpoint_(function, *args, use_reentrant=None, context_fn=None, determinis
     return function(*args, **kwargs)
 
 
+def _inference_mode_call(func, mode):
+    def call(*args, **kwargs):
+        with torch.inference_mode(mode):
+            return func(*args, **kwargs)
+
+    return call
+
+
+def _autocast_call(func, device_type, dtype, enabled, cache_enabled):
+    def call(*args, **kwargs):
+        with torch.autocast(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled):
+            return func(*args, **kwargs)
+
+    return call
+
+
 def _decorated_replacement(fn):
-    if getattr(fn, "__code__", None) is not _DECORATE_CONTEXT_CODE or not fn.__closure__:
+    """A function decorated with @torch.no_grad(), @torch.enable_grad(), @torch.inference_mode()
+    or @torch.autocast(...) (torch's wrappers, which the trace does not enter): a stand-in that
+    enters the same block around the call, or None."""
+    code = getattr(fn, "__code__", None)
+    if (code is not _DECORATE_CONTEXT_CODE and code is not _AUTOCAST_DECORATE_CODE) or not fn.__closure__:
         return None
     found = _decorated.get(fn)
     if found is not None:
         return found
-    cells = dict(zip(fn.__code__.co_freevars, (cell.cell_contents for cell in fn.__closure__)))
-    factory, func = cells.get("ctx_factory"), cells.get("func")
-    mode = type(getattr(factory, "__self__", None))
-    if func is None or mode not in _GRAD_MODES or getattr(factory, "__name__", "") != "clone":
-        return None  # another context manager (inference_mode, autocast): not replaced
-    found = _decorated[fn] = _grad_mode_call(func, mode)
+    cells = dict(zip(code.co_freevars, (cell.cell_contents for cell in fn.__closure__)))
+    func = cells.get("func")
+    if func is None:
+        return None
+    if code is _AUTOCAST_DECORATE_CODE:
+        block = cells.get("autocast_instance")
+        if not isinstance(block, torch.amp.autocast_mode.autocast):
+            return None
+        found = _autocast_call(func, block.device, block.fast_dtype, block._enabled, block._cache_enabled)
+    else:
+        factory = cells.get("ctx_factory")
+        block = getattr(factory, "__self__", None)
+        if getattr(factory, "__name__", "") != "clone":
+            return None  # another context manager: not replaced
+        if type(block) in _GRAD_MODES:
+            found = _grad_mode_call(func, type(block))
+        elif type(block) is torch.inference_mode:
+            found = _inference_mode_call(func, block.mode)
+        else:
+            return None
+    _decorated[fn] = found
     return found

@@ -244,3 +244,37 @@ def test_a_tensor_subclass_input_gives_results_of_its_class_on_every_backend(bac
         warnings.simplefilter("ignore")
         result = cdynamo.compile(lambda x: x.sin() + 1, backend=backend)(t)
     assert type(result) is _LogTensor and torch.equal(result.as_subclass(torch.Tensor), (t.sin() + 1).as_subclass(torch.Tensor))
+
+
+class _ClampGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 3
+
+
+_clamp_grad = _ClampGrad.apply  # tabnet's `sparsemax = SparsemaxFunction.apply`
+
+
+class _AppliesAliases(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fn = _ClampGrad.apply
+
+    def forward(self, x):
+        return _clamp_grad(x) + self.fn(x * 2)
+
+
+def test_an_autograd_function_apply_held_in_a_global_or_attribute_is_one_node():
+    x = torch.randn(3, 4, requires_grad=True)
+    m = _AppliesAliases()
+    counter = CompileCounter()
+    got = cdynamo.compile(m, backend=counter, fullgraph=True)(x)
+    expected = m(x)
+    assert same(got, expected) and counter.frame_count == 1
+    (grad,) = torch.autograd.grad(got.sum(), x)
+    (expected_grad,) = torch.autograd.grad(expected.sum(), x)
+    assert same(grad, expected_grad)

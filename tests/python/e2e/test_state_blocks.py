@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import cdynamo
-from cdynamo.testing import CompileCounter
+from cdynamo.testing import CompileCounter, same
 from .helpers import explain, one_graph
 
 
@@ -161,3 +161,30 @@ def test_a_mode_made_from_constants_is_entered_and_one_made_from_tensors_breaks(
     assert torch.equal(one_graph(constant_scale, x), constant_scale(x))
     out = explain(tensor_scale, x)
     assert torch.allclose(out.out, tensor_scale(x)) and out.graph_break_count >= 1
+
+
+@torch.inference_mode()
+def _doubled_without_autograd(t):
+    return t * 2, torch.is_inference_mode_enabled()
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+def _autocast_product(t):
+    return t @ t.T
+
+
+def test_functions_decorated_with_inference_mode_and_autocast_are_traced():
+    # torch's decorator wrappers: the block entered around the call, as in eager, at module level
+    # and applied inside the compiled function.
+    def fn(x):
+        @torch.autocast("cpu", dtype=torch.bfloat16)
+        def inner(t):
+            return torch.mm(t, t.T)
+
+        doubled, inside = _doubled_without_autograd(x)
+        return doubled.sum() + x, inside, _autocast_product(x).dtype, inner(x)
+
+    x = torch.randn(4, 3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
