@@ -630,6 +630,29 @@ bool Tracer::pending_write_lands_in(const ValuePtr& base, const std::string& tab
   return false;
 }
 
+// An instance's __dict__ or a module's _modules read after the trace set attributes that land
+// there (written after the graph): the table as it is, with those writes, read-only (a write to
+// it would have to reach the object's own table too). _parameters and _buffers are refused.
+ValuePtr Tracer::table_with_pending_writes(const ValuePtr& base, const std::string& table) {
+  if (table != "__dict__" && table != "_modules")
+    unsupported("reading " + table + " of a module the function set an attribute of (written after the graph, the "
+                "table would miss it); read the attribute itself instead");
+  if (!base->source) unsupported("reading " + table + " of an object the function set an attribute of");
+  Ref real = check(PyObject_GetAttrString(base->obj.ptr(), table.c_str()));
+  if (!PyDict_CheckExact(real.ptr())) unsupported("reading " + table + " that is not a dict, after the function set an attribute");
+  ValuePtr read = wrap(real, Source::attr(base->source, table));
+  if (read->kind != ValueKind::Dict) unsupported("reading " + table + " of a " + read->describe());
+  ValuePtr merged = Value::dict(read->keys, read->items);
+  const bool module = base->kind == ValueKind::NNModule;
+  for (const SideEffect& effect : side_effects_) {
+    if (effect.name.empty() || effect.name == kDeferredCall || effect.object->obj.ptr() != base->obj.ptr()) continue;
+    const bool to_modules = module && (effect.value->kind == ValueKind::NNModule || merged->dict_index(Ref(check(PyUnicode_FromString(effect.name.c_str())))) >= 0);
+    if (to_modules == (table == "_modules")) merged->dict_set(check(PyUnicode_FromString(effect.name.c_str())), effect.value);
+  }
+  merged->read_only = true;
+  return merged;
+}
+
 // `weight.data = F.normalize(weight.data)`: the tensor takes the new values without autograd
 // seeing it. Where the new tensor is one the graph made, with the same sizes, strides, dtype and
 // device, writing them through weight.data is what eager's storage swap leaves observable.

@@ -453,6 +453,7 @@ class Tracer {
   ValuePtr pending_class_attribute(PyTypeObject* type, const std::string& name) const;  // through the MRO
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   bool pending_write_lands_in(const ValuePtr& base, const std::string& table) const;
+  ValuePtr table_with_pending_writes(const ValuePtr& base, const std::string& table);
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
   static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it

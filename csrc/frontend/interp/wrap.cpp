@@ -477,8 +477,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
   if (ValuePtr written = pending_attribute(base, name)) return written;
   if ((name == "__dict__" || name == "_modules" || name == "_parameters" || name == "_buffers") &&
       (base->kind == ValueKind::NNModule || base->kind == ValueKind::Object) && pending_write_lands_in(base, name))
-    unsupported("reading " + name + " of an object the function set an attribute of (written after the graph, "
-                "the table would miss it); read the attribute itself instead");
+    return table_with_pending_writes(base, name);
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
   switch (base->kind) {
     case ValueKind::NNModule: return nn_module_attr(base, name);

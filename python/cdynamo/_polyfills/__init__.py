@@ -39,7 +39,7 @@ from .iterators import (
 from .namedtuples import _namedtuple_method
 from .nn_modules import (
     _module_buffers, _module_children, _module_modules, _module_named_buffers, _module_named_children,
-    _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
+    _module_add_module, _module_apply, _module_get_buffer, _module_get_name, _module_get_parameter, _module_get_submodule, _module_named_modules, _module_named_parameters, _module_parameters,
     _module_register_buffer, _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict,
     register_traced_hook, remove_traced_hook,
 )
@@ -121,6 +121,11 @@ _BY_OBJECT = {
     torch.nn.Module.state_dict: _module_state_dict,
     torch.nn.Module.get_submodule: _module_get_submodule,
     torch.nn.Module.get_parameter: _module_get_parameter,
+    torch.nn.Module.get_buffer: _module_get_buffer,
+    torch.nn.Module._get_name: _module_get_name,
+    torch.nn.Module.apply: _module_apply,
+    torch.nn.Module.add_module: _module_add_module,
+    torch.nn.Module.register_module: _module_add_module,
     torch.nn.Module.register_forward_hook: _module_register_forward_hook,
     torch.nn.Module.register_forward_pre_hook: _module_register_forward_pre_hook,
     torch.nn.Module.register_buffer: _module_register_buffer,

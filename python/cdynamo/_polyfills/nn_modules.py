@@ -138,6 +138,44 @@ def _module_get_parameter(self, target):
     return parameter
 
 
+def _module_get_buffer(self, target):
+    """nn.Module.get_buffer: the buffer at a dotted path, with torch's errors."""
+    module_path, _, name = target.rpartition(".")
+    module = _module_get_submodule(self, module_path)
+    if not hasattr(module, name):
+        raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+    if name not in module._buffers:
+        raise AttributeError("`" + name + "` is not a buffer")
+    return getattr(module, name)
+
+
+def _module_get_name(self):
+    return self.__class__.__name__
+
+
+def _module_apply(self, fn):
+    """nn.Module.apply: fn on every submodule, children first, then on the module itself."""
+    for module in self.children():
+        _module_apply(module, fn)
+    fn(self)
+    return self
+
+
+_ADD_MODULE_AS_WRITTEN = _as_written(torch.nn.Module.add_module)
+
+
+def _module_add_module(self, name, module):
+    """nn.Module.add_module / register_module: the child set through nn.Module.__setattr__, which
+    puts a module in _modules as add_module does. Anything it would refuse, or a name a
+    registration hook would see, runs the original after a graph break."""
+    if (type(name) is not str or not isinstance(module, torch.nn.Module) or "." in name or name == ""
+            or (hasattr(self, name) and name not in self._modules)
+            or torch.nn.modules.module._global_module_registration_hooks):
+        _special_calls.break_graph("nn.Module.add_module() of this child inside a compiled function")
+        return _ADD_MODULE_AS_WRITTEN(self, name, module)
+    setattr(self, name, module)
+
+
 # Hooks registered on a module inside traced code: the trace keeps them beside the module's own
 # tables (register_traced_hook and remove_traced_hook are answered by the interpreter, which runs
 # them on calls of the module in the trace); a hook still registered when the graph ends is refused.

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 import cdynamo
-from cdynamo.testing import same
+from cdynamo.testing import CompileCounter, same
 
 from .helpers import explain, one_graph
 
@@ -108,13 +108,35 @@ def _dict_after_attribute_write(x, m, s):
     (_dict_after_attribute_write, lambda: (torch.ones(3), nn.Module(), _Holder())),
 ])
 def test_tables_read_after_an_attribute_write_in_the_trace_see_the_write(fn, make_args):
-    # The write is made after the graph: reading the table it lands in (a module's _modules, an
-    # instance's __dict__) in the same trace breaks the graph there instead of missing it.
+    # The write is made after the graph: the table it lands in (a module's _modules, an
+    # instance's __dict__) is read in the trace with it.
     torch.manual_seed(0)
     expected_args = make_args()
     torch.manual_seed(0)
     args = make_args()
-    assert same(cdynamo.optimize("eager")(fn)(*args), fn(*expected_args))
-    cdynamo.reset()  # the code compiled above, with its graph break, would be reused
-    with pytest.raises(cdynamo.exc.Unsupported, match="the table would miss it"):
-        cdynamo.compile(fn, backend="eager", fullgraph=True)(*make_args())
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*expected_args))
+    assert counter.frame_count == 1
+    assert same(vars(args[0]).get("scale"), vars(expected_args[0]).get("scale"))
+
+
+def test_module_api_methods_inside_the_function():
+    # apply (children first, then the module), get_buffer, _get_name and add_module, traced.
+    def fn(m, extra, x):
+        names = []
+        m.apply(lambda module: names.append(module._get_name()))
+        m.add_module("extra", extra)
+        y = m.extra(m.b(m.a(x)))
+        return y, names, [n for n, _ in m.named_children()], m.get_buffer("a_scale")
+
+    def make():
+        torch.manual_seed(0)
+        m = _TwoLayers()
+        m.register_buffer("a_scale", torch.ones(3))
+        return m, nn.Tanh(), torch.randn(2, 3)
+
+    counter = CompileCounter()
+    expected = fn(*make())
+    module, extra, x = make()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(module, extra, x), expected)
+    assert counter.frame_count == 1 and isinstance(module.extra, nn.Tanh)
