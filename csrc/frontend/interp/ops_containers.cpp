@@ -136,7 +136,9 @@ bool Tracer::op_unpack_sequence(const bytecode::Instruction& inst) {
 bool Tracer::op_unpack_ex(const bytecode::Instruction& inst) {
   std::vector<ValuePtr> items = iterate(pop());
   size_t before = inst.arg & 0xFF, after = inst.arg >> 8;
-  if (items.size() < before + after) unsupported("not enough values to unpack");
+  if (items.size() < before + after)
+    raise(PyExc_ValueError, "not enough values to unpack (expected at least " + std::to_string(before + after) + ", got " +
+                                std::to_string(items.size()) + ")");
   std::vector<ValuePtr> ordered(items.begin(), items.begin() + before);
   ordered.push_back(Value::sequence(ValueKind::List, std::vector<ValuePtr>(items.begin() + before, items.end() - after)));
   ordered.insert(ordered.end(), items.end() - after, items.end());

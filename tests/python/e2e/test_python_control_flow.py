@@ -405,3 +405,22 @@ def test_exceptions_raised_while_handling_one_carry_it_as_context_and_popitem():
     x = torch.randn(2)
     got, want = cdynamo.optimize("eager", nopython=True)(f)(x), f(x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
+
+
+def test_a_wrong_unpack_raises_valueerror_in_the_trace():
+    # CPython's ValueError, raised where eager raises it: a handler takes it.
+    def fn(x):
+        try:
+            a, b = x.shape
+        except ValueError as error:
+            a, b = x.shape[0], str(error)
+        try:
+            first, *rest, last = [x]
+        except ValueError:
+            first = last = x
+        return x * a, b, first + last
+
+    x = torch.randn(2, 3, 4)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
