@@ -206,8 +206,9 @@ MODEL_FIELDS = {
 # default lies outside it, and never drawn as input, so no image placeholder shows up in text.
 _TOKEN_ID = re.compile(r"(_token_id|_token_index|_id)$")
 
+FULLGRAPH = False  # --fullgraph
 STATUSES = ("one graph", "dynamic recompiles", "dynamic wrong", "dynamic error", "breaks", "wrong",
-            "transformers differs when compiling", "cdynamo error", "does not build", "skipped")
+            "transformers differs when compiling", "cdynamo error", "error", "does not build", "skipped")
 
 
 def _is_int(value):
@@ -333,6 +334,23 @@ def _message(error):
     return " ".join(f"{type(error).__name__}: {error}".split())
 
 
+def _fullgraph_row(model, inputs, expected, compile_fullgraph, unsupported):
+    """--fullgraph: one row from compiling model with fullgraph=True (the issue's zoo test): one
+    graph equal to eager, or the error that says why not ("breaks" for a graph break)."""
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            out = compile_fullgraph(model)(**inputs)
+    except unsupported as error:
+        return _row("breaks", _message(error).splitlines()[0], "-", ">=1", "-")
+    except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        return _row("error", _message(error))
+    equal = same_output(out, expected)
+    if not equal and same_output(out, eager_as_if_compiling(model, inputs)):
+        return _row("transformers differs when compiling", "", 1, 0, equal)
+    return _row("one graph" if equal else "wrong", "", 1, 0, equal)
+
+
 def check_architecture(model_type, class_name, report_stage):
     """One row of the --all table; runs in its own child process (see run_isolated)."""
     try:
@@ -341,6 +359,9 @@ def check_architecture(model_type, class_name, report_stage):
         return _row("does not build", _message(error))
     report_stage("cdynamo error")  # what a crash or a hang from here on is
     cdynamo.reset()
+    if FULLGRAPH:
+        return _fullgraph_row(model, inputs, expected, lambda m: cdynamo.compile(m, backend="eager", fullgraph=True),
+                              cdynamo.exc.Unsupported)
     try:
         # Raised, not a silent eager fallback: a bug of cdynamo must not pass as "breaks".
         with torch.no_grad(), cdynamo.config.patch(suppress_errors=False):
@@ -375,6 +396,12 @@ def check_architecture_torch_compile(model_type, class_name, report_stage):
         return _row("does not build", _message(error))
     report_stage("torch.compile error")
     cdynamo.reset()
+    if FULLGRAPH:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        return _fullgraph_row(model, inputs, expected, lambda m: torch.compile(m, backend="eager", fullgraph=True),
+                              torch._dynamo.exc.Unsupported)
     try:
         with torch.no_grad():
             graphs, breaks, reason, out = torch_compile_explain(model, (), inputs)
@@ -609,11 +636,16 @@ def main():
     parser.add_argument("--timeout", type=int, default=120, help="seconds one architecture may take (--all, and --compare's torch.compile runs)")
     parser.add_argument("--dynamic", action="store_true",
                         help="--all: call each one-graph architecture at 3 more sequence lengths (automatic dynamic)")
+    parser.add_argument("--fullgraph", action="store_true",
+                        help="--all: compile each model with fullgraph=True (one graph or an error) instead of explain")
     parser.add_argument("--compare", action="store_true",
                         help="also torch.compile's frontend (torch._dynamo.explain) on each model, in a child process")
     options = parser.parse_args()
     if options.compare and options.backend != "eager":
         parser.error("--compare counts graphs and breaks: backend eager only")
+    if options.fullgraph:
+        global FULLGRAPH
+        FULLGRAPH = True
     if options.dynamic:
         global DYNAMIC_LENGTHS
         DYNAMIC_LENGTHS = (SEQUENCE[1], SEQUENCE[1] + 5, SEQUENCE[1] - 3, SEQUENCE[1] + 11)

@@ -66,6 +66,9 @@ def _pure_on_immutable_values(fn):
     owner = fn.__self__
     if isinstance(owner, type):  # a classmethod; a __new__ makes an instance of any subclass
         return any(owner is cls for cls in _IMMUTABLE_BUILTIN_TYPES) and fn.__name__ != "__new__"
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(owner, numpy.generic):
+        return True  # a NumPy scalar's method (np.float64(2.0).astype("int").item()): scalars never change
     return any(type(owner) is cls for cls in _IMMUTABLE_BUILTIN_TYPES) or any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
 
 
@@ -188,7 +191,6 @@ def _is_autograd_function_apply(fn):
     owner = getattr(fn, "__self__", None)
     return (isinstance(owner, type) and issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
             and getattr(fn, "__func__", None) is torch.autograd.Function.apply.__func__)
-
 
 
 _READING_SLOTS = {"__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",

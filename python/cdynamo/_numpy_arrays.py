@@ -88,6 +88,9 @@ class TracedArray:
     def argmin(self, axis=None):
         return argmin(self, axis)
 
+    def __setitem__(self, index, value):
+        self.tensor[_tensors(index)] = _tensors(value)
+
     def __neg__(self):
         return TracedArray(-self.tensor)
 
@@ -281,6 +284,16 @@ FUNCTIONS = {
     np.ceil: _unary(torch.ceil, floating=False), np.maximum: _elementwise(torch.maximum),
     np.minimum: _elementwise(torch.minimum), np.matmul: _elementwise(torch.matmul), np.dot: _elementwise(torch.matmul),
 }
+
+
+CONSTANT_ARRAY_LIMIT = 65536  # elements: a larger array numpy makes from constants ends the graph
+
+
+def constant_array(values, dtype):
+    """An ndarray numpy made from constants in the trace (np.zeros(shape), np.arange(5) ** 2):
+    a TracedArray of a tensor of its values (values: its tolist(), dtype: its dtype's name),
+    made by the graph, so that operations and item writes on it are traced."""
+    return TracedArray(torch.tensor(values, dtype=_TORCH_DTYPE[dtype]))
 
 
 def replacement(fn):

@@ -557,14 +557,14 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
   if (policy == "fold_numpy") {
-    // numpy on constants (np.sqrt(d_k), np.prod(shape)): computed now; numbers come back as
-    // constants, arrays (mutable, and not traced) end the graph here.
+    // numpy on constants (np.sqrt(d_k), np.prod(shape), np.zeros(k)): computed now; numbers come
+    // back as constants, arrays (mutable) as arrays the trace holds (constant_numpy_array).
     if (!all_constant(args, kwargs)) unsupported("numpy." + name + "() of a traced value (use the torch function)");
     ValuePtr result = fold(fn, args, kwargs);
     PyObject* r = result->obj.ptr();
-    if (!(is_numpy_scalar(r) || PyLong_Check(r) || PyFloat_Check(r) || PyComplex_Check(r) || r == Py_None))
-      unsupported("numpy." + name + "() returned a " + std::string(Py_TYPE(r)->tp_name) + ", not a number");
-    return result;
+    if (is_numpy_scalar(r) || PyLong_Check(r) || PyFloat_Check(r) || PyComplex_Check(r) || r == Py_None) return result;
+    if (ValuePtr array = constant_numpy_array(result->obj)) return array;
+    unsupported("numpy." + name + "() returned a " + std::string(Py_TYPE(r)->tp_name) + ", not a number");
   }
   static Ref& reversed = *new Ref(import_attr("builtins", "reversed"));  // never freed: outlives the interpreter
   static Ref& module_list = *new Ref(import_attr("torch.nn", "ModuleList"));  // never freed: outlives the interpreter

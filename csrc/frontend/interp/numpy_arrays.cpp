@@ -36,6 +36,25 @@ ValuePtr Tracer::call_with_arrays(Handle fn, const std::string& policy, std::vec
   return inline_call(to_tensor, std::move(args), std::move(kwargs));
 }
 
+// An ndarray numpy made from constants: a TracedArray of a tensor the graph makes from its
+// values (_numpy_arrays.constant_array), or null for arrays of other dtypes or too large.
+ValuePtr Tracer::constant_numpy_array(Handle array) {
+  static Ref& ndarray = *new Ref(import_attr("numpy", "ndarray"));  // never freed: outlives the interpreter
+  static Ref& limit = *new Ref(import_attr("cdynamo._numpy_arrays", "CONSTANT_ARRAY_LIMIT"));  // likewise
+  static Ref& dtypes = *new Ref(import_attr("cdynamo._numpy_arrays", "_TORCH_DTYPE"));         // likewise
+  if (Py_TYPE(array.ptr()) != reinterpret_cast<PyTypeObject*>(ndarray.ptr())) return nullptr;
+  Ref size = check(PyObject_GetAttrString(array.ptr(), "size"));
+  if (PyObject_RichCompareBool(size.ptr(), limit.ptr(), Py_GT) != 0) return nullptr;
+  Ref dtype_name = check(PyObject_GetAttrString(Ref(check(PyObject_GetAttrString(array.ptr(), "dtype"))).ptr(), "name"));
+  if (!PyDict_GetItemWithError(dtypes.ptr(), dtype_name.ptr())) {
+    if (PyErr_Occurred()) throw PythonError();
+    return nullptr;
+  }
+  Ref values = check(PyObject_CallMethod(array.ptr(), "tolist", nullptr));
+  static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "constant_array"));  // never freed: outlives the interpreter
+  return inline_call(made, {Value::constant(values), Value::constant(dtype_name)}, {});
+}
+
 ValuePtr Tracer::tensor_numpy(const ValuePtr& tensor, std::vector<ValuePtr> args, graph::KwArgs kwargs) {
   static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "tensor_numpy"));  // never freed: outlives the interpreter
   args.insert(args.begin(), tensor);

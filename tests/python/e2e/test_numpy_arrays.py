@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import cdynamo
-from cdynamo.testing import CompileCounter
+from cdynamo.testing import CompileCounter, same
 
 
 def side_statistics(h):
@@ -100,3 +100,19 @@ def test_in_place_array_arithmetic_changes_the_tensor_as_numpy_does():
     got = cdynamo.compile(f, backend="eager", fullgraph=True)(t2)
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(t2, t1)  # the tensor behind the array changed in both
+
+
+def test_arrays_numpy_makes_from_constants_are_traced():
+    # RepVGG's identity kernel: np.zeros, item writes, torch.from_numpy; an arange squared; a
+    # NumPy scalar's methods (Informer's np.ceil(np.log(L)).astype("int").item()).
+    def fn(x):
+        kernel = np.zeros((3, 3), dtype=np.float32)
+        for i in range(3):
+            kernel[i, (i + 1) % 3] = 1
+        steps = int(np.ceil(np.log(x.shape[0])).astype("int").item())
+        return x @ torch.from_numpy(kernel), x * torch.from_numpy(np.arange(3) ** 2), steps
+
+    x = torch.randn(4, 3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
