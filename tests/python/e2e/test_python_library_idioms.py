@@ -235,10 +235,10 @@ def test_numpy_arrays_and_numpy_random_end_the_graph_with_a_reason():
 
     def fn(x):
         y = x + 1
-        noise = np.ones(3)  # an array: not traced
+        noise = np.ones(70000)  # past the elements a graph makes from constants: not traced
         return y * 2 + torch.from_numpy(noise).float()
 
-    x = torch.randn(3)
+    x = torch.randn(70000)
     assert same(cdynamo.optimize("eager")(fn)(x), fn(x))
     assert any("returned a numpy.ndarray, not a number" in reason for reason in counters["graph_break"])
     cdynamo.reset()
