@@ -66,10 +66,13 @@ def partial_without_dict(partial):
 
 def _class_making_metaclasses():
     """Metaclasses whose class creation runs no Python code of the program (type's is C; ABCMeta's
-    only sets up its registry): a class statement in traced code is made with them at trace time."""
+    only sets up its registry; torch.Tensor's _TensorMeta is C): a class statement in traced code
+    is made with them at trace time."""
     import abc
 
-    return (type, abc.ABCMeta)
+    import torch
+
+    return (type, abc.ABCMeta, type(torch.Tensor))
 
 
 def class_making_metaclass(bases, keywords):

@@ -366,6 +366,34 @@ def transform_node(transform, func, options, closed_over=0, held=()):
 _AUTOGRAD_FUNCTION_NODES = weakref.WeakKeyDictionary()
 
 
+def tensor_hook_node(hook):
+    """The graph's target for t.register_hook(hook) on a tensor the graph computes: an identity
+    whose backward hands the gradient to each of its hooks in turn (a result that is not None goes
+    on instead), as autograd runs a tensor's hooks; node.hooks takes later ones. The graph runs as
+    captured under compiling backends (the hooks run when backward runs)."""
+    hooks = [hook]
+
+    class TensorHook(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, tensor):
+            return tensor.view_as(tensor)
+
+        @staticmethod
+        def backward(ctx, grad):
+            for each in hooks:
+                result = each(grad)
+                grad = grad if result is None else result
+            return grad
+
+    def node(tensor):
+        return TensorHook.apply(tensor)
+
+    node.__name__ = node.__qualname__ = "tensor_hook"
+    node.hooks = hooks
+    node._cdynamo_runs_as_captured = "a tensor hook registered in the compiled function (it runs when backward runs)"
+    return node
+
+
 def autograd_function_node(apply):
     """The graph's target for Cls.apply: a function of cdynamo's (torch.fx would write a bound
     method of a torch class as the unimportable path torch.autograd.function.apply), one per

@@ -728,6 +728,8 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     static PyObject* const len = PyDict_GetItemString(PyEval_GetBuiltins(), "len");  // borrowed; lives forever
     return call_value(Value::constant(Ref::borrow(len)), {self}, {});
   }
+  if (name == "register_hook" && args.size() == 1 && kwargs.empty())
+    return self->source ? defer_tensor_hook(self, args[0]) : hook_in_graph(self, args[0]);
   if (unsupported_methods().count(name))
     unsupported("Tensor." + name + "() needs the tensor's data or changes state outside the graph; "
                 "keep the value as a tensor, or move this call out of the compiled function");

@@ -38,6 +38,53 @@ ValuePtr Tracer::defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph
   return Value::constant(Ref::borrow(Py_None));
 }
 
+// t.register_hook(hook) on a tensor passed in: registered after the graph (autograd reads a
+// tensor's hooks when backward runs, after the call returns). The handle it returns is a stand-in
+// whose remove() breaks the graph.
+ValuePtr Tracer::defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook) {
+  static Ref& register_hook = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "register_hook")));  // never freed: outlives
+  static Ref& handle = *new Ref(import_attr("cdynamo._polyfills.torch_calls", "DEFERRED_HOOK_HANDLE"));                      // the interpreter
+  ValuePtr callable = Value::constant(register_hook);
+  ValuePtr call = Value::sequence(ValueKind::Tuple, {callable, Value::sequence(ValueKind::Tuple, {tensor, hook}), Value::dict({}, {})});
+  side_effects_.push_back({callable, kDeferredCall, std::move(call)});
+  return Value::constant(handle);
+}
+
+// t.register_hook(hook) on a tensor the graph computes: an identity node whose backward runs the
+// hook (_special_calls.tensor_hook_node), which the tensor's later uses read through. Eager's hook
+// sees the gradient from every use, so a tensor already used is refused.
+ValuePtr Tracer::hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook) {
+  static Ref& handle = *new Ref(import_attr("cdynamo._polyfills.torch_calls", "DEFERRED_HOOK_HANDLE"));  // never freed: outlives the interpreter
+  Ref function;
+  if (hook->is_constant() && PyCallable_Check(hook->obj.ptr())) {
+    function = hook->obj;
+  } else if (hook->kind == ValueKind::Function && hook->items.empty()) {
+    function = hook->obj;
+  } else if (hook->kind == ValueKind::UserMethod && hook->items.at(0)->source && hook->items[0]->obj &&
+             !has_pending_writes(hook->items[0])) {
+    function = check(PyMethod_New(hook->obj.ptr(), hook->items[0]->obj.ptr()));  // a method of an object from the frame
+  } else {
+    unsupported("Tensor.register_hook() with a hook that closes over values of the compiled function");
+  }
+  Ref requires_grad = check(PyObject_GetAttrString(tensor->fake.ptr(), "requires_grad"));
+  if (requires_grad.ptr() != Py_True) raise(PyExc_RuntimeError, "cannot register a hook on a tensor that doesn't require gradient");
+  if (PyObject_Length(Ref(check(PyObject_GetAttrString(tensor->node.ptr(), "users"))).ptr()) != 0)
+    unsupported("Tensor.register_hook() on a tensor already used in the compiled function (the hook would miss those uses' gradients)");
+  Ref target = check(PyObject_GetAttrString(tensor->node.ptr(), "target"));
+  if (PyObject_HasAttrString(target.ptr(), "hooks") && PyObject_HasAttrString(target.ptr(), "_cdynamo_runs_as_captured")) {
+    // A second hook on the tensor: the node's, after the first (autograd runs them in order).
+    Ref hooks = check(PyObject_GetAttrString(target.ptr(), "hooks"));
+    check_status(PyList_Append(hooks.ptr(), function.ptr()));
+    return Value::constant(handle);
+  }
+  target = call_helper("cdynamo._special_calls", "tensor_hook_node", {function});
+  keep_alive_.push_back(target);
+  ValuePtr hooked = graph_.call("call_function", target, {tensor}, {}, "Tensor.register_hook()");
+  tensor->node = hooked->node;  // every later use of the tensor reads it through the hook
+  tensor->fake = hooked->fake;
+  return Value::constant(handle);
+}
+
 // logger.debug(...) (any logging.Logger method that logs) at a level the logger does not emit
 // now: a call that does nothing, skipped, with a guard that the logger still does not emit at
 // that level (a change of level recompiles). Null when the call would log (is_logging_call).

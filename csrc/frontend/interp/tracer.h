@@ -372,6 +372,8 @@ class Tracer {
   Ref closed_over_object(const ValuePtr& contents, const std::string& what, std::vector<ValuePtr>& captured);
   // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
+  ValuePtr defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook);
+  ValuePtr hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
   ValuePtr call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);

@@ -211,6 +211,16 @@ def _as_function(func):
     return partial_(func.func, *func.args, **func.keywords) if isinstance(func, Partial) else func
 
 
+class _DeferredHookHandle:
+    """What Tensor.register_hook returns in the trace (the hook is registered after the graph)."""
+
+    def remove(self):
+        _special_calls.refuse("removing a tensor hook the compiled function registered")
+
+
+DEFERRED_HOOK_HANDLE = _DeferredHookHandle()
+
+
 def jit_annotate_(the_type, the_value):
     # torch.jit.annotate(List[T], []): the value itself (the list stays the one the trace made).
     return the_value

@@ -2,6 +2,7 @@
 hooks traced into the graph (their Python side effects made once, with real tensors), hooks
 registered or removed after compiling seen from the next call on (a recompile), backward hooks
 outside the graph; compiled modules and functions called from compiled code."""
+import pytest
 import torch
 from torch import nn
 
@@ -171,3 +172,47 @@ def test_a_hook_that_is_a_method_of_a_module_writes_its_attributes_on_every_call
     for call in (1, 2, 3):  # (the count is an int the trace reads: each new value recompiles, as in torch.compile)
         out, count = compiled(torch.ones(2, 3))
         assert same(out, expected) and count == call and model.count == call
+
+
+_hooked_gradients = []
+
+
+def _record_and_double(grad):
+    _hooked_gradients.append(grad.clone())
+    return grad * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_tensor_hooks_registered_in_the_function_run_in_backward(backend):
+    # On an input: registered after the graph. On a tensor the graph computes: a node whose
+    # backward runs the hooks, in the order they were registered.
+    def fn(x, w):
+        x.register_hook(lambda g: g + 1)
+        h = x * w
+        h.register_hook(_record_and_double)
+        h.register_hook(lambda g: g - 0.5)
+        return h.sin().sum()
+
+    def run(compiled):
+        torch.manual_seed(0)
+        x, w = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+        _hooked_gradients.clear()
+        compiled(x, w).backward()
+        return x.grad, w.grad, list(_hooked_gradients)
+
+    expected = run(fn)
+    counter = CompileCounter()
+    assert same(run(cdynamo.compile(fn, backend=backend, fullgraph=True)), expected)
+    cdynamo.reset()
+    assert same(run(cdynamo.compile(fn, backend=counter, fullgraph=True)), expected) and counter.frame_count == 1
+
+
+def test_a_tensor_hook_on_an_already_used_tensor_breaks_the_graph():
+    def fn(x):
+        h = x * 2
+        first = h.sum()
+        h.register_hook(lambda g: g * 10)  # eager's hook sees first's gradient too
+        return first + h.cos().sum()
+
+    with pytest.raises(cdynamo.exc.Unsupported, match="already used"):
+        cdynamo.compile(fn, backend="eager", fullgraph=True)(torch.randn(3, requires_grad=True))
