@@ -341,9 +341,13 @@ def _fullgraph_row(model, inputs, expected, compile_fullgraph, unsupported):
         with torch.no_grad():
             torch.manual_seed(0)
             out = compile_fullgraph(model)(**inputs)
-    except unsupported as error:
-        return _row("breaks", _message(error).splitlines()[0], "-", ">=1", "-")
     except Exception as error:  # noqa: BLE001 - the row says what went wrong
+        try:
+            eager_as_if_compiling(model, inputs)
+        except Exception as library_error:  # noqa: BLE001 - transformers' own compile path fails alike
+            return _row("transformers differs when compiling", "eager with is_compiling() raises too: " + _message(library_error))
+        if isinstance(error, unsupported):
+            return _row("breaks", _message(error).splitlines()[0], "-", ">=1", "-")
         return _row("error", _message(error))
     equal = same_output(out, expected)
     if not equal and same_output(out, eager_as_if_compiling(model, inputs)):
