@@ -187,6 +187,11 @@ ValuePtr Tracer::builtin_type(Handle, std::vector<ValuePtr>& args, graph::KwArgs
   Ref type = apparent_type(args[0]);
   // type(self) of an object the trace made: read where its class was (class attributes guarded there).
   if (args[0]->kind == ValueKind::NewObject && type.ptr() == args[0]->cls.ptr()) return Value::constant(type, args[0]->cls_source);
+  // type(self) of a module or object from the frame: read at obj.__class__ (`type(self).calls += 1`
+  // writes the class there; its attributes are guarded there).
+  if ((args[0]->kind == ValueKind::NNModule || args[0]->kind == ValueKind::Object) && args[0]->source &&
+      type.ptr() == reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr())))
+    return Value::constant(type, Source::attr(args[0]->source, "__class__"));
   return Value::constant(type);
 }
 

@@ -764,3 +764,21 @@ def test_returned_closures_are_new_functions_sharing_their_cells_as_in_eager():
     again = compiled(x)
     assert again[0] is not apply and again[2]() == 0  # a new function and new cells per call
     assert counter.frame_count == 1
+
+
+class _CountedLayer(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        return x * type(self).calls
+
+
+def test_a_class_counter_written_through_type_self_in_forward():
+    # type(self) is read at self.__class__: the write is made there after the graph.
+    m = _CountedLayer()
+    x = torch.randn(3)
+    _CountedLayer.calls = 0
+    compiled = cdynamo.compile(m, backend="eager", fullgraph=True)
+    first, second = compiled(x), compiled(x)
+    assert _CountedLayer.calls == 2 and same(first, x) and same(second, x * 2)
