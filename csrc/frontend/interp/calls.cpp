@@ -713,9 +713,10 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   if (name == "requires_grad_" && !self->source) {
     // Without grad mode, a tensor the graph makes becomes a leaf that requires grad (transformers'
     // placeholder outputs): a node (backends set it on the outputs). With it, the graph breaks
-    // there: the next graph takes the leaf as an input autograd sees (a gradient penalty).
+    // there: the next graph takes the leaf as an input autograd sees (a gradient penalty), unless
+    // fullgraph=True asks for one graph: then a node too, and the graph runs as captured.
     static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
-    if (Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True)
+    if (!one_graph && Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True)
       unsupported("Tensor.requires_grad_() with gradients on starts a new autograd leaf: the graph ends before it and "
                   "the next one takes the leaf as an input");
     Ref method_name = check(PyUnicode_FromString(name.c_str()));

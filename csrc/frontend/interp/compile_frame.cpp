@@ -231,7 +231,8 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
                                   {Handle(reinterpret_cast<PyObject*>(code)), dynamic_option, dynamic ? Py_True : Py_False,
                                    first_argument});
     Tracer tracer(frame, shape_trace, plan == BreakPlan::Root ? break_at : -1, break_step);
-    tracer.capture_scalar_outputs = config_bool("capture_scalar_outputs") || fullgraph_requested(callback);
+    tracer.one_graph = fullgraph_requested(callback);
+    tracer.capture_scalar_outputs = config_bool("capture_scalar_outputs") || tracer.one_graph;
     TraceResult result;
     try {
       result = tracer.run();

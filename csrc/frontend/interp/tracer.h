@@ -150,6 +150,9 @@ class Tracer {
   // Tensor.item() and tolist() stay in the graph as unbacked numbers: config.capture_scalar_outputs,
   // or fullgraph=True (one graph was asked for, as torch.compile then captures them too).
   bool capture_scalar_outputs = false;
+  // fullgraph=True: where the trace would end a graph for a compiled graph's sake rather than
+  // because it must (a new autograd leaf with gradients on), it keeps one graph instead.
+  bool one_graph = false;
 
  private:
   // --- chapter: frame state --------------------------------------------------------------

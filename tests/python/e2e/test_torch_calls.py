@@ -271,3 +271,18 @@ def test_min_and_max_of_a_generator_of_objects_compare_in_python():
     got = cdynamo.optimize(counter, nopython=True)(f)(x, [3, 1, 2])
     want = f(x, [3, 1, 2])
     assert torch.equal(got[0], want[0]) and got[1] == want[1] and counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_with_gradients_on_and_fullgraph_a_new_leaf_stays_in_one_graph(backend):
+    # fullgraph=True asks for one graph: the leaf is made in it (which then runs as captured).
+    q, w = torch.randn(3, 3), torch.randn(3, 3, requires_grad=True)
+    counter = CompileCounterWithBackend(backend)
+    out, leaf = cdynamo.compile(placeholder_attention, backend=counter, fullgraph=True)(q, w)
+    want, want_leaf = placeholder_attention(q, w)
+    assert counter.frame_count == 1 and leaf.is_leaf and leaf.requires_grad
+    (out * 2).sum().backward()
+    got_grads = (w.grad.clone(), leaf.grad.clone())
+    w.grad = None
+    (want * 2).sum().backward()
+    torch.testing.assert_close(got_grads, (w.grad, want_leaf.grad))
