@@ -514,6 +514,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         // has an autograd node of eager's graph, which the compiled graph does not make.
         Ref requires_grad = check(PyObject_GetAttrString(base->fake.ptr(), "requires_grad"));
         if (requires_grad.ptr() == Py_False) return Value::constant(Ref::borrow(Py_None));
+        // A leaf (an input that is one, guarded so, or a tensor requires_grad_() made one) has none.
+        ValuePtr leaf = tensor_autograd_state(base, "is_leaf");
+        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_True) return Value::constant(Ref::borrow(Py_None));
       }
       if (name == "_base" && !base->source) {
         // A tensor the graph computed: the fake tensors made the same views as eager, so the

@@ -3,6 +3,7 @@ set on the real tensors (the graph's outputs, or the inputs) after the graph, as
 import torch
 
 import cdynamo
+from cdynamo.testing import CompileCounter, same
 from .helpers import explain, one_graph
 
 
@@ -42,3 +43,14 @@ def test_input_tensor_attribute_is_read_and_guarded():
     assert torch.equal(compiled(x), x * 2)
     x.scale = 5
     assert torch.equal(compiled(x), x * 5)
+
+
+def test_grad_fn_of_a_leaf_is_none():
+    # A leaf input (guarded to stay one) and a tensor that does not require grad have no grad_fn.
+    def fn(x, y):
+        return x * 2 if x.grad_fn is None else x, y.grad_fn is None
+
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x, y), fn(x, y))
+    assert counter.frame_count == 1
