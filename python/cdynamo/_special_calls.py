@@ -366,6 +366,19 @@ def transform_node(transform, func, options, closed_over=0, held=()):
 _AUTOGRAD_FUNCTION_NODES = weakref.WeakKeyDictionary()
 
 
+def generator_node(fn, generator):
+    """The graph's target for fn(..., generator=g) with a torch.Generator from the frame: fn
+    drawing from g (which the node holds; the guards fix which generator it is), as eager draws.
+    The graph runs as captured under compiling backends (their random numbers are their own)."""
+
+    def node(*args, **kwargs):
+        return fn(*args, generator=generator, **kwargs)
+
+    node.__name__ = node.__qualname__ = f"{getattr(fn, '__name__', 'random')}_with_generator"
+    node._cdynamo_runs_as_captured = "a random operation drawing from a torch.Generator"
+    return node
+
+
 def tensor_hook_node(hook):
     """The graph's target for t.register_hook(hook) on a tensor the graph computes: an identity
     whose backward hands the gradient to each of its hooks in turn (a result that is not None goes

@@ -630,6 +630,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (fn.ptr() == as_subclass.ptr() && !args.empty() && args[0]->is_tensor())
       return tensor_as_subclass(args[0], std::vector<ValuePtr>(args.begin() + 1, args.end()), kwargs);
     if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
+    if (ValuePtr drawn = random_with_generator(fn, args, kwargs, name + "()")) return drawn;
     // A generator or iterator argument (clip_grad_norm_(model.parameters())): the operator would
     // consume it; the node takes the list of what it yields, and it is left exhausted.
     for (ValuePtr& arg : args)

@@ -481,6 +481,8 @@ class Tracer {
   Ref initial_state_;
   Ref rng_state_before_trace_;  // torch.get_rng_state() before the trace's first seed_in_graph (put back at its end)
   ValuePtr seed_in_graph(const ValuePtr& seed);  // torch.manual_seed(seed)
+  ValuePtr random_with_generator(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs,
+                                 const std::string& what);
   Ref initial_entered_;  // _global_state.entered_state() at entry (restored on leaving)
   // torch.inference_mode, torch.device: `entered` is what __enter__ returns.
   void enter_context_block(Handle enter, Ref argument, const char* what, ValuePtr entered);

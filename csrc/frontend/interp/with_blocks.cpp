@@ -2,6 +2,8 @@
 // no_grad/enable_grad/set_grad_enabled, torch.autocast, torch.inference_mode, torch.device and
 // TorchFunctionModes (their state changes are graph nodes, set for the rest of the trace too) and context managers
 // written in Python (their __enter__/__exit__ traced). Assumes _global_state's helpers.
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -33,6 +35,27 @@ ValuePtr Tracer::seed_in_graph(const ValuePtr& seed) {
   static Ref& node = *new Ref(import_attr("cdynamo._global_state", "manual_seed"));  // never freed: outlives the interpreter
   graph_.call("call_function", node, {Value::constant(number)}, {}, "torch.manual_seed", true);
   return Value::constant(import_attr("torch", "default_generator"));
+}
+
+// torch.randn(..., generator=g) with a torch.Generator from the frame: a node drawing from g
+// (_special_calls.generator_node), the generator guarded by identity. Null without one.
+ValuePtr Tracer::random_with_generator(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs,
+                                       const std::string& what) {
+  static Ref& generator_type = *new Ref(import_attr("torch", "Generator"));  // never freed: outlives the interpreter
+  auto found = std::find_if(kwargs.begin(), kwargs.end(), [](const auto& entry) { return entry.first == "generator"; });
+  if (found == kwargs.end() || !found->second->obj) return nullptr;
+  const ValuePtr& generator = found->second;
+  int is_generator = PyObject_IsInstance(generator->obj.ptr(), generator_type.ptr());
+  check_status(is_generator);
+  if (!is_generator) return nullptr;
+  if (!generator->source) unsupported("a torch.Generator made inside the compiled function (make it outside, once)");
+  generator->source->manager(*guards_).add_id_match(generator->obj);
+  Ref node = call_helper("cdynamo._special_calls", "generator_node", {fn, generator->obj});
+  keep_alive_.push_back(node);
+  graph::KwArgs rest;
+  for (const auto& entry : kwargs)
+    if (entry.first != "generator") rest.push_back(entry);
+  return graph_.call("call_function", node, args, rest, what);
 }
 
 // `with torch.autocast(...)`: the state it sets is a node of the graph (and set for the rest of

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import cdynamo
+from cdynamo.testing import CompileCounterWithBackend, same
 from .helpers import explain, one_graph
 
 _SCALE = 7
@@ -100,3 +101,21 @@ def test_singledispatch_picks_the_implementation_and_a_later_register_recompiles
         return 5
 
     assert torch.equal(compiled(x), f(x)) and torch.equal(f(x), x * 8 + x * 10)
+
+
+_generator = torch.Generator()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_random_operations_drawing_from_a_generator_of_the_program(backend):
+    # The node draws from the generator itself, as eager does: its state advances the same way.
+    def fn(x):
+        return x + torch.randn(4, 3, generator=_generator), torch.randint(0, 5, (6,), generator=_generator)
+
+    x = torch.randn(4, 3)
+    _generator.manual_seed(7)
+    expected = [fn(x), fn(x)]
+    _generator.manual_seed(7)
+    counter = CompileCounterWithBackend(backend)
+    compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
+    assert same([compiled(x), compiled(x)], expected) and counter.frame_count == 1
