@@ -114,6 +114,12 @@ def _as_tensor(value):
         return value.tensor
     if isinstance(value, torch.Tensor):
         return tensor_numpy(value).tensor  # np.exp(t): NumPy reads the tensor through __array__
+    if isinstance(value, (list, tuple)) and value and builtins.any(isinstance(v, (TracedArray, list, tuple)) for v in value):
+        parts = [_as_tensor(v) for v in value]  # np.array([a, b]) of arrays: stacked, in NumPy's common dtype
+        dtype = parts[0].dtype
+        for part in parts[1:]:
+            dtype = torch.promote_types(dtype, part.dtype)
+        return torch.stack([part.to(dtype) for part in parts])
     return torch.as_tensor(value)
 
 
@@ -125,6 +131,8 @@ def _binary(op, reflected=False):
     def method(self, other):
         if not isinstance(other, (TracedArray, torch.Tensor, int, float, bool)):
             return NotImplemented  # a real ndarray or NumPy scalar: not a value a graph holds
+        if isinstance(other, torch.Tensor):  # a tensor's operator takes the array: a tensor, by torch's rules
+            return op(other, self.tensor) if reflected else op(self.tensor, other)
         a, b = self.tensor, (other if isinstance(other, (int, float, bool)) else _as_tensor(other))
         if isinstance(other, float):  # an integer array and a Python float make float64 in NumPy
             a = _true_division_operand(a)
@@ -283,7 +291,16 @@ FUNCTIONS = {
     np.square: _unary(torch.square, floating=False), np.floor: _unary(torch.floor, floating=False),
     np.ceil: _unary(torch.ceil, floating=False), np.maximum: _elementwise(torch.maximum),
     np.minimum: _elementwise(torch.minimum), np.matmul: _elementwise(torch.matmul), np.dot: _elementwise(torch.matmul),
+    np.power: _elementwise(torch.pow), np.add: _elementwise(torch.add), np.subtract: _elementwise(torch.sub),
+    np.multiply: _elementwise(torch.mul),
 }
+
+
+def is_input_array(array):
+    """A NumPy array read from the frame that the graph takes as torch.from_numpy(array): a dtype
+    torch has, no negative strides, writeable (torch.from_numpy's own conditions)."""
+    return (array.dtype.name in _TORCH_DTYPE and array.flags.writeable and array.dtype.byteorder in "=|"
+            and all(stride >= 0 for stride in array.strides))
 
 
 CONSTANT_ARRAY_LIMIT = 65536  # elements: a larger array numpy makes from constants ends the graph

@@ -85,6 +85,12 @@ class CodeBuilder {
         return;
       }
       case Source::Kind::Fixed: load_const(source.key); return;
+      case Source::Kind::Converted:
+        emit(PUSH_NULL);
+        load_const(source.key);
+        load_source(*source.base);
+        call(1);
+        return;
       case Source::Kind::DictItem:
         load_source(*source.base);
         load_const(source.key);

@@ -209,7 +209,41 @@ class CellContentsAccessor final : public Accessor {
   std::string parent_source_;
 };
 
+// ---- function(value): a NumPy array read as the tensor over its memory (torch.from_numpy) ----
+class ConvertedAccessor final : public Accessor {
+ public:
+  ConvertedAccessor(const std::string& parent_source, Handle function, const std::string& function_name)
+      : Accessor(function_name + "(" + parent_source + ")"),
+        parent_source_(parent_source),
+        function_name_(function_name),
+        function_(Ref::borrow(function.ptr())) {}
+
+  PyObject* get(PyObject* parent) const override {
+    PyObject* result = PyObject_CallOneArg(function_.ptr(), parent);
+    if (!result) PyErr_Clear();  // not convertible any more: the guard fails
+    return result;
+  }
+
+  bool same_as(const Accessor& other) const override {
+    auto* o = dynamic_cast<const ConvertedAccessor*>(&other);
+    return o && o->function_.ptr() == function_.ptr();
+  }
+
+  std::string describe_missing(PyObject*) const override {
+    return parent_source_ + " can no longer be converted by " + function_name_;
+  }
+
+ private:
+  std::string parent_source_, function_name_;
+  Ref function_;
+};
+
 }  // namespace
+
+std::unique_ptr<Accessor> make_converted_accessor(const std::string& parent_source, Handle function,
+                                                  const std::string& function_name) {
+  return std::make_unique<ConvertedAccessor>(parent_source, function, function_name);
+}
 
 std::unique_ptr<Accessor> make_attr_accessor(const std::string& parent_source,
                                              const std::string& name) {

@@ -30,6 +30,9 @@ GuardManager& GuardManager::dict_item(Handle key) {
   return child(make_dict_item_accessor(source_, key));
 }
 GuardManager& GuardManager::cell_contents() { return child(make_cell_contents_accessor(source_)); }
+GuardManager& GuardManager::converted(Handle function, const std::string& function_name) {
+  return child(make_converted_accessor(source_, function, function_name));
+}
 
 void GuardManager::add_type_match(PyTypeObject* type) { leaves_.push_back(make_type_match(type)); }
 void GuardManager::add_symbolic_float_match() { leaves_.push_back(make_symbolic_float_match()); }

@@ -50,6 +50,7 @@ class GuardManager {
   GuardManager& item(Py_ssize_t index);          // value[index] for a tuple or list
   GuardManager& dict_item(Handle key);           // value[key] for a dict (exact key object, hashed)
   GuardManager& cell_contents();                 // value.cell_contents for a cell
+  GuardManager& converted(Handle function, const std::string& function_name);  // function(value)
 
   // Leaf guards on this node's value.
   void add_type_match(PyTypeObject* type);  // type(value) is type

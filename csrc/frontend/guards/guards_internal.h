@@ -41,6 +41,8 @@ std::unique_ptr<Accessor> make_attr_accessor(const std::string& parent_source,
 std::unique_ptr<Accessor> make_item_accessor(const std::string& parent_source, Py_ssize_t index);
 std::unique_ptr<Accessor> make_dict_item_accessor(const std::string& parent_source, Handle key);
 std::unique_ptr<Accessor> make_cell_contents_accessor(const std::string& parent_source);
+std::unique_ptr<Accessor> make_converted_accessor(const std::string& parent_source, Handle function,
+                                                  const std::string& function_name);
 
 // ---- Global torch state (global_state.cpp) ----
 bool grad_mode_enabled();

@@ -36,6 +36,28 @@ ValuePtr Tracer::call_with_arrays(Handle fn, const std::string& policy, std::vec
   return inline_call(to_tensor, std::move(args), std::move(kwargs));
 }
 
+// A NumPy array read from the frame (a global, a module's attribute): a TracedArray over a graph
+// input, torch.from_numpy of it at each call (its memory: writes reach the array, and its values
+// are read when the graph runs). One per array object. Null for arrays torch cannot take so.
+ValuePtr Tracer::numpy_array_input(Handle array, const SourcePtr& source) {
+  static PyObject* const ndarray = [] {  // never freed: outlives the interpreter
+    Ref numpy = steal(PyImport_ImportModule("numpy"));
+    if (!numpy) PyErr_Clear();
+    return numpy ? check(PyObject_GetAttrString(numpy.ptr(), "ndarray")).release() : nullptr;
+  }();
+  if (!ndarray || Py_TYPE(array.ptr()) != reinterpret_cast<PyTypeObject*>(ndarray)) return nullptr;
+  if (auto seen = array_inputs_.find(array.ptr()); seen != array_inputs_.end()) return seen->second;
+  static PyObject* const convertible = import_attr("cdynamo._numpy_arrays", "is_input_array").release();  // never freed: likewise
+  if (Ref(check(PyObject_CallOneArg(convertible, array.ptr()))).ptr() != Py_True) return nullptr;
+  static Ref& from_numpy = *new Ref(import_attr("torch", "from_numpy"));  // never freed: likewise
+  ValuePtr tensor = wrap(check(PyObject_CallOneArg(from_numpy.ptr(), array.ptr())), Source::converted(source, from_numpy, "torch.from_numpy"));
+  static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "TracedArray"));  // never freed: likewise
+  ValuePtr traced = call_value(Value::constant(made), {tensor}, {});
+  keep_alive_.push_back(Ref::borrow(array.ptr()));
+  array_inputs_.emplace(array.ptr(), traced);
+  return traced;
+}
+
 // An ndarray numpy made from constants: a TracedArray of a tensor the graph makes from its
 // values (_numpy_arrays.constant_array), or null for arrays of other dtypes or too large.
 ValuePtr Tracer::constant_numpy_array(Handle array) {

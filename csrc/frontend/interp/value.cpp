@@ -35,6 +35,14 @@ SourcePtr Source::fixed(Ref object, std::string display_name) {
   return source;
 }
 
+SourcePtr Source::converted(SourcePtr base, Ref function, std::string function_name) {
+  int depth = base->depth + 1;
+  auto source = std::make_shared<Source>(Source{Kind::Converted, -1, std::move(function_name), std::move(base)});
+  source->key = std::move(function);
+  source->depth = depth;
+  return source;
+}
+
 SourcePtr Source::dict_item(SourcePtr base, Ref key) {
   int depth = base->depth + 1;
   auto source = std::make_shared<Source>(Source{Kind::DictItem, -1, "", std::move(base)});
@@ -57,6 +65,7 @@ std::string Source::str() const {
     case Kind::Attr: return base->str() + "." + name;
     case Kind::Item: return base->str() + "[" + std::to_string(index) + "]";
     case Kind::Fixed: return name;
+    case Kind::Converted: return name + "(" + base->str() + ")";
     case Kind::DictItem: {
       Ref repr = steal(PyObject_Repr(key.ptr()));
       if (!repr) PyErr_Clear();
@@ -75,6 +84,7 @@ guards::GuardManager& Source::manager(guards::RootGuardManager& root) const {
     case Kind::Item: return base->manager(root).item(index);
     case Kind::DictItem: return base->manager(root).dict_item(key);
     case Kind::Fixed: return root.fixed(key, name);
+    case Kind::Converted: return base->manager(root).converted(key, name);
   }
   throw InternalError("unknown source kind");
 }
@@ -92,6 +102,13 @@ PyObject* Source::fetch(const guards::FrameView& frame) const {
       return Py_XNewRef(PyCell_GET(PyTuple_GET_ITEM(frame.closure, index)));
     }
     case Kind::Fixed: return Py_NewRef(key.ptr());
+    case Kind::Converted: {
+      PyObject* base_value = base->fetch(frame);
+      if (!base_value) return nullptr;
+      PyObject* result = PyObject_CallOneArg(key.ptr(), base_value);
+      Py_DECREF(base_value);
+      return result;
+    }
     case Kind::Attr:
     case Kind::Item:
     case Kind::DictItem: {

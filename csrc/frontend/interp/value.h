@@ -16,7 +16,7 @@ using SourcePtr = std::shared_ptr<const Source>;
 
 // How to reach a value from the frame being traced.
 struct Source {
-  enum class Kind { Local, Global, Closure, Attr, Item, DictItem, Fixed };
+  enum class Kind { Local, Global, Closure, Attr, Item, DictItem, Fixed, Converted };
   Kind kind;
   int index = -1;    // Local: localsplus slot; Closure: index in the function's closure; Item
   std::string name;  // Local/Global/Closure: variable name; Attr: attribute name
@@ -30,7 +30,9 @@ struct Source {
   static SourcePtr dict_item(SourcePtr base, Ref key);
   // A specific object (kept alive by the guards): an inlined function's globals dict or cell.
   static SourcePtr fixed(Ref object, std::string display_name);
-  Ref key;           // DictItem: the constant key; Fixed: the object
+  // function(base): what the base holds converted (torch.from_numpy of a NumPy array).
+  static SourcePtr converted(SourcePtr base, Ref function, std::string function_name);
+  Ref key;           // DictItem: the constant key; Fixed: the object; Converted: the function
   int depth = 0;     // sources between this one and the frame (L['a'].b[0]: 2)
 
   // A local of the frame, or an item of one (not an attribute, a global or a closure

@@ -107,6 +107,7 @@ std::string path_of(const SourcePtr& source) {
     case Source::Kind::Item: return path_of(source->base) + "." + std::to_string(source->index);
     case Source::Kind::DictItem: return path_of(source->base) + "." + to_std_string(source->key);
     case Source::Kind::Fixed: return "fixed";
+    case Source::Kind::Converted: return path_of(source->base);
   }
   return "?";
 }
@@ -291,6 +292,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     value->module_path = path_of(source);
     return value;
   }
+  if (ValuePtr array = numpy_array_input(obj, source)) return array;
   if (PyMethod_Check(o)) {
     // A bound method is a new object on each attribute read: guard its function and receiver.
     Ref function = Ref::borrow(PyMethod_GET_FUNCTION(o));

@@ -116,3 +116,31 @@ def test_arrays_numpy_makes_from_constants_are_traced():
     counter = CompileCounter()
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
     assert counter.frame_count == 1
+
+
+_basis = np.arange(0, 5) / 5
+
+
+class _HoldsArray(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.anchors = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+
+    def forward(self, x):
+        self.anchors[0, 0] += 1  # written through to the module's array, as NumPy does
+        return x @ torch.from_numpy(self.anchors), x.sum() + torch.from_numpy(_basis ** 2)
+
+
+def test_numpy_arrays_read_from_the_frame_are_graph_inputs():
+    # torch.from_numpy of each at every call: their values are read when the graph runs (a change
+    # between calls is seen without a recompile), and writes reach the arrays.
+    torch.manual_seed(0)
+    x = torch.randn(3, 2)
+    eager, compiled_module = _HoldsArray(), _HoldsArray()
+    counter = CompileCounter()
+    compiled = cdynamo.compile(compiled_module, backend=counter, fullgraph=True)
+    for step in range(3):
+        _basis[step] = 10.0 * (step + 1)
+        assert same(compiled(x), eager(x))
+        assert np.array_equal(compiled_module.anchors, eager.anchors)
+    assert counter.frame_count == 1
