@@ -35,28 +35,41 @@ bool Tracer::op_delete_subscr(const bytecode::Instruction&) {
 }
 
 bool Tracer::op_binary_slice(const bytecode::Instruction&) {
-  ValuePtr stop = pop();
-  ValuePtr start = pop();
+  ValuePtr stop = slice_bound(pop());
+  ValuePtr start = slice_bound(pop());
   ValuePtr container = pop();
-  if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
   subscript(container, Value::constant(constant_slice(start, stop)));
   return true;
 }
 
+// A slice bound: a constant, or a one-element integer tensor read as a number (what its __index__
+// gives) where config.capture_scalar_outputs (or fullgraph=True) keeps it in the graph.
+ValuePtr Tracer::slice_bound(const ValuePtr& part) {
+  if (part->is_constant()) return part;
+  if (part->is_tensor() && capture_scalar_outputs) {
+    Ref numel = check(PyObject_CallMethod(part->fake.ptr(), "numel", nullptr));
+    Ref floating = check(PyObject_CallMethod(part->fake.ptr(), "is_floating_point", nullptr));
+    if (PyLong_Check(numel.ptr()) && PyLong_AsLong(numel.ptr()) == 1 && floating.ptr() == Py_False) {
+      ValuePtr number = call_value(load_attr(part, "item"), {}, {});
+      if (number->is_constant()) return number;
+    }
+  }
+  unsupported("a slice with bounds the trace computes (a tensor's value: set config.capture_scalar_outputs, "
+              "or compile with fullgraph=True, to keep it in the graph)");
+}
+
 bool Tracer::op_store_slice(const bytecode::Instruction&) {
-  ValuePtr stop = pop();
-  ValuePtr start = pop();
+  ValuePtr stop = slice_bound(pop());
+  ValuePtr start = slice_bound(pop());
   ValuePtr container = pop();
   ValuePtr value = pop();
-  if (!start->is_constant() || !stop->is_constant()) unsupported("slicing with traced bounds");
   store_subscript(container, Value::constant(constant_slice(start, stop)), value);
   return true;
 }
 
 bool Tracer::op_build_slice(const bytecode::Instruction& inst) {
   std::vector<ValuePtr> parts = pop_n(inst.arg);
-  for (const auto& part : parts)
-    if (!part->is_constant()) unsupported("a slice with traced bounds");
+  for (auto& part : parts) part = slice_bound(part);
   PyObject* step = inst.arg == 3 ? parts[2]->obj.ptr() : nullptr;
   push(Value::constant(check(PySlice_New(parts[0]->obj.ptr(), parts[1]->obj.ptr(), step))));
   return true;

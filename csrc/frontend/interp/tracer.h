@@ -458,6 +458,7 @@ class Tracer {
   WalkPath wrap_path_;  // the containers wrap() is inside of, outermost first
   // The value of a pending write to base.name, if the trace made one (reads see writes).
   ValuePtr pending_attribute(const ValuePtr& base, const std::string& name) const;
+  ValuePtr slice_bound(const ValuePtr& part);  // ops_containers.cpp
   ValuePtr pending_class_attribute(PyTypeObject* type, const std::string& name) const;  // through the MRO
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   bool pending_write_lands_in(const ValuePtr& base, const std::string& table) const;

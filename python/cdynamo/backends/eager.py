@@ -71,15 +71,22 @@ def aot_eager(gm, example_inputs):
     # A graph with symbolic sizes is traced on its own fake inputs (their ShapeEnv): AOTAutograd's
     # graphs then take any sizes the frontend's guards admit.
     traced_inputs = symbolic_example_inputs(gm) or example_inputs
-    with cuda_left_uninitialized(example_inputs):
-        compiled = aot_module_simplified(
-            tuple_gm,
-            traced_inputs,
-            fw_compiler=_return_graph_unchanged,
-            bw_compiler=_return_graph_unchanged,
-            decompositions=core_aten_decompositions(),
-            keep_inference_input_mutations=True,
-        )
+    from torch.fx.experimental.symbolic_shapes import PendingUnbackedSymbolNotFound
+
+    try:
+        with cuda_left_uninitialized(example_inputs):
+            compiled = aot_module_simplified(
+                tuple_gm,
+                traced_inputs,
+                fw_compiler=_return_graph_unchanged,
+                bw_compiler=_return_graph_unchanged,
+                decompositions=core_aten_decompositions(),
+                keep_inference_input_mutations=True,
+            )
+    except PendingUnbackedSymbolNotFound:
+        # AOTAutograd's functionalization loses numbers read from tensors that its graphs hold
+        # only in a write's bounds (out[start:end] = ... with start = t[i].item()): as captured.
+        return gm.forward
     if not unwrap:
         return compiled
 

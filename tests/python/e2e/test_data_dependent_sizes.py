@@ -6,7 +6,7 @@ import torch
 
 import cdynamo
 from cdynamo import config
-from cdynamo.testing import CompileCounter
+from cdynamo.testing import CompileCounter, same
 from cdynamo.utils import counters
 
 
@@ -213,3 +213,21 @@ def test_a_size_only_the_data_decides_is_never_an_exception_the_programs_try_cat
     assert torch.equal(out.out, f(x)) and out.out.item() == 12.0
     assert out.graph_break_count >= 1
     assert not any("raises" in str(reason) for reason in out.break_reasons)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_slices_bounded_by_tensor_values_with_fullgraph(backend):
+    # Aria's grouped experts: tokens[start:end] with start and end read from a cumsum; with
+    # fullgraph=True the bounds are numbers the graph reads (unbacked), as torch.compile's are.
+    def grouped(tokens, counts, weights):
+        offsets = torch.cat((torch.zeros(1, dtype=torch.long), torch.cumsum(counts, 0)))
+        out = torch.zeros(tokens.shape[0], weights.shape[2])
+        for expert in range(weights.shape[0]):
+            start, end = offsets[expert], offsets[expert + 1]
+            out[start:end] = tokens[start:end] @ weights[expert]
+        return out
+
+    tokens, weights = torch.randn(7, 4), torch.randn(3, 4, 5)
+    compiled = cdynamo.compile(grouped, backend=backend, fullgraph=True)
+    for counts in (torch.tensor([3, 0, 4]), torch.tensor([1, 5, 1])):
+        assert same(compiled(tokens, counts, weights), grouped(tokens, counts, weights))
