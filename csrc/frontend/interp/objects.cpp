@@ -108,6 +108,16 @@ ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValueP
       {"round", "__round__", nullptr}, {"bool", nullptr, nullptr},
   };
   static PyObject* const builtins = PyEval_GetBuiltins();  // borrowed; lives forever
+  if (args.size() == 1 && kwargs.empty() && args[0]->is_constant() && graph::is_symbolic(args[0]->obj.ptr())) {
+    // int(n) of a symbolic int, float(x) of a symbolic float: the number itself (an unbacked one
+    // from tolist() has no value to specialise to).
+    static PyObject* const sym_int = import_attr("torch", "SymInt").release();      // never freed: outlive
+    static PyObject* const sym_float = import_attr("torch", "SymFloat").release();  // the interpreter
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(args[0]->obj.ptr()));
+    if ((fn.ptr() == PyDict_GetItemString(builtins, "int") && type == sym_int) ||
+        (fn.ptr() == PyDict_GetItemString(builtins, "float") && type == sym_float))
+      return args[0];
+  }
   if (args.size() == 1 && kwargs.empty() && args[0]->is_tensor() && capture_scalar_outputs &&
       (fn.ptr() == PyDict_GetItemString(builtins, "int") || fn.ptr() == PyDict_GetItemString(builtins, "float"))) {
     // int(t), float(t): Tensor.__int__/__float__ read t.item(), an unbacked number in the graph.
