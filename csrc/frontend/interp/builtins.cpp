@@ -247,7 +247,7 @@ ValuePtr Tracer::builtin_vars(Handle, std::vector<ValuePtr>& args, graph::KwArgs
     if (!(reinterpret_cast<PyTypeObject*>(args[0]->cls.ptr())->tp_dictoffset)) raise(PyExc_TypeError, "vars() argument must have __dict__ attribute");
     return args[0]->items[0];
   }
-  if (args[0]->kind == ValueKind::Object && args[0]->source) return load_attr(args[0], "__dict__");
+  if ((args[0]->kind == ValueKind::Object || args[0]->kind == ValueKind::NNModule) && args[0]->source) return load_attr(args[0], "__dict__");
   return nullptr;
 }
 

@@ -640,6 +640,23 @@ bool Tracer::pending_write_lands_in(const ValuePtr& base, const std::string& tab
   return false;
 }
 
+// An attribute the trace wrote through the object's __dict__ (`self.__dict__["scale"] = 3.0`,
+// `vars(self).update(...)`): the dict the trace holds for it has the value (written after the
+// graph), unless a data descriptor of the class takes precedence. Null for others.
+ValuePtr Tracer::written_through_dict(const ValuePtr& base, const std::string& name) {
+  if ((base->kind != ValueKind::NNModule && base->kind != ValueKind::Object) || !base->obj) return nullptr;
+  PyObject** dict_slot = _PyObject_GetDictPtr(base->obj.ptr());
+  if (!dict_slot || !*dict_slot) return nullptr;
+  auto seen = container_inputs_.find(*dict_slot);
+  if (seen == container_inputs_.end()) return nullptr;
+  Ref key = check(PyUnicode_FromString(name.c_str()));
+  int index = seen->second->dict_index(key);
+  if (index < 0 || seen->second->items[index]->source) return nullptr;  // read, not written: the usual path
+  PyObject* raw = _PyType_Lookup(Py_TYPE(base->obj.ptr()), key.ptr());  // borrowed
+  if (raw && Py_TYPE(raw)->tp_descr_set) return nullptr;
+  return seen->second->items[index];
+}
+
 // An instance's __dict__ or a module's _modules read after the trace set attributes that land
 // there (written after the graph): the table as it is, with those writes, read-only (a write to
 // it would have to reach the object's own table too). _parameters and _buffers are refused.

@@ -463,6 +463,7 @@ class Tracer {
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   bool pending_write_lands_in(const ValuePtr& base, const std::string& table) const;
   ValuePtr table_with_pending_writes(const ValuePtr& base, const std::string& table);
+  ValuePtr written_through_dict(const ValuePtr& base, const std::string& name);
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
   static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it

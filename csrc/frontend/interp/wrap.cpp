@@ -477,6 +477,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
   if (base->kind == ValueKind::NewObject) return new_object_attr(base, name);
   if (base->kind == ValueKind::Super && base->cls) return super_attr(base, name);
   if (ValuePtr written = pending_attribute(base, name)) return written;
+  if (ValuePtr written = written_through_dict(base, name)) return written;
   if ((name == "__dict__" || name == "_modules" || name == "_parameters" || name == "_buffers") &&
       (base->kind == ValueKind::NNModule || base->kind == ValueKind::Object) && pending_write_lands_in(base, name))
     return table_with_pending_writes(base, name);

@@ -140,3 +140,18 @@ def test_module_api_methods_inside_the_function():
     module, extra, x = make()
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(module, extra, x), expected)
     assert counter.frame_count == 1 and isinstance(module.extra, nn.Tanh)
+
+
+class _WritesThroughDict(nn.Module):
+    def forward(self, x):
+        self.__dict__["scale"] = 3.0
+        vars(self).update({"offset": 2.0})
+        return x * self.scale + self.offset
+
+
+def test_attributes_written_through_the_instance_dict_are_read_back():
+    m, expected_module = _WritesThroughDict(), _WritesThroughDict()
+    x = torch.randn(3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(m, backend=counter, fullgraph=True)(x), expected_module(x))
+    assert counter.frame_count == 1 and (m.scale, m.offset) == (3.0, 2.0)
