@@ -44,6 +44,13 @@ _FOLDABLE_BUILTINS = {
 # recursive_repr keys its in-progress set with it, which a per-trace constant serves as well).
 _FOLDABLE_BUILTINS |= {__import__("sys").intern, __import__("_thread").get_ident}
 _TENSOR_TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__
+# Methods of a NumPy array that read it and return new values (or views no one writes: the trace
+# writes only arrays numpy made in it).
+_NDARRAY_READING_METHODS = frozenset((
+    "mean", "sum", "std", "var", "max", "min", "argmax", "argmin", "prod", "cumsum", "cumprod", "reshape",
+    "transpose", "flatten", "ravel", "copy", "astype", "tolist", "item", "round", "clip", "any", "all", "dot",
+    "squeeze", "nonzero", "argsort", "repeat", "take", "swapaxes", "conj", "trace", "diagonal",
+))
 _RE_COMPILE = getattr(__import__("re"), "_compile", None)
 _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # Builtins computed now on constants only (on a traced value they break the graph: a graph node
@@ -69,6 +76,8 @@ def _pure_on_immutable_values(fn):
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(owner, numpy.generic):
         return True  # a NumPy scalar's method (np.float64(2.0).astype("int").item()): scalars never change
+    if numpy is not None and type(owner) is numpy.ndarray and fn.__name__ in _NDARRAY_READING_METHODS:
+        return True  # a constant array's (its contents are guarded): a new value from what it holds
     return any(type(owner) is cls for cls in _IMMUTABLE_BUILTIN_TYPES) or any(fn is f for f in _CONSTANT_ONLY_BUILTINS)
 
 

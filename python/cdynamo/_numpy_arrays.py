@@ -296,21 +296,28 @@ FUNCTIONS = {
 }
 
 
-def is_input_array(array):
-    """A NumPy array read from the frame that the graph takes as torch.from_numpy(array): a dtype
-    torch has, no negative strides, writeable (torch.from_numpy's own conditions)."""
-    return (array.dtype.name in _TORCH_DTYPE and array.flags.writeable and array.dtype.byteorder in "=|"
-            and all(stride >= 0 for stride in array.strides))
+CONSTANT_ARRAY_LIMIT = 65536  # elements: a larger array ends the graph where the trace needs it
 
 
-CONSTANT_ARRAY_LIMIT = 65536  # elements: a larger array numpy makes from constants ends the graph
+def is_constant_array(value):
+    """An ndarray the trace holds as a constant: a plain one of a dtype torch has and at most
+    CONSTANT_ARRAY_LIMIT elements (read from the frame, its contents guarded: array_state)."""
+    return (type(value) is np.ndarray and value.dtype.name in _TORCH_DTYPE and value.size <= CONSTANT_ARRAY_LIMIT
+            and value.dtype.byteorder in "=|")
 
 
-def constant_array(values, dtype):
-    """An ndarray numpy made from constants in the trace (np.zeros(shape), np.arange(5) ** 2):
-    a TracedArray of a tensor of its values (values: its tolist(), dtype: its dtype's name),
-    made by the graph, so that operations and item writes on it are traced."""
-    return TracedArray(torch.tensor(values, dtype=_TORCH_DTYPE[dtype]))
+def array_state(value):
+    """What a guard compares of an array read from the frame: its dtype, shape and bytes (a
+    change of any recompiles), or None for what is no longer an ndarray."""
+    if type(value) is not np.ndarray:
+        return None
+    return value.dtype.str, value.shape, value.tobytes()
+
+
+def array_tensor(values, dtype):
+    """The tensor of a constant array's values (values: its tolist()) that a graph makes where a
+    torch operation is given the array, as torch converts one."""
+    return torch.tensor(values, dtype=_TORCH_DTYPE[dtype])
 
 
 def replacement(fn):

@@ -138,6 +138,7 @@ void reset_all_code_states() {
     doomed.splice(doomed.end(), state->entries);
     state->cache_limit_warned = false;
     state->fallback_reason.clear();
+    state->runs_no_operations = false;
     state->strategy = initial_strategy(*state);
   }
 }

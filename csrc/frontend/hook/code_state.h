@@ -37,6 +37,9 @@ struct CodeState {
   bool strategy_is_permanent = false;  // survives reset(): transformed code, generators
   bool cache_limit_warned = false;
   int raises_before_operations = 0;  // traced calls that raised before any operation (eval_frame)
+  // Fallback because its whole trace ran no tensor operation (the functions it calls included,
+  // traced inline): it runs as it is, and so do the frames it calls, compiled in its trace.
+  bool runs_no_operations = false;
   std::string fallback_reason;
   std::list<CacheEntry> entries;
 };

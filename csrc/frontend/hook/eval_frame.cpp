@@ -254,10 +254,15 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
         }
         state.strategy = Strategy::Fallback;
         state.fallback_reason = error.what();
+        state.runs_no_operations = error.silent && !error.raised_before_operations;
       }
     } catch (...) {
       set_python_error_from_current_exception();
       return fail_frame(tstate, frame);
+    }
+    if (!nopython && state.runs_no_operations) {
+      BusyScope as_traced;  // the frames it calls are not intercepted either: their trace found nothing
+      return cd_eval_frame_default(tstate, frame, 0);
     }
     if (!nopython) return cd_eval_frame_default(tstate, frame, 0);
     raise_unsupported(error, code);
@@ -343,6 +348,10 @@ PyObject* eval_frame_hook(PyThreadState* tstate, CdFrame* frame, int throwflag) 
     std::list<CacheEntry> expired;
     if (CacheEntry* hit = lookup(*state, view, callback_backend(callback), expired))
       return run_entry(tstate, frame, *hit);
+  }
+  if (state->strategy == Strategy::Fallback && state->runs_no_operations && callback != Py_False) {
+    BusyScope as_traced;  // see CodeState::runs_no_operations
+    return cd_eval_frame_default(tstate, frame, throwflag);
   }
   if (callback == Py_False || state->strategy == Strategy::Fallback || inside_functorch_transform())
     return cd_eval_frame_default(tstate, frame, throwflag);

@@ -523,7 +523,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
-  if (!all_constant(args, kwargs))
+  if (!all_constant(args, kwargs) || (!args.empty() && is_constant_array(args[0])))
     if (ValuePtr result = call_with_arrays(fn, policy, args, kwargs)) return result;
   if (ValuePtr result = call_builtin(fn, args, kwargs)) return result;
   if (policy == "true") return Value::constant(Ref::borrow(Py_True));
@@ -557,13 +557,13 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return Value::constant(checked(PyObject_Call(fn.ptr(), tuple.ptr(), nullptr)));
   }
   if (policy == "fold_numpy") {
-    // numpy on constants (np.sqrt(d_k), np.prod(shape), np.zeros(k)): computed now; numbers come
-    // back as constants, arrays (mutable) as arrays the trace holds (constant_numpy_array).
+    // numpy on constants (np.sqrt(d_k), np.prod(shape), np.zeros(k)): computed now; numbers and
+    // arrays (is_constant_array: new ones, which only the trace holds) come back as constants.
     if (!all_constant(args, kwargs)) unsupported("numpy." + name + "() of a traced value (use the torch function)");
     ValuePtr result = fold(fn, args, kwargs);
     PyObject* r = result->obj.ptr();
     if (is_numpy_scalar(r) || PyLong_Check(r) || PyFloat_Check(r) || PyComplex_Check(r) || r == Py_None) return result;
-    if (ValuePtr array = constant_numpy_array(result->obj)) return array;
+    if (is_constant_array(result)) return result;
     unsupported("numpy." + name + "() returned a " + std::string(Py_TYPE(r)->tp_name) + ", not a number");
   }
   static Ref& reversed = *new Ref(import_attr("builtins", "reversed"));  // never freed: outlives the interpreter
@@ -631,6 +631,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       return tensor_as_subclass(args[0], std::vector<ValuePtr>(args.begin() + 1, args.end()), kwargs);
     if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
     if (ValuePtr drawn = random_with_generator(fn, args, kwargs, name + "()")) return drawn;
+    arrays_as_tensors(args, kwargs);  // torch.where(mask, x, table): the array's values
     // A generator or iterator argument (clip_grad_norm_(model.parameters())): the operator would
     // consume it; the node takes the list of what it yields, and it is left exhausted.
     for (ValuePtr& arg : args)
@@ -748,6 +749,9 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
     Ref bound = check(PyObject_GetAttr(self->fake.ptr(), method_name.ptr()));
     return Value::constant(graph_.fake_call(bound, args, kwargs, "Tensor." + name + "()"));
   }
+  if (name == "new_tensor" && !args.empty() && is_constant_array(args[0]))  // its values, in self's dtype
+    args[0] = Value::constant(check(PyObject_CallMethod(args[0]->obj.ptr(), "tolist", nullptr)));
+  arrays_as_tensors(args, kwargs);
   std::vector<ValuePtr> all_args{self};
   all_args.insert(all_args.end(), args.begin(), args.end());
   return graph_.call("call_method", method_name, all_args, kwargs, "Tensor." + name + "()");

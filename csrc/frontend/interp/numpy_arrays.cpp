@@ -1,5 +1,7 @@
 // NumPy arrays made from traced tensors (cdynamo/_numpy_arrays.py's TracedArray): numpy functions
 // called on them, Tensor.numpy(), and torch's conversions back to a tensor, traced in Python.
+#include <string_view>
+
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -20,11 +22,21 @@ ValuePtr traced_array_tensor(const ValuePtr& array) {
 
 ValuePtr Tracer::call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
   if (policy == "fold_numpy") {
+    if (all_constant(args, kwargs)) return nullptr;  // numpy on constant arrays: folded (calls.cpp)
     Ref replacement = call_helper("cdynamo._numpy_arrays", "replacement", {fn});
     if (replacement.ptr() == Py_None) return nullptr;
     return inline_call(replacement, std::move(args), std::move(kwargs));
   }
-  if (args.empty() || !is_traced_array(args[0])) return nullptr;
+  if (args.empty()) return nullptr;
+  if (is_constant_array(args[0])) {  // torch.from_numpy(array) of a constant array: its values
+    static Ref& traced_array = *new Ref(import_attr("cdynamo._numpy_arrays", "TracedArray"));  // never freed: outlives the interpreter
+    ValuePtr made = call_value(Value::constant(traced_array), {array_tensor(args[0])}, {});
+    std::vector<ValuePtr> with_array = args;
+    with_array[0] = made;
+    if (ValuePtr converted = call_with_arrays(fn, policy, with_array, kwargs)) return converted;
+    return nullptr;
+  }
+  if (!is_traced_array(args[0])) return nullptr;
   static Ref& conversions = *new Ref(check(Py_BuildValue("(OOOO)", import_attr("torch", "from_numpy").ptr(),  // never freed: outlives the interpreter
                                                           import_attr("torch", "as_tensor").ptr(), import_attr("torch", "asarray").ptr(),
                                                           import_attr("torch", "tensor").ptr())));
@@ -36,45 +48,40 @@ ValuePtr Tracer::call_with_arrays(Handle fn, const std::string& policy, std::vec
   return inline_call(to_tensor, std::move(args), std::move(kwargs));
 }
 
-// A NumPy array read from the frame (a global, a module's attribute): a TracedArray over a graph
-// input, torch.from_numpy of it at each call (its memory: writes reach the array, and its values
-// are read when the graph runs). One per array object. Null for arrays torch cannot take so.
-ValuePtr Tracer::numpy_array_input(Handle array, const SourcePtr& source) {
-  static PyObject* const ndarray = [] {  // never freed: outlives the interpreter
-    Ref numpy = steal(PyImport_ImportModule("numpy"));
-    if (!numpy) PyErr_Clear();
-    return numpy ? check(PyObject_GetAttrString(numpy.ptr(), "ndarray")).release() : nullptr;
-  }();
-  if (!ndarray || Py_TYPE(array.ptr()) != reinterpret_cast<PyTypeObject*>(ndarray)) return nullptr;
-  if (auto seen = array_inputs_.find(array.ptr()); seen != array_inputs_.end()) return seen->second;
-  static PyObject* const convertible = import_attr("cdynamo._numpy_arrays", "is_input_array").release();  // never freed: likewise
-  if (Ref(check(PyObject_CallOneArg(convertible, array.ptr()))).ptr() != Py_True) return nullptr;
-  static Ref& from_numpy = *new Ref(import_attr("torch", "from_numpy"));  // never freed: likewise
-  ValuePtr tensor = wrap(check(PyObject_CallOneArg(from_numpy.ptr(), array.ptr())), Source::converted(source, from_numpy, "torch.from_numpy"));
-  static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "TracedArray"));  // never freed: likewise
-  ValuePtr traced = call_value(Value::constant(made), {tensor}, {});
-  keep_alive_.push_back(Ref::borrow(array.ptr()));
-  array_inputs_.emplace(array.ptr(), traced);
-  return traced;
+bool is_constant_array(const ValuePtr& value) {
+  static PyObject* const check_array = import_attr("cdynamo._numpy_arrays", "is_constant_array").release();  // never freed: outlives the interpreter
+  if (!value->is_constant() || std::string_view(Py_TYPE(value->obj.ptr())->tp_name) != "numpy.ndarray") return false;
+  return Ref(check(PyObject_CallOneArg(check_array, value->obj.ptr()))).ptr() == Py_True;
 }
 
-// An ndarray numpy made from constants: a TracedArray of a tensor the graph makes from its
-// values (_numpy_arrays.constant_array), or null for arrays of other dtypes or too large.
-ValuePtr Tracer::constant_numpy_array(Handle array) {
-  static Ref& ndarray = *new Ref(import_attr("numpy", "ndarray"));  // never freed: outlives the interpreter
-  static Ref& limit = *new Ref(import_attr("cdynamo._numpy_arrays", "CONSTANT_ARRAY_LIMIT"));  // likewise
-  static Ref& dtypes = *new Ref(import_attr("cdynamo._numpy_arrays", "_TORCH_DTYPE"));         // likewise
-  if (Py_TYPE(array.ptr()) != reinterpret_cast<PyTypeObject*>(ndarray.ptr())) return nullptr;
-  Ref size = check(PyObject_GetAttrString(array.ptr(), "size"));
-  if (PyObject_RichCompareBool(size.ptr(), limit.ptr(), Py_GT) != 0) return nullptr;
-  Ref dtype_name = check(PyObject_GetAttrString(Ref(check(PyObject_GetAttrString(array.ptr(), "dtype"))).ptr(), "name"));
-  if (!PyDict_GetItemWithError(dtypes.ptr(), dtype_name.ptr())) {
-    if (PyErr_Occurred()) throw PythonError();
-    return nullptr;
-  }
-  Ref values = check(PyObject_CallMethod(array.ptr(), "tolist", nullptr));
-  static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "constant_array"));  // never freed: outlives the interpreter
-  return inline_call(made, {Value::constant(values), Value::constant(dtype_name)}, {});
+// A NumPy array read from the frame (a global, a module's attribute): a constant whose dtype,
+// shape and contents are guarded (a change recompiles), or null for others.
+ValuePtr Tracer::constant_array_input(Handle array, const SourcePtr& source) {
+  ValuePtr value = Value::constant(Ref::borrow(array.ptr()), source);
+  if (!source || !is_constant_array(value)) return nullptr;
+  static Ref& state = *new Ref(import_attr("cdynamo._numpy_arrays", "array_state"));  // never freed: outlives the interpreter
+  Source::converted(source, state, "array_state")->manager(*guards_).add_equals_match(check(PyObject_CallOneArg(state.ptr(), array.ptr())));
+  return value;
+}
+
+// A constant array given to a torch operation: the tensor of its values, made by the graph.
+ValuePtr Tracer::array_tensor(const ValuePtr& array) {
+  static Ref& made = *new Ref(import_attr("cdynamo._numpy_arrays", "array_tensor"));  // never freed: outlives the interpreter
+  Ref values = check(PyObject_CallMethod(array->obj.ptr(), "tolist", nullptr));
+  Ref dtype = check(PyObject_GetAttrString(Ref(check(PyObject_GetAttrString(array->obj.ptr(), "dtype"))).ptr(), "name"));
+  return inline_call(made, {Value::constant(values), Value::constant(dtype)}, {});
+}
+
+// Constant arrays among a torch operation's arguments (and in its list arguments) as tensors.
+void Tracer::arrays_as_tensors(std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  auto convert = [&](ValuePtr& value) {
+    if (is_constant_array(value)) value = array_tensor(value);
+    else if (value->is_sequence() && !value->is_fully_constant())
+      for (ValuePtr& item : value->items)
+        if (is_constant_array(item)) item = array_tensor(item);
+  };
+  for (ValuePtr& arg : args) convert(arg);
+  for (auto& [name, value] : kwargs) convert(value);
 }
 
 ValuePtr Tracer::tensor_numpy(const ValuePtr& tensor, std::vector<ValuePtr> args, graph::KwArgs kwargs) {

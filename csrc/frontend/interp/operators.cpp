@@ -265,6 +265,8 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     return;
   }
   if (involves_tensor(lhs) || involves_tensor(rhs)) {
+    if (is_constant_array(lhs)) lhs = array_tensor(lhs);  // x * table: the array's values, as torch converts it
+    if (is_constant_array(rhs)) rhs = array_tensor(rhs);
     if (ValuePtr overridden = operator_override(op, lhs, rhs, what)) {
       push(overridden);
       return;
@@ -559,6 +561,11 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
   }
   if (container->kind == ValueKind::Dict && trace_owned(container)) {
     container->dict_set(container_key(key, container->keys, "a dict key"), value);
+    return;
+  }
+  if (is_constant_array(container) && !container->source && key->is_fully_constant() && value->is_fully_constant()) {
+    // An array numpy made in the trace (only the trace holds it): written now (RepVGG's identity kernel).
+    check_status(PyObject_SetItem(container->obj.ptr(), key->as_python_constant().ptr(), value->as_python_constant().ptr()));
     return;
   }
   unsupported("item assignment on a " + container->describe() + " (a side effect on an object)");

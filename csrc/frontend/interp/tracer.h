@@ -381,9 +381,9 @@ class Tracer {
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
   ValuePtr call_with_arrays(Handle fn, const std::string& policy, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   ValuePtr tensor_numpy(const ValuePtr& tensor, std::vector<ValuePtr> args, graph::KwArgs kwargs);  // t.numpy()
-  ValuePtr constant_numpy_array(Handle array);  // an ndarray numpy made from constants, or null
-  ValuePtr numpy_array_input(Handle array, const SourcePtr& source);  // an ndarray from the frame, or null
-  std::unordered_map<PyObject*, ValuePtr> array_inputs_;  // ndarray from the frame -> its TracedArray
+  ValuePtr constant_array_input(Handle array, const SourcePtr& source);  // an ndarray from the frame, or null
+  ValuePtr array_tensor(const ValuePtr& array);  // a constant ndarray given to a torch operation
+  void arrays_as_tensors(std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   // Runs a Python function's bytecode inside this trace (its operations join the same graph).
   // `cells`: the closure of a function made by the trace (else the function's own closure is read).
   // A generator function returns a Generator value, run lazily as it is iterated.

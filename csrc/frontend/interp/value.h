@@ -158,5 +158,7 @@ void freeze_iterator(Value& iterator);
 // and its tensor; leaving the trace it becomes a real ndarray (numpy_arrays.cpp).
 bool is_traced_array(const ValuePtr& value);
 ValuePtr traced_array_tensor(const ValuePtr& array);
+// A NumPy array the trace holds as a constant (_numpy_arrays.is_constant_array; numpy_arrays.cpp).
+bool is_constant_array(const ValuePtr& value);
 
 }  // namespace cdynamo::interp

@@ -292,7 +292,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     value->module_path = path_of(source);
     return value;
   }
-  if (ValuePtr array = numpy_array_input(obj, source)) return array;
+  if (ValuePtr array = constant_array_input(obj, source)) return array;
   if (PyMethod_Check(o)) {
     // A bound method is a new object on each attribute read: guard its function and receiver.
     Ref function = Ref::borrow(PyMethod_GET_FUNCTION(o));
