@@ -783,43 +783,4 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
   }
 }
 
-void Tracer::get_iter(ValuePtr iterable) {
-  if (iterable->kind == ValueKind::Iterator || iterable->kind == ValueKind::Generator) {
-    push(iterable);
-    return;
-  }
-  if (iterable->kind == ValueKind::NewObject || iterable->kind == ValueKind::Object) {
-    if (Ref method = python_special_method(iterable, "__iter__")) {
-      ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
-      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator || is_python_iterator(result)) {
-        push(result);
-        return;
-      }
-      push(Value::sequence(ValueKind::Iterator, iterate(result)));
-      return;
-    }
-  }
-  push(iterator_over(iterable));
-}
-
-ValuePtr Tracer::iterator_over(const ValuePtr& iterable) {
-  // A list the trace holds is read as it is at each step: a loop that appends to the list it
-  // walks (a worklist) sees the new items, as in CPython. Dict views are snapshots already.
-  if (iterable->kind == ValueKind::List && !iterable->view_type) {
-    auto iterator = Value::sequence(ValueKind::Iterator, {});
-    iterator->live_list = iterable;
-    return iterator;
-  }
-  return Value::sequence(ValueKind::Iterator, iterate(iterable));
-}
-
-void Tracer::unpack_sequence(ValuePtr sequence, int count) {
-  std::vector<ValuePtr> items = iterate(sequence);
-  // CPython's errors, raised in the trace (a handler may take them).
-  if (static_cast<int>(items.size()) < count)
-    raise(PyExc_ValueError, "not enough values to unpack (expected " + std::to_string(count) + ", got " + std::to_string(items.size()) + ")");
-  if (static_cast<int>(items.size()) > count) raise(PyExc_ValueError, "too many values to unpack (expected " + std::to_string(count) + ")");
-  for (auto it = items.rbegin(); it != items.rend(); ++it) push(*it);
-}
-
 }  // namespace cdynamo::interp

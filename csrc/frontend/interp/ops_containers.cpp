@@ -215,4 +215,13 @@ bool Tracer::op_map_add(const bytecode::Instruction& inst) {
   return true;
 }
 
+void Tracer::unpack_sequence(ValuePtr sequence, int count) {
+  std::vector<ValuePtr> items = iterate(sequence);
+  // CPython's errors, raised in the trace (a handler may take them).
+  if (static_cast<int>(items.size()) < count)
+    raise(PyExc_ValueError, "not enough values to unpack (expected " + std::to_string(count) + ", got " + std::to_string(items.size()) + ")");
+  if (static_cast<int>(items.size()) > count) raise(PyExc_ValueError, "too many values to unpack (expected " + std::to_string(count) + ")");
+  for (auto it = items.rbegin(); it != items.rend(); ++it) push(*it);
+}
+
 }  // namespace cdynamo::interp

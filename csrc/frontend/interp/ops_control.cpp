@@ -121,4 +121,34 @@ bool Tracer::op_before_with(const bytecode::Instruction&) {
   return true;
 }
 
+void Tracer::get_iter(ValuePtr iterable) {
+  if (iterable->kind == ValueKind::Iterator || iterable->kind == ValueKind::Generator) {
+    push(iterable);
+    return;
+  }
+  if (iterable->kind == ValueKind::NewObject || iterable->kind == ValueKind::Object) {
+    if (Ref method = python_special_method(iterable, "__iter__")) {
+      ValuePtr result = inline_call(method, {iterable}, {});  // iter(obj) calls it now; a generator runs lazily
+      if (result->kind == ValueKind::Generator || result->kind == ValueKind::Iterator || is_python_iterator(result)) {
+        push(result);
+        return;
+      }
+      push(Value::sequence(ValueKind::Iterator, iterate(result)));
+      return;
+    }
+  }
+  push(iterator_over(iterable));
+}
+
+ValuePtr Tracer::iterator_over(const ValuePtr& iterable) {
+  // A list the trace holds is read as it is at each step: a loop that appends to the list it
+  // walks (a worklist) sees the new items, as in CPython. Dict views are snapshots already.
+  if (iterable->kind == ValueKind::List && !iterable->view_type) {
+    auto iterator = Value::sequence(ValueKind::Iterator, {});
+    iterator->live_list = iterable;
+    return iterator;
+  }
+  return Value::sequence(ValueKind::Iterator, iterate(iterable));
+}
+
 }  // namespace cdynamo::interp
