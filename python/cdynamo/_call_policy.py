@@ -14,7 +14,7 @@ import torch
 from ._class_queries import (builds_namedtuple_by_fields, copies_attribute_by_attribute, namedtuple_field_order,
                              partial_without_dict)
 from ._module_calls import is_nn_layer_method
-from ._special_calls import _forward_side_effect, break_graph, refuse, singledispatch_impl, transformed
+from ._special_calls import _forward_side_effect, after_graph, break_graph, refuse, singledispatch_impl, transformed
 
 
 # torch functions that change global state or need real data: never captured into a graph.
@@ -258,6 +258,8 @@ def classify_callable(fn):
         return "fold_constant"  # re's pattern compiler (and its cache): a pattern made now from constants
     if fn is refuse or fn is break_graph:
         return "refuse"
+    if fn is after_graph:
+        return "after_graph"
     from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook
     if fn is register_traced_hook or fn is remove_traced_hook:
         return "module_hook"  # hooks registered in the trace: the interpreter's own (module_calls.cpp)

@@ -99,6 +99,12 @@ def refuse(reason):
     raise TraceUnsupported(reason)
 
 
+def after_graph(fn, *args):
+    """Called by a stand-in (_polyfills): in a trace, fn(*args) made after the graph (policy
+    'after_graph'; each argument a constant or something read from the frame); run for real, now."""
+    return fn(*args)
+
+
 def break_graph(reason):
     """Called by a stand-in (_polyfills) before it runs the original for arguments it does not
     trace: in a trace, a graph break with `reason` (policy 'refuse', as refuse). Run for real, which

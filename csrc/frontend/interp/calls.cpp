@@ -673,6 +673,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
+  if (policy == "after_graph") return defer_after_graph(std::move(args));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
   if (policy == "module_hook") return module_hook_call(fn, args);
   if (policy == "refuse") unsupported(args.size() == 1 && args[0]->is_constant() ? to_std_string(args[0]->obj) : "refused by a stand-in");

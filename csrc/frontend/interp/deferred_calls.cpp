@@ -38,6 +38,20 @@ ValuePtr Tracer::defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph
   return Value::constant(Ref::borrow(Py_None));
 }
 
+// _special_calls.after_graph(fn, *args), a stand-in's: fn(*args) made after the graph, its
+// arguments constants, tensors or values read from the frame (rebuilt from their sources).
+ValuePtr Tracer::defer_after_graph(std::vector<ValuePtr> args) {
+  if (args.empty()) unsupported("after_graph() without a function");
+  ValuePtr callable = args.front();
+  args.erase(args.begin());
+  for (const ValuePtr& arg : args)
+    if (!arg->is_fully_constant() && !arg->source && !arg->is_tensor())
+      unsupported("a call made after the graph with a " + arg->describe() + " the trace made");
+  ValuePtr call = Value::sequence(ValueKind::Tuple, {callable, Value::sequence(ValueKind::Tuple, std::move(args)), Value::dict({}, {})});
+  side_effects_.push_back({callable, kDeferredCall, std::move(call)});
+  return Value::constant(Ref::borrow(Py_None));
+}
+
 // t.register_hook(hook) on a tensor passed in: registered after the graph (autograd reads a
 // tensor's hooks when backward runs, after the call returns). The handle it returns is a stand-in
 // whose remove() breaks the graph.

@@ -617,64 +617,72 @@ bool Tracer::has_pending_writes(const ValuePtr& base) const {
   return false;
 }
 
-// An attribute write of base the trace holds (made after the graph) that lands in `table`: an
-// nn.Module's _modules (a module assigned, or a name already there), _parameters or _buffers (a
-// name already there), else the instance's __dict__. Reading that table would miss it.
-bool Tracer::pending_write_lands_in(const ValuePtr& base, const std::string& table) const {
-  if (!base->obj) return false;
-  const bool module = base->kind == ValueKind::NNModule;
+// Where an attribute write of base the trace holds (made after the graph) lands: an nn.Module's
+// _modules (a module assigned, or a name already there), _parameters or _buffers (a name already
+// there), else the instance's __dict__.
+std::string Tracer::landing_table(const ValuePtr& base, const SideEffect& effect) const {
+  if (base->kind != ValueKind::NNModule) return "__dict__";
   Ref dict = steal(PyObject_GenericGetDict(base->obj.ptr(), nullptr));
   if (!dict) PyErr_Clear();
-  auto in_table = [&](const char* name, const std::string& key) {
+  auto in_table = [&](const char* name) {
     PyObject* entries = dict ? PyDict_GetItemString(dict.ptr(), name) : nullptr;  // borrowed
-    return entries && PyDict_Check(entries) && PyDict_GetItemString(entries, key.c_str());
+    return entries && PyDict_Check(entries) && PyDict_GetItemString(entries, effect.name.c_str());
   };
+  if (effect.value->kind == ValueKind::NNModule || in_table("_modules")) return "_modules";
+  if (in_table("_parameters")) return "_parameters";
+  if (in_table("_buffers")) return "_buffers";
+  return "__dict__";
+}
+
+bool Tracer::pending_write_lands_in(const ValuePtr& base, const std::string& table) const {
+  if (!base->obj) return false;
   for (const SideEffect& effect : side_effects_) {
     if (effect.name.empty() || effect.name == kDeferredCall || effect.object->obj.ptr() != base->obj.ptr()) continue;
-    std::string lands = "__dict__";
-    if (module && (effect.value->kind == ValueKind::NNModule || in_table("_modules", effect.name))) lands = "_modules";
-    else if (module && in_table("_parameters", effect.name)) lands = "_parameters";
-    else if (module && in_table("_buffers", effect.name)) lands = "_buffers";
-    if (lands == table) return true;
+    if (landing_table(base, effect) == table) return true;
   }
   return false;
 }
 
 // An attribute the trace wrote through the object's __dict__ (`self.__dict__["scale"] = 3.0`,
-// `vars(self).update(...)`): the dict the trace holds for it has the value (written after the
-// graph), unless a data descriptor of the class takes precedence. Null for others.
+// `vars(self).update(...)`), or into a module's _buffers/_parameters/_modules (register_buffer
+// of a new buffer): the dict the trace holds for it has the value (written after the graph),
+// unless a data descriptor of the class takes precedence. Null for others.
 ValuePtr Tracer::written_through_dict(const ValuePtr& base, const std::string& name) {
   if ((base->kind != ValueKind::NNModule && base->kind != ValueKind::Object) || !base->obj) return nullptr;
   PyObject** dict_slot = _PyObject_GetDictPtr(base->obj.ptr());
   if (!dict_slot || !*dict_slot) return nullptr;
-  auto seen = container_inputs_.find(*dict_slot);
-  if (seen == container_inputs_.end()) return nullptr;
   Ref key = check(PyUnicode_FromString(name.c_str()));
-  int index = seen->second->dict_index(key);
-  if (index < 0 || seen->second->items[index]->source) return nullptr;  // read, not written: the usual path
+  auto written_in = [&](PyObject* table) -> ValuePtr {
+    auto seen = table ? container_inputs_.find(table) : container_inputs_.end();
+    if (seen == container_inputs_.end()) return nullptr;
+    int index = seen->second->dict_index(key);
+    if (index < 0 || seen->second->items[index]->source) return nullptr;  // read, not written: the usual path
+    return seen->second->items[index];
+  };
   PyObject* raw = _PyType_Lookup(Py_TYPE(base->obj.ptr()), key.ptr());  // borrowed
   if (raw && Py_TYPE(raw)->tp_descr_set) return nullptr;
-  return seen->second->items[index];
+  if (ValuePtr written = written_in(*dict_slot)) return written;
+  if (base->kind != ValueKind::NNModule || PyDict_GetItemWithError(*dict_slot, key.ptr())) return nullptr;
+  for (const char* table : {"_parameters", "_buffers", "_modules"})  // nn.Module.__getattr__'s tables
+    if (ValuePtr written = written_in(PyDict_GetItemString(*dict_slot, table))) return written;
+  return nullptr;
 }
 
-// An instance's __dict__ or a module's _modules read after the trace set attributes that land
-// there (written after the graph): the table as it is, with those writes, read-only (a write to
-// it would have to reach the object's own table too). _parameters and _buffers are refused.
+// An instance's __dict__ or a module's _modules, _parameters or _buffers read after the trace set
+// attributes that land there (written after the graph): the table as it is, with those writes,
+// read-only (a write to it would have to reach the object's own table too).
 ValuePtr Tracer::table_with_pending_writes(const ValuePtr& base, const std::string& table) {
-  if (table != "__dict__" && table != "_modules")
-    unsupported("reading " + table + " of a module the function set an attribute of (written after the graph, the "
-                "table would miss it); read the attribute itself instead");
   if (!base->source) unsupported("reading " + table + " of an object the function set an attribute of");
   Ref real = check(PyObject_GetAttrString(base->obj.ptr(), table.c_str()));
-  if (!PyDict_CheckExact(real.ptr())) unsupported("reading " + table + " that is not a dict, after the function set an attribute");
+  if (!PyDict_CheckExact(real.ptr()) && !PyDict_Check(real.ptr()))
+    unsupported("reading " + table + " that is not a dict, after the function set an attribute");
   ValuePtr read = wrap(real, Source::attr(base->source, table));
   if (read->kind != ValueKind::Dict) unsupported("reading " + table + " of a " + read->describe());
   ValuePtr merged = Value::dict(read->keys, read->items);
-  const bool module = base->kind == ValueKind::NNModule;
+  merged->dict_type = read->dict_type;
   for (const SideEffect& effect : side_effects_) {
     if (effect.name.empty() || effect.name == kDeferredCall || effect.object->obj.ptr() != base->obj.ptr()) continue;
-    const bool to_modules = module && (effect.value->kind == ValueKind::NNModule || merged->dict_index(Ref(check(PyUnicode_FromString(effect.name.c_str())))) >= 0);
-    if (to_modules == (table == "_modules")) merged->dict_set(check(PyUnicode_FromString(effect.name.c_str())), effect.value);
+    if (landing_table(base, effect) == table) merged->dict_set(check(PyUnicode_FromString(effect.name.c_str())), effect.value);
   }
   merged->read_only = true;
   return merged;

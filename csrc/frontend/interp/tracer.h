@@ -376,6 +376,7 @@ class Tracer {
   // print(...) and the like: a call replayed after the graph (deferred_calls.cpp); returns None.
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   ValuePtr defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook);
+  ValuePtr defer_after_graph(std::vector<ValuePtr> args);
   ValuePtr hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
@@ -462,6 +463,7 @@ class Tracer {
   ValuePtr pending_class_attribute(PyTypeObject* type, const std::string& name) const;  // through the MRO
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   bool pending_write_lands_in(const ValuePtr& base, const std::string& table) const;
+  std::string landing_table(const ValuePtr& base, const SideEffect& effect) const;
   ValuePtr table_with_pending_writes(const ValuePtr& base, const std::string& table);
   ValuePtr written_through_dict(const ValuePtr& base, const std::string& name);
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);

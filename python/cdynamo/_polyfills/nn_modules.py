@@ -220,11 +220,24 @@ def _module_register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=
 _REGISTER_BUFFER_AS_WRITTEN = _as_written(torch.nn.Module.register_buffer)
 
 
+def _mark_non_persistent(module, name):
+    module._non_persistent_buffers_set.add(name)
+
+
 def _module_register_buffer(self, name, tensor, persistent=True):
-    """nn.Module.register_buffer inside forward, for a buffer the module already has (a cache
-    rebuilt at a longer length, as rotary embeddings do): the new tensor replaces it through
-    nn.Module.__setattr__, as register_buffer's own assignment to _buffers does. A new name, a
-    change of persistence or a bad argument breaks the graph and runs the original."""
+    """nn.Module.register_buffer inside forward: for a buffer the module already has (a cache
+    rebuilt at a longer length, as rotary embeddings do) the new tensor replaces it through
+    nn.Module.__setattr__, as register_buffer's own assignment to _buffers does; a new persistent
+    buffer (a cache made on first use) goes into _buffers, which the module gets after the graph
+    and the trace reads back. A new non-persistent one, a change of persistence or a bad argument
+    breaks the graph and runs the original."""
+    hooks = getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", None)
+    if (type(name) is str and (tensor is None or type(tensor) is torch.Tensor)
+            and name and "." not in name and name not in self._buffers and not hooks and not hasattr(self, name)):
+        self._buffers[name] = tensor
+        if not persistent:
+            _special_calls.after_graph(_mark_non_persistent, self, name)
+        return
     if not (type(name) is str and (tensor is None or isinstance(tensor, torch.Tensor)) and name in self._buffers
             and (name in self._non_persistent_buffers_set) != bool(persistent)):
         _special_calls.break_graph("nn.Module.register_buffer() of a new buffer, or one changing persistence, "

@@ -155,3 +155,23 @@ def test_attributes_written_through_the_instance_dict_are_read_back():
     counter = CompileCounter()
     assert same(cdynamo.compile(m, backend=counter, fullgraph=True)(x), expected_module(x))
     assert counter.frame_count == 1 and (m.scale, m.offset) == (3.0, 2.0)
+
+
+class _LazyCache(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "cos_cached"):
+            steps = torch.arange(x.shape[-1], dtype=x.dtype)
+            self.register_buffer("cos_cached", steps.cos(), persistent=False)
+            self.register_buffer("scale", torch.ones(1))
+        return x * self.cos_cached + self.scale
+
+
+def test_new_buffers_registered_in_forward():
+    # Persistent or not, as eager registers them (the module has them after the call).
+    x = torch.randn(2, 5)
+    m, expected_module = _LazyCache(), _LazyCache()
+    compiled = cdynamo.compile(m, backend="eager", fullgraph=True)
+    for _ in range(2):
+        assert same(compiled(x), expected_module(x))
+    assert list(m.state_dict()) == list(expected_module.state_dict()) == ["scale"]
+    assert [n for n, _ in m.named_buffers()] == [n for n, _ in expected_module.named_buffers()]
