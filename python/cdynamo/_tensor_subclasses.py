@@ -76,7 +76,8 @@ def has_live_torch_function(cls):
 def runs_own_torch_function(cls):
     """A live class whose __torch_function__ is its own code (which the trace runs), not torch.Tensor's."""
     handler = getattr(cls, "__torch_function__", None)
-    return has_live_torch_function(cls) and getattr(handler, "__func__", handler) is not torch.Tensor.__torch_function__.__func__
+    default = torch.Tensor.__torch_function__.__func__
+    return has_live_torch_function(cls) and getattr(handler, "__func__", handler) is not default
 
 
 def traced_class(tensor):

@@ -170,7 +170,7 @@ def _module_add_module(self, name, module):
     registration hook would see, runs the original after a graph break."""
     if (type(name) is not str or not isinstance(module, torch.nn.Module) or "." in name or name == ""
             or (hasattr(self, name) and name not in self._modules)
-            or torch.nn.modules.module._global_module_registration_hooks):
+            or getattr(torch.nn.modules.module, "_global_module_registration_hooks", None)):
         _special_calls.break_graph("nn.Module.add_module() of this child inside a compiled function")
         return _ADD_MODULE_AS_WRITTEN(self, name, module)
     setattr(self, name, module)
@@ -227,10 +227,10 @@ def _mark_non_persistent(module, name):
 def _module_register_buffer(self, name, tensor, persistent=True):
     """nn.Module.register_buffer inside forward: for a buffer the module already has (a cache
     rebuilt at a longer length, as rotary embeddings do) the new tensor replaces it through
-    nn.Module.__setattr__, as register_buffer's own assignment to _buffers does; a new persistent
-    buffer (a cache made on first use) goes into _buffers, which the module gets after the graph
-    and the trace reads back. A new non-persistent one, a change of persistence or a bad argument
-    breaks the graph and runs the original."""
+    nn.Module.__setattr__, as register_buffer's own assignment to _buffers does; a new buffer (a
+    cache made on first use) goes into _buffers, which the module gets after the graph and the
+    trace reads back, and a non-persistent one's name into _non_persistent_buffers_set after the
+    graph. A change of persistence or a bad argument breaks the graph and runs the original."""
     hooks = getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", None)
     if (type(name) is str and (tensor is None or type(tensor) is torch.Tensor)
             and name and "." not in name and name not in self._buffers and not hooks and not hasattr(self, name)):

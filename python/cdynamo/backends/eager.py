@@ -61,6 +61,7 @@ def aot_eager(gm, example_inputs):
     # Imported here: AOTAutograd and the decomposition table take about a second to import.
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
+    from torch.fx.experimental.symbolic_shapes import PendingUnbackedSymbolNotFound
 
     from ..inductor.targets import autograd_state_reason
     from ..symbolic_graphs import symbolic_example_inputs
@@ -71,8 +72,6 @@ def aot_eager(gm, example_inputs):
     # A graph with symbolic sizes is traced on its own fake inputs (their ShapeEnv): AOTAutograd's
     # graphs then take any sizes the frontend's guards admit.
     traced_inputs = symbolic_example_inputs(gm) or example_inputs
-    from torch.fx.experimental.symbolic_shapes import PendingUnbackedSymbolNotFound
-
     try:
         with cuda_left_uninitialized(example_inputs):
             compiled = aot_module_simplified(
