@@ -260,6 +260,8 @@ def classify_callable(fn):
         return "refuse"
     if fn is after_graph:
         return "after_graph"
+    if fn is getattr(sys.modules.get("torch.nn.attention"), "sdpa_kernel", None):
+        return "fold_constant"  # a context manager object, entered by a graph node (with_blocks.cpp)
     from ._polyfills.nn_modules import register_traced_hook, remove_traced_hook
     if fn is register_traced_hook or fn is remove_traced_hook:
         return "module_hook"  # hooks registered in the trace: the interpreter's own (module_calls.cpp)

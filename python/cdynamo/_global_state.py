@@ -1,6 +1,7 @@
 """Torch's global state that traced code changes (grad mode, autocast): snapshots of it, the
 graph nodes that set it, and the restorers a graph break leaves on the stack for a block's exit.
 Assumes the state is per thread, as torch keeps it."""
+import inspect
 import threading
 
 import torch
@@ -107,6 +108,35 @@ def enter_inference_mode(mode):
 def enter_device(device):
     """A graph node entering a `with torch.device(device):` block (factory functions default to it)."""
     _enter(torch.device, device)
+
+
+def _sdpa_kernel_block(entry):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    names, set_priority = entry
+    return sdpa_kernel([SDPBackend.__members__[name] for name in names], set_priority)
+
+
+def enter_sdpa_kernel(entry):
+    """A graph node entering a `with torch.nn.attention.sdpa_kernel(backends):` block (entry:
+    sdpa_kernel_entry's)."""
+    _enter(_sdpa_kernel_block, entry)
+
+
+def sdpa_kernel_entry(manager):
+    """(backend names, set_priority) of a torch.nn.attention.sdpa_kernel(...) context manager not
+    entered yet, what a graph node can hold; None for other objects."""
+    import contextlib
+
+    from torch.nn import attention
+
+    if type(manager) is not contextlib._GeneratorContextManager or manager.func is not attention.sdpa_kernel.__wrapped__:
+        return None
+    bound = inspect.signature(manager.func).bind(*manager.args, **manager.kwds)
+    bound.apply_defaults()
+    backends = bound.arguments["backends"]
+    backends = [backends] if isinstance(backends, attention.SDPBackend) else list(backends)
+    return tuple(dict.fromkeys(b.name for b in backends)), bool(bound.arguments["set_priority"])
 
 
 def exit_context():

@@ -3,6 +3,7 @@
 // TorchFunctionModes (their state changes are graph nodes, set for the rest of the trace too) and context managers
 // written in Python (their __enter__/__exit__ traced). Assumes _global_state's helpers.
 #include <algorithm>
+#include <string_view>
 
 #include "common/error.h"
 #include "common/py_import.h"
@@ -160,6 +161,14 @@ void Tracer::before_with(ValuePtr manager) {
     static Ref& enter = *new Ref(import_attr("cdynamo._global_state", "enter_device"));  // never freed: outlives the interpreter
     enter_context_block(enter, check(PyObject_Str(manager->obj.ptr())), "with torch.device", manager);
     return;
+  }
+  if (manager->is_constant() && std::string_view(Py_TYPE(manager->obj.ptr())->tp_name) == "_GeneratorContextManager") {
+    Ref entry = call_helper("cdynamo._global_state", "sdpa_kernel_entry", {manager->obj});
+    if (entry.ptr() != Py_None) {  // torch.nn.attention.sdpa_kernel(backends): set by a node, as eager sets it
+      static Ref& enter = *new Ref(import_attr("cdynamo._global_state", "enter_sdpa_kernel"));  // never freed: outlives the interpreter
+      enter_context_block(enter, std::move(entry), "torch.nn.attention.sdpa_kernel", Value::dict({}, {}));
+      return;
+    }
   }
   static Ref& set_grad_enabled_type = *new Ref(import_attr("torch", "set_grad_enabled"));  // never freed: outlives the interpreter
   if (manager->is_constant() && type == set_grad_enabled_type.ptr()) {

@@ -188,3 +188,19 @@ def test_functions_decorated_with_inference_mode_and_autocast_are_traced():
     counter = CompileCounter()
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
     assert counter.frame_count == 1
+
+
+def test_sdpa_kernel_blocks_are_entered_by_the_graph():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention
+
+    def fn(q):
+        with sdpa_kernel([SDPBackend.MATH]):
+            inside = torch.backends.cuda.math_sdp_enabled()
+            out = scaled_dot_product_attention(q, q, q)
+        return out * 2, inside
+
+    q = torch.randn(1, 2, 4, 8)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(q), fn(q))
+    assert counter.frame_count == 1 and torch.backends.cuda.flash_sdp_enabled()  # restored after the block
