@@ -1,5 +1,6 @@
 // Python builtins the trace models on Values (len, isinstance, zip, getattr, super, ...): a
-// table keyed by the builtin object, one handler each. Assumes CPython's builtins module.
+// table keyed by the builtin object, one handler each; and weak references made and followed.
+// Assumes CPython's builtins module.
 #include <algorithm>
 #include <unordered_map>
 #include "common/error.h"
@@ -450,6 +451,27 @@ ValuePtr Tracer::builtin_getattr_hasattr(Handle fn, std::vector<ValuePtr>& args,
     if (!has) throw;
     return Value::boolean(true);
   }
+}
+
+// weakref.ref(obj) of an object from the frame, and calling a weak reference: the object it
+// refers to (the one the trace holds for a reference it made; for one read from the frame, read
+// through it, `ref()`, at a Converted source, guarded there). Null for other calls.
+ValuePtr Tracer::weak_reference_call(const ValuePtr& callable, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  if (!callable->obj || (callable->kind != ValueKind::Constant && callable->kind != ValueKind::Object) || !kwargs.empty())
+    return nullptr;
+  PyObject* fn = callable->obj.ptr();
+  if (fn == reinterpret_cast<PyObject*>(&_PyWeakref_RefType) && args.size() == 1 && args[0]->obj && args[0]->source) {
+    Ref reference = checked(PyWeakref_NewRef(args[0]->obj.ptr(), nullptr));
+    weak_targets_[reference.ptr()] = args[0];
+    keep_alive_.push_back(reference);
+    return Value::constant(std::move(reference));
+  }
+  if (!PyWeakref_CheckRefExact(fn) || !args.empty()) return nullptr;
+  if (auto made = weak_targets_.find(fn); made != weak_targets_.end()) return made->second;
+  if (!callable->source) unsupported("calling a weak reference the trace cannot read again");
+  static Ref& call = *new Ref(import_attr("operator", "call"));  // never freed: outlives the interpreter
+  Ref referent = check(PyObject_CallNoArgs(fn));
+  return wrap(referent, Source::converted(callable->source, call, "operator.call"));
 }
 
 }  // namespace cdynamo::interp

@@ -136,6 +136,7 @@ ValuePtr Tracer::call_value(ValuePtr callable, std::vector<ValuePtr> args, graph
   // Only the first call_value of a CALL is the instruction's own (calls it makes on the way,
   // hooks and __init__, are not).
   const bool direct = std::exchange(direct_call_, false);
+  if (ValuePtr weak = weak_reference_call(callable, args, kwargs)) return weak;
   switch (callable->kind) {
     case ValueKind::Constant:
       if (Ref stand_in = polyfill_of(callable->obj)) return inline_call(stand_in, std::move(args), std::move(kwargs), nullptr, direct);

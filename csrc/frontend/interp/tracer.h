@@ -466,6 +466,8 @@ class Tracer {
   std::string landing_table(const ValuePtr& base, const SideEffect& effect) const;
   ValuePtr table_with_pending_writes(const ValuePtr& base, const std::string& table);
   ValuePtr written_through_dict(const ValuePtr& base, const std::string& name);
+  ValuePtr weak_reference_call(const ValuePtr& callable, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  std::unordered_map<PyObject*, ValuePtr> weak_targets_;  // weakref.ref(obj) the trace made -> obj's Value
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
   static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it

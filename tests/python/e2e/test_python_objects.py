@@ -5,6 +5,7 @@ from collections import OrderedDict
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Optional
+import weakref
 
 import pytest
 import torch
@@ -782,3 +783,20 @@ def test_a_class_counter_written_through_type_self_in_forward():
     compiled = cdynamo.compile(m, backend="eager", fullgraph=True)
     first, second = compiled(x), compiled(x)
     assert _CountedLayer.calls == 2 and same(first, x) and same(second, x * 2)
+
+
+_referenced_layer = torch.nn.Linear(3, 3)
+_weak_layer = weakref.ref(_referenced_layer)
+
+
+def test_weak_references_are_followed_in_the_trace():
+    # One read from a global (followed at each call, guarded on what it refers to) and one made inside.
+    def fn(m, x):
+        r = weakref.ref(m)
+        layer = _weak_layer()
+        return r()(x) + (layer(x) if layer is not None else x), r() is m
+
+    m, x = torch.nn.Linear(3, 3), torch.randn(2, 3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(m, x), fn(m, x))
+    assert counter.frame_count == 1
