@@ -11,8 +11,8 @@ import warnings
 
 import torch
 
-from ._class_queries import (builds_namedtuple_by_fields, copies_attribute_by_attribute, namedtuple_field_order,
-                             partial_without_dict)
+from ._class_queries import (buffer_registration_hooks_state, builds_namedtuple_by_fields, copies_attribute_by_attribute,
+                             namedtuple_field_order, partial_without_dict)
 from ._module_calls import is_nn_layer_method
 from ._special_calls import _forward_side_effect, after_graph, break_graph, refuse, singledispatch_impl, transformed
 
@@ -284,7 +284,8 @@ def classify_callable(fn):
         return "fold"
     if fn is copies_attribute_by_attribute:
         return "fold"
-    if fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict:
+    if (fn is namedtuple_field_order or fn is builds_namedtuple_by_fields or fn is partial_without_dict
+            or fn is buffer_registration_hooks_state):
         return "fold_constant"  # questions about a class, which the guards fix
     if any(fn is f for f in _class_factories()):
         # A namedtuple or dataclass class made in the function (their code is made with eval and

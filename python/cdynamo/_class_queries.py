@@ -64,6 +64,13 @@ def partial_without_dict(partial):
     return type(partial) is functools.partial and partial.__reduce__()[2][3] is None
 
 
+def buffer_registration_hooks_state():
+    """(any registered, all return None) of nn.Module's global buffer registration hooks: asked
+    by the register_buffer stand-in, answered at trace time (torch's hook tables are not guarded)."""
+    hooks = getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", None) or {}
+    return bool(hooks), all(getattr(hook, "_cdynamo_returns_none", False) for hook in hooks.values())
+
+
 def _class_making_metaclasses():
     """Metaclasses whose class creation runs no Python code of the program (type's is C; ABCMeta's
     only sets up its registry; torch.Tensor's _TensorMeta is C): a class statement in traced code

@@ -5,6 +5,7 @@ import collections
 import torch
 
 from .. import _special_calls
+from .._class_queries import buffer_registration_hooks_state
 from .as_written import _as_written
 
 
@@ -224,6 +225,11 @@ def _mark_non_persistent(module, name):
     module._non_persistent_buffers_set.add(name)
 
 
+def _run_buffer_registration_hooks(module, name):
+    for hook in list(torch.nn.modules.module._global_buffer_registration_hooks.values()):
+        hook(module, name, module._buffers[name])
+
+
 def _module_register_buffer(self, name, tensor, persistent=True):
     """nn.Module.register_buffer inside forward: for a buffer the module already has (a cache
     rebuilt at a longer length, as rotary embeddings do) the new tensor replaces it through
@@ -231,12 +237,16 @@ def _module_register_buffer(self, name, tensor, persistent=True):
     cache made on first use) goes into _buffers, which the module gets after the graph and the
     trace reads back, and a non-persistent one's name into _non_persistent_buffers_set after the
     graph. A change of persistence or a bad argument breaks the graph and runs the original."""
-    hooks = getattr(torch.nn.modules.module, "_global_buffer_registration_hooks", None)
-    if (type(name) is str and (tensor is None or type(tensor) is torch.Tensor)
-            and name and "." not in name and name not in self._buffers and not hooks and not hasattr(self, name)):
+    # Global registration hooks may replace the tensor; ones that return None (cdynamo's own
+    # cudagraphs watcher) run after the graph instead of before the registration.
+    hooks, hooks_return_none = buffer_registration_hooks_state()
+    if (type(name) is str and (tensor is None or type(tensor) is torch.Tensor) and hooks_return_none
+            and name and "." not in name and name not in self._buffers and not hasattr(self, name)):
         self._buffers[name] = tensor
         if not persistent:
             _special_calls.after_graph(_mark_non_persistent, self, name)
+        if hooks:
+            _special_calls.after_graph(_run_buffer_registration_hooks, self, name)
         return
     if not (type(name) is str and (tensor is None or isinstance(tensor, torch.Tensor)) and name in self._buffers
             and (name in self._non_persistent_buffers_set) != bool(persistent)):

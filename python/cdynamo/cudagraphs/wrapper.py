@@ -23,6 +23,10 @@ def _bump_registration_epoch(module, name, value):
     _REGISTRATION_EPOCH[0] += 1
 
 
+# It returns None (it never replaces the value): a registration in traced code may run it after the graph.
+_bump_registration_epoch._cdynamo_returns_none = True
+
+
 def _watch_registrations():
     global _WATCHING_REGISTRATIONS
     if not _WATCHING_REGISTRATIONS:
