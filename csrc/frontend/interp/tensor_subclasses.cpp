@@ -46,6 +46,16 @@ void Tracer::set_subclass_dispatch(bool enabled) {
   graph_.set_subclass_results(enabled);
 }
 
+// Subclass dispatch off while torch's operator itself runs in the trace; put back as it was.
+struct Tracer::SubclassDispatchOff {
+  Tracer& tracer;
+  const bool before;
+  explicit SubclassDispatchOff(Tracer& t) : tracer(t), before(t.subclass_dispatch_) { tracer.set_subclass_dispatch(false); }
+  ~SubclassDispatchOff() { tracer.set_subclass_dispatch(before); }
+  SubclassDispatchOff(const SubclassDispatchOff&) = delete;
+  SubclassDispatchOff& operator=(const SubclassDispatchOff&) = delete;
+};
+
 // torch's override protocol: a torch function given a tensor of a class that runs its own
 // __torch_function__, or an object whose class defines one, calls that instead with the
 // function, the overriding classes (a subclass before its bases, else in argument order), the
@@ -121,15 +131,11 @@ ValuePtr Tracer::operator_override(Handle op, const ValuePtr& lhs, const ValuePt
   std::vector<ValuePtr> args{lhs};
   if (rhs) args.push_back(rhs);
   if (dispatch.ptr() == Py_None) {
-    set_subclass_dispatch(false);
     ValuePtr result;
-    try {
+    {
+      SubclassDispatchOff off(*this);
       result = graph_.call("call_function", op, args, {}, what);
-    } catch (...) {
-      set_subclass_dispatch(true);
-      throw;
     }
-    set_subclass_dispatch(true);
     if (result->is_tensor() && !result->cls && lhs->is_tensor()) result->cls = lhs->cls;
     return result;
   }
@@ -193,15 +199,10 @@ ValuePtr Tracer::tensor_torch_function(Handle cls, std::vector<ValuePtr> args, g
     unsupported("__torch_function__() kwargs of a " + args[3]->describe());
   }
   ValuePtr result;
-  const bool before = subclass_dispatch_;
-  set_subclass_dispatch(false);
-  try {
+  {
+    SubclassDispatchOff off(*this);
     result = call_value(args[0], call_args, call_kwargs);
-  } catch (...) {
-    set_subclass_dispatch(before);
-    throw;
   }
-  set_subclass_dispatch(before);
   static PyObject* const nowrap = import_attr("cdynamo._tensor_subclasses", "is_nowrap_function").release();  // never freed: outlives the interpreter
   if (!wraps || (args[0]->is_constant() && Ref(check(PyObject_CallOneArg(nowrap, args[0]->obj.ptr()))).ptr() == Py_True))
     return result;
@@ -235,16 +236,11 @@ ValuePtr Tracer::with_subclass(const ValuePtr& result, Handle cls, const std::ve
 ValuePtr Tracer::subclass_alias(const ValuePtr& tensor, Handle cls) {
   static Ref& alias = *new Ref(import_attr("cdynamo._tensor_subclasses", "ALIAS"));  // never freed: outlives the interpreter
   static Ref& plain = *new Ref(import_attr("torch", "Tensor"));                       // likewise
-  const bool before = subclass_dispatch_;
-  set_subclass_dispatch(false);
   ValuePtr result;
-  try {
+  {
+    SubclassDispatchOff off(*this);
     result = graph_.call("call_function", alias, {tensor}, {}, "Tensor.as_subclass()");
-  } catch (...) {
-    set_subclass_dispatch(before);
-    throw;
   }
-  set_subclass_dispatch(before);
   if (cls.ptr() != plain.ptr()) result->cls = Ref::borrow(cls.ptr());
   return result;
 }

@@ -253,6 +253,7 @@ class Tracer {
   // Tensor subclasses' __torch_function__ runs (off inside DisableTorchFunctionSubclass blocks and
   // torch.Tensor.__torch_function__'s own call of the operator).
   bool subclass_dispatch_ = true;
+  struct SubclassDispatchOff;  // RAII: dispatch off for a scope (tensor_subclasses.cpp)
   void set_subclass_dispatch(bool enabled);
   static bool holds_subclass_tensor(const ValuePtr& self, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr torch_function_override(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
