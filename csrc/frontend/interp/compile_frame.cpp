@@ -2,6 +2,9 @@
 // build the GraphModule, call the backend, generate transformed code (and resume functions).
 // Assumes the hook calls it with tracing-time frames disabled (BusyScope) and the GIL held.
 #include "frontend/interp/compile_frame.h"
+
+#include <optional>
+
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/bytecode/bytecode.h"
@@ -63,6 +66,29 @@ bool fullgraph_requested(PyObject* callback) {
   return truth;
 }
 
+// A Python context manager (a `with` block of torch's state) entered for the scope's life and
+// left also when the scope ends by an exception, which stays the pending one.
+struct ContextBlockScope {
+  Ref block;
+  explicit ContextBlockScope(Ref entered) : block(std::move(entered)) {
+    Ref(check(PyObject_CallMethod(block.ptr(), "__enter__", nullptr)));
+  }
+  ~ContextBlockScope() {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    Ref result = steal(PyObject_CallMethod(block.ptr(), "__exit__", "OOO", Py_None, Py_None, Py_None));
+    if (!result) PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+  }
+  ContextBlockScope(const ContextBlockScope&) = delete;
+  ContextBlockScope& operator=(const ContextBlockScope&) = delete;
+};
+
+// Whether __torch_function__ dispatch was on when the frame being compiled was entered (the
+// backend compiles under it: torch's own passes, such as AOTAutograd's MetaProxy tracing, rely
+// on it).
+thread_local bool torch_function_on_at_entry = true;
+
 // The backend's callable for the traced graph, run with the hook off (as TorchDynamo's is:
 // whatever Python the backend's runtime executes is not user code to trace).
 // A graph with tensor-subclass inputs or results runs on plain tensors, its outputs given the
@@ -86,7 +112,12 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback, const 
   // as the graph does. The backend compiles under the state the graph starts in, as its calls will.
   Ref final_state = call_helper("cdynamo._global_state", "global_state", {});
   call_helper("cdynamo._global_state", "set_global_state", {tracer.initial_state()});
-  Ref compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, backend_examples});
+  Ref compiled;
+  {
+    std::optional<ContextBlockScope> dispatch_as_at_entry;
+    if (torch_function_on_at_entry) dispatch_as_at_entry.emplace(call_helper("torch._C", "_EnableTorchFunction", {}));
+    compiled = call_helper("cdynamo.backends.registry", "call_backend", {backend, graph_module, backend_examples});
+  }
   if (runs_plain) compiled = call_helper("cdynamo._tensor_subclasses", "running_plain", {compiled, example_inputs, output_classes});
   int unchanged = PyObject_RichCompareBool(final_state.ptr(), tracer.initial_state().ptr(), Py_EQ);
   check_status(unchanged);
@@ -165,18 +196,18 @@ struct ZeroOneSizesScope {
   }
 };
 
-// Tensor subclasses' __torch_function__ off while a frame compiles: the trace runs it itself
+// Tensor subclasses' __torch_function__ off while a frame is traced: the trace runs it itself
 // (tensor_subclasses.cpp), and its own work on input tensors (their fakes, their guards) is not
 // the program's to log or change.
 struct SubclassDispatchOffScope {
-  Ref block = call_helper("torch._C", "DisableTorchFunctionSubclass", {});
-  SubclassDispatchOffScope() { Ref(check(PyObject_CallMethod(block.ptr(), "__enter__", nullptr))); }
-  ~SubclassDispatchOffScope() {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    Ref result = steal(PyObject_CallMethod(block.ptr(), "__exit__", "OOO", Py_None, Py_None, Py_None));
-    if (!result) PyErr_Clear();
-    PyErr_Restore(type, value, traceback);
+  bool on_before = torch_function_on_at_entry;
+  // Members are initialised in order: the state is read before `off` changes it.
+  bool recorded = record_entry_state();
+  ContextBlockScope off{call_helper("torch._C", "DisableTorchFunctionSubclass", {})};
+  ~SubclassDispatchOffScope() { torch_function_on_at_entry = on_before; }
+  static bool record_entry_state() {
+    torch_function_on_at_entry = call_helper("torch._C", "_is_torch_function_enabled", {}).ptr() == Py_True;
+    return true;
   }
 };
 

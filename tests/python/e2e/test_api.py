@@ -150,6 +150,25 @@ def test_graph_receives_fx_graph_module_and_example_inputs():
     assert [tuple(t.shape) for t in example_inputs] == [(2, 3), (3, 4)]
 
 
+def test_backend_compiles_under_the_callers_torch_function_state():
+    # Tracing turns tensor subclasses' __torch_function__ off; the backend must not inherit that
+    # (torch 2.11's AOTAutograd traces scalars with MetaProxy, a __torch_function__ proxy).
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((torch._C._is_torch_function_enabled(), torch._C._is_torch_function_all_disabled()))
+        return gm.forward
+
+    def fn(x):
+        return x * 2
+
+    x = torch.randn(3)
+    assert same(cdynamo.optimize(backend)(fn)(x), fn(x))
+    with torch._C.DisableTorchFunction():
+        assert same(cdynamo.optimize(backend)(lambda t: t - 1)(x), x - 1)
+    assert seen == [(True, False), (False, True)]
+
+
 def test_optimize_as_context_manager():
     def fn(x):
         return x.relu() + 1
