@@ -133,7 +133,16 @@ def child(model_name, system, backend, size, device, mode, with_one=False, vary=
         eager_times = [timed(eager, x, device) for x in inputs]  # warms eager too
         eager_times = [timed(eager, x, device) for x in inputs]
         compiled = as_step(compiler(system, backend, None, mode)(model), mode)
+        profiler = None
+        if os.environ.get("DYNAMIC_PROFILE_DIR"):  # where the sweep's compile time goes (main thread)
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         first_calls = [timed(compiled, x, device) for x in inputs]
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(os.path.join(os.environ["DYNAMIC_PROFILE_DIR"], f"{model_name}-{system}-{mode}.prof"))
         compiles, breaks = compile_count(system)
         steady_k = SWEEP // 2
         steady_dynamic = statistics.median(timed(compiled, inputs[steady_k], device) for _ in range(20))
@@ -150,6 +159,9 @@ def child(model_name, system, backend, size, device, mode, with_one=False, vary=
         notes = {k: v for k, v in {**counters["inductor"], **counters["dynamic"]}.items()
                  if "fallback" in k or "static" in k or "captured" in k or "per sizes" in k}
         notes.update({f"cudagraphs {k}": v for k, v in counters["cudagraphs"].items() if k in ("recorded", "replays")})
+        from cdynamo.utils import timings
+
+        notes["seconds"] = {phase: round(t, 2) for phase, t in sorted(timings.items()) if t >= 0.05}
     print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total, "notes": notes,
                       "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
                       "eager_ms": eager_ms}))
