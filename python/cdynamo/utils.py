@@ -117,6 +117,16 @@ def warn_cache_size_limit(code_name, filename, lineno, failing_guard):
     )
 
 
+def record_loop_break_limit(code_name, filename, lineno):
+    """Called once per loop whose body broke the graph in config.cache_size_limit successive
+    iterations, each compiled as a resume function of its own: the rest of the loop runs eagerly
+    (the functions it calls are still compiled on their own)."""
+    counters["stats"]["loops_left_eager"] += 1
+    log("graphs", f"{code_name} ({filename}:{lineno}): the graph broke inside a loop in "
+                  f"{config.cache_size_limit} iterations; the loop's further iterations run eagerly "
+                  "(remove the break to compile the whole loop, or raise config.cache_size_limit)")
+
+
 def warn_fallback(code_name, filename, lineno, reason):
     """Called when config.suppress_errors turns an error into eager execution of a frame."""
     warnings.warn(

@@ -162,7 +162,8 @@ std::vector<int> traced_slots(const interp::InlinedBreakFrame& frame) {
 
 // The continuation when the innermost frame goes on at `target` with `stack_count` stack
 // entries, the first `survivors` of them traced ones.
-InnerContinuation inner_continuation(const interp::BreakState& state, int target, int stack_count, int survivors) {
+InnerContinuation inner_continuation(const interp::BreakState& state, int target, int stack_count, int survivors,
+                                     std::vector<MadeResume>& made) {
   InnerContinuation inner;
   const int count = static_cast<int>(state.inlined.size());
   for (int k = count - 1; k >= 0; --k) {
@@ -181,6 +182,7 @@ InnerContinuation inner_continuation(const interp::BreakState& state, int target
     }
     passed_stack -= static_cast<int>(entry.null_stack.size());
     Ref code = resume_code(frame.code, frame.instructions, frame_target, frame_stack, slots, entry);
+    made.push_back({code, inside_loop(frame.instructions, frame.instruction), false});
     Ref function = check(PyFunction_New(code.ptr(), PyFunction_GET_GLOBALS(frame.function.ptr())));
     if (PyObject* closure = PyFunction_GET_CLOSURE(frame.function.ptr()))
       check_status(PyFunction_SetClosure(function.ptr(), closure));
@@ -196,7 +198,7 @@ InnerContinuation inner_continuation(const interp::BreakState& state, int target
 // locals of `slots`; the frame returns its result.
 void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
                  int stack_count, int traced_stack, const std::vector<int>& slots, const interp::BreakState& state,
-                 const InnerContinuation* inner = nullptr) {
+                 std::vector<MadeResume>& made, const InnerContinuation* inner = nullptr) {
   ResumeEntry entry = entry_for(state.stack, traced_stack, state.locals, slots);
   int on_stack = stack_count - static_cast<int>(entry.null_stack.size());
   if (inner) {
@@ -205,6 +207,7 @@ void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::Inst
     on_stack += inner->arguments - 1;
   }
   Ref resume = resume_code(original, instructions, target, stack_count, slots, entry);
+  made.push_back({resume, inside_loop(instructions, state.instruction), true});
   code.emit(BUILD_TUPLE, on_stack);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));
@@ -446,6 +449,12 @@ void check_carried(const ValuePtr& value, bool null_allowed, bool iterator_allow
 
 }  // namespace
 
+bool inside_loop(const bytecode::InstructionList& instructions, int index) {
+  for (size_t j = static_cast<size_t>(index) + 1; j < instructions.size(); ++j)
+    if (bytecode::is_backward_jump(instructions[j].opcode) && instructions[j].target <= index) return true;
+  return false;
+}
+
 void check_break_state(PyCodeObject* original, const bytecode::InstructionList& instructions,
                        const interp::BreakState& state) {
   const BreakSite site = break_site(original, instructions, state);
@@ -485,7 +494,7 @@ void check_break_state(PyCodeObject* original, const bytecode::InstructionList& 
 Ref transformed_code_at_break(PyCodeObject* original, const bytecode::InstructionList& instructions,
                               Handle compiled_graph, const std::vector<graph::GraphInput>& inputs,
                               const interp::BreakState& state, const std::vector<ValuePtr>& outputs,
-                              const std::vector<interp::SideEffect>& side_effects) {
+                              const std::vector<interp::SideEffect>& side_effects, std::vector<MadeResume>& made) {
   check_break_state(original, instructions, state);
   const bool nested = !state.inlined.empty();
   const BreakSite site = break_site(original, instructions, state);
@@ -563,17 +572,18 @@ Ref transformed_code_at_break(PyCodeObject* original, const bytecode::Instructio
     for (size_t i = first_break_inst; i < code.size(); ++i)
       if (code.at(i).handler && code.at(i).handler->target < 0) code.at(i).handler->target = handler_start;
     call_resume(code, original, instructions, inst.handler->target,
-                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, inst.handler->depth, slots, state);
+                inst.handler->depth + (inst.handler->lasti ? 1 : 0) + 1, inst.handler->depth, slots, state, made);
   };
   // The frames go on at `target` of the break site's code with `stack_count` entries there.
   auto continue_at = [&](int target, int stack_count) {
     if (!nested) {
-      call_resume(code, original, instructions, target, stack_count, survivors, slots, state);
+      call_resume(code, original, instructions, target, stack_count, survivors, slots, state, made);
       return;
     }
-    InnerContinuation inner = inner_continuation(state, target, stack_count, survivors);
+    InnerContinuation inner = inner_continuation(state, target, stack_count, survivors, made);
     const int root_stack = static_cast<int>(state.stack.size());
-    call_resume(code, original, instructions, state.instruction + 1, root_stack + 1, root_stack, slots, state, &inner);
+    call_resume(code, original, instructions, state.instruction + 1, root_stack + 1, root_stack, slots, state, made,
+                &inner);
   };
   if (inst.opcode == CALL) {
     code.call(inst.arg);

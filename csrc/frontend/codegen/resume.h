@@ -4,6 +4,7 @@
 #include <vector>
 #include "common/py_ref.h"
 #include "frontend/bytecode/instruction.h"
+#include "frontend/codegen/made_resume.h"
 #include "frontend/graph/graph_builder.h"
 #include "frontend/interp/tracer.h"
 
@@ -30,14 +31,17 @@ struct ResumeEntry {
 Ref resume_code(PyCodeObject* original, const bytecode::InstructionList& instructions, int target,
                 int stack_count, const std::vector<int>& passed_slots, const ResumeEntry& entry = {});
 
+// Whether instruction `index` lies inside a loop: a later backward jump lands at or before it.
+bool inside_loop(const bytecode::InstructionList& instructions, int index);
+
 // The transformed code of a frame traced up to a graph break: run the graph (if any), rebuild
 // the traced locals and stack, run the break instruction, and return the result of the resume
-// function(s) called with the stack and locals after it. Throws Unsupported when that state
-// cannot be rebuilt (iterators, NULLs left on the stack, ...).
+// function(s) called with the stack and locals after it, each listed in `made`. Throws
+// Unsupported when that state cannot be rebuilt (iterators, NULLs left on the stack, ...).
 Ref transformed_code_at_break(PyCodeObject* original, const bytecode::InstructionList& instructions,
                               Handle compiled_graph, const std::vector<graph::GraphInput>& inputs,
                               const interp::BreakState& state, const std::vector<interp::ValuePtr>& outputs,
-                              const std::vector<interp::SideEffect>& side_effects);
+                              const std::vector<interp::SideEffect>& side_effects, std::vector<MadeResume>& made);
 
 // Throws Unsupported when the state at the break cannot be carried into a resume function.
 void check_break_state(PyCodeObject* original, const bytecode::InstructionList& instructions,

@@ -40,6 +40,9 @@ struct CodeState {
   // Fallback because its whole trace ran no tensor operation (the functions it calls included,
   // traced inline): it runs as it is, and so do the frames it calls, compiled in its trace.
   bool runs_no_operations = false;
+  // A resume function: how many resume functions before it in its chain continued a loop at a
+  // break inside it, this one included (one per compiled iteration of a loop that breaks).
+  long loop_resume_depth = 0;
   std::string fallback_reason;
   std::list<CacheEntry> entries;
 };

@@ -335,7 +335,8 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
           compiled = compile_graph(tracer, code, callback, outputs);
         }
         compiled_frame.transformed_code = codegen::transformed_code_at_break(
-            code, instructions, compiled, tracer.graph().inputs(), state, outputs, result.side_effects);
+            code, instructions, compiled, tracer.graph().inputs(), state, outputs, result.side_effects,
+            compiled_frame.resume_codes);
       } catch (const Unsupported&) {
         if (fall_back_to_root()) continue;
         // No partial graph after all: report the construct that stopped the first trace.

@@ -6,6 +6,7 @@
 #include <string>
 #include "common/cpython_compat.h"
 #include "common/py_ref.h"
+#include "frontend/codegen/made_resume.h"
 #include "frontend/guards/guards.h"
 
 namespace cdynamo::interp {
@@ -37,6 +38,8 @@ struct CompiledFrame {
   // self. config.cache_size_limit counts entries per such identity, as TorchDynamo does, so
   // twelve instances of one block class do not exhaust the limit of one code object.
   std::vector<std::pair<int, PyObject*>> identities;
+  // The resume functions' code the transformed code calls after a graph break.
+  std::vector<codegen::MadeResume> resume_codes;
 };
 
 // callback is the hook's (backend, options) tuple. Throws Unsupported, or PythonError/

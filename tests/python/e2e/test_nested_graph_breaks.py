@@ -278,3 +278,34 @@ def test_fullgraph_still_refuses_a_nested_break(nested):
         compiled = cdynamo.compile(calls_a_breaking_function, backend="eager", fullgraph=True)
         with pytest.raises(Exception, match="graph_break"):
             compiled(torch.randn(3))
+
+
+def _positive(t):
+    if t.sum() > 0:  # a data-dependent branch: the graph breaks here
+        return 1
+    return 0
+
+
+@pytest.mark.parametrize("iterations", [3, 40, 1500])
+def test_a_loop_that_breaks_in_every_iteration_compiles_a_bounded_number_of_frames(iterations):
+    # Each iteration's break continues in a resume function of its own; past
+    # config.cache_size_limit of them the rest of the loop runs eagerly (before, every iteration
+    # compiled a frame, and a long loop nested resume calls past Python's recursion limit).
+    def f(xs, w):
+        out = []
+        for i, x in enumerate(xs):
+            y = torch.relu(x @ w)
+            k = _positive(y)
+            out.append(y.sum() + k + i)
+        return torch.stack(out)
+
+    torch.manual_seed(0)
+    xs, w = [torch.randn(4, 4) for _ in range(iterations)], torch.randn(4, 4)
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(f)
+    assert torch.equal(compiled(xs, w), f(xs, w))
+    frames = counter.frame_count
+    assert frames <= config.cache_size_limit + 2
+    assert counters["stats"]["loops_left_eager"] == (1 if iterations > config.cache_size_limit else 0)
+    assert torch.equal(compiled(xs, w), f(xs, w))
+    assert counter.frame_count == frames  # the second call compiles nothing
