@@ -8,7 +8,7 @@ import torch
 import torch.fx
 
 from .. import config, utils
-from . import layout, output_aliases, pad_matmuls, symbolic_floats, targets
+from . import layout, output_aliases, pad_matmuls, symbolic_floats, targets, triton_build
 
 # make_fx and AOTAutograd keep their tracing state in module globals (torch.fx's CURRENT_PATCHER,
 # the proxy mode stack): two threads tracing at once corrupt each other's trace. Aten tracing is
@@ -50,6 +50,7 @@ def training_path(gm, example_inputs, symbolic=False):
     if reason is not None:
         return _with_eager_autograd(gm, reason)
     target, device_type = targets.choose_target(gm, example_inputs)
+    triton_build.warm_up_for(target, device_type)
     start = time.perf_counter()
     try:
         with _ATEN_TRACE_LOCK:
@@ -237,6 +238,7 @@ def _compile_fx(gm, example_inputs):
         compiled = graph_cache.load(key, gm)
         if compiled is not None:
             return compiled
+    triton_build.warm_up_for(target, device_type)
     compiled, reason = compile_aten(gm, example_inputs, target, device_type, key=key)
     return compiled if reason is None else targets.run_as_captured(gm, reason)
 

@@ -475,6 +475,14 @@ def start_pool():
     _running_pool()
 
 
+def warm_up_for(target, device_type):
+    """Starts the build workers when a graph about to be traced and lowered will need Triton
+    kernels on the GPU: they import Triton (about a second each) while this thread traces,
+    instead of after it asks for the first kernels."""
+    if target == "triton" and device_type == "cuda" and not _interpreting():
+        start_pool()
+
+
 def pool_started():
     return _pool is not None
 

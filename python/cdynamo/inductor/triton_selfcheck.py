@@ -12,7 +12,7 @@ from .. import utils
 
 
 def _probe(x, idx, table):
-    # One kernel, so that the check compiles quickly and alone (no build pool to start): a gather
+    # One kernel, so that the check compiles quickly (here, while the build workers start): a gather
     # (indirect loads and the error flag), pointwise ops and a persistent row reduction with its
     # epilogue (softmax). The other kernel kinds are the tests' business; this checks the path.
     return ((table[idx] * 2 + x).softmax(-1),)
@@ -109,6 +109,9 @@ def failure_reason(device_index):
     if _remembered_pass(marker):
         utils.counters["inductor"]["triton_selfcheck_remembered"] += 1
         return None
+    from . import triton_build
+
+    triton_build.start_pool()  # the build workers import Triton while this process compiles the probe
     problem = probe_failure(torch.device("cuda", device_index))
     if problem is None:
         _remember_pass(marker)
