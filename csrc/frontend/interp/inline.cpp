@@ -118,8 +118,20 @@ ValuePtr Tracer::inline_call(Handle function, std::vector<ValuePtr> args, graph:
   if (code->co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR))
     unsupported("calling the coroutine function " + name + "()");
   if (frames_.size() >= kMaxInlineDepth) unsupported("calls nested deeper than 32 levels (recursion?)");
+  // A function whose code is a constant of a frame being traced (a generator expression, a
+  // lambda or a nested def there) is part of that frame's code, wherever its file lies: torch's
+  // layers traced for their changed state use generator expressions.
+  auto made_by_traced_frame = [&]() {
+    for (const auto& frame : frames_) {
+      PyObject* consts = frame->code->co_consts;
+      for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(consts); ++k)
+        if (PyTuple_GET_ITEM(consts, k) == reinterpret_cast<PyObject*>(code)) return true;
+    }
+    return false;
+  };
   if (std::string refusal = inline_refusal(code);
-      !refusal.empty() && !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_method", {function}).ptr()))
+      !refusal.empty() && !made_by_traced_frame() &&
+      !PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_nn_layer_method", {function}).ptr()))
     unsupported("calling " + name + "() of " + to_std_string(code->co_filename) + " (" + refusal + ")");
 
   auto callee = std::make_shared<InterpFrame>();

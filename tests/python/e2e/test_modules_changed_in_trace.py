@@ -175,3 +175,19 @@ def test_new_buffers_registered_in_forward():
         assert same(compiled(x), expected_module(x))
     assert list(m.state_dict()) == list(expected_module.state_dict()) == ["scale"]
     assert [n for n, _ in m.named_buffers()] == [n for n, _ in expected_module.named_buffers()]
+
+
+def test_a_torch_layer_put_in_eval_mode_inside_the_function():
+    # eval() inside the function: the layer's forward is traced (its mode changes only after the
+    # graph), and the generator expressions of TransformerEncoderLayer's fast-path checks with it.
+    def fn(m, t):
+        m.eval()
+        return m(t)
+
+    torch.manual_seed(0)
+    m = nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0, batch_first=True)
+    reference = copy.deepcopy(m)
+    t = torch.randn(2, 3, 4)
+    out = cdynamo.compile(fn, backend="eager", fullgraph=True)(m, t)
+    assert same(out, fn(reference, t))
+    assert not m.training and not m.self_attn.training
