@@ -657,11 +657,17 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     // Replayed through nn.Module.__setattr__ after the graph: a buffer takes the new tensor, any
     // other name becomes a plain attribute, as in eager. A parameter's name would raise there
     // (a Parameter is wanted), after the graph's other effects: eager raises it here, so break.
+    // A Parameter the frame holds (the module's own, or another's) is registered as eager does.
     Ref parameters = check(PyObject_GetAttrString(object->obj.ptr(), "_parameters"));
     Ref key = check(PyUnicode_FromString(name.c_str()));
     int is_parameter = PySequence_Contains(parameters.ptr(), key.ptr());
     check_status(is_parameter);
-    if (is_parameter) unsupported("assigning a tensor to the parameter " + name + " of an nn.Module");
+    static Ref& parameter_type = *new Ref(import_attr("torch.nn", "Parameter"));  // never freed: outlives the interpreter
+    bool holds_parameter = false;
+    for (const auto* table : {&tensor_inputs_, &attributes_})
+      for (const auto& [held, traced] : *table)
+        if (traced == value) holds_parameter = PyObject_TypeCheck(held, as_type(parameter_type.ptr()));
+    if (is_parameter && !holds_parameter) unsupported("assigning a tensor to the parameter " + name + " of an nn.Module");
   }
   side_effects_.push_back({std::move(object), name, std::move(value)});
 }

@@ -191,3 +191,25 @@ def test_a_torch_layer_put_in_eval_mode_inside_the_function():
     out = cdynamo.compile(fn, backend="eager", fullgraph=True)(m, t)
     assert same(out, fn(reference, t))
     assert not m.training and not m.self_attn.training
+
+
+def test_a_parameter_assigned_to_a_parameter_slot_is_registered_as_in_eager():
+    # Tying weights inside the function: a Parameter (not a computed tensor) may take a
+    # parameter's place, and the trace's later reads see it.
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(3, 3), nn.Linear(3, 3)
+
+    def fn(m, x):
+        m.b.weight = m.a.weight
+        return m.b(x), [n for n, _ in m.named_parameters()]
+
+    torch.manual_seed(0)
+    m, x = Two(), torch.randn(2, 3)
+    reference = copy.deepcopy(m)
+    out = cdynamo.compile(fn, backend="eager", fullgraph=True)(m, x)
+    assert same(out, fn(reference, x))
+    assert m.b.weight is m.a.weight
+    with pytest.raises(cdynamo.exc.Unsupported, match="assigning a tensor to the parameter"):
+        cdynamo.compile(lambda m, x: setattr(m.a, "weight", x * 2), backend="eager", fullgraph=True)(m, x)
