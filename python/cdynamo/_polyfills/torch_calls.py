@@ -137,15 +137,19 @@ _functional_call_at.__name__ = "functional_call"
 
 
 def functional_call_(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
-    """torch.func.functional_call(module, tensors, args): one graph node running it, when the
-    tensors given stand for every parameter and buffer of the module (a graph must not hold the
-    module's own tensors as constants of its code). Otherwise a graph break, and the original."""
+    """torch.func.functional_call(module, tensors, args): one graph node running it. The node
+    gets a tensor for every parameter and buffer of the module (a graph must not hold the
+    module's own tensors as constants of its code): those not given are the module's own, read
+    here as eager's call would use them (with tie_weights, a name tied to a given one follows it)."""
     dicts = parameter_and_buffer_dicts if isinstance(parameter_and_buffer_dicts, (list, tuple)) else (parameter_and_buffer_dicts,)
-    names = [name for name, _ in module.named_parameters(remove_duplicate=False)]
-    names += [name for name, _ in module.named_buffers(remove_duplicate=False)]
-    if not all(any(name in given for given in dicts) for name in names):
-        _special_calls.break_graph("torch.func.functional_call with tensors for only some of the module's parameters and buffers")
-        return _FUNCTIONAL_CALL(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+    own = list(module.named_parameters(remove_duplicate=False)) + list(module.named_buffers(remove_duplicate=False))
+    given = [name for name, _ in own if any(name in d for d in dicts)]
+    if not strict and len(given) < len(own):
+        covered = [tensor for name, tensor in own if name in given] if tie_weights else []
+        missing = {name: tensor for name, tensor in own
+                   if name not in given and not any(tensor is other for other in covered)}
+        if missing:
+            parameter_and_buffer_dicts = (*dicts, missing)
     # Read here so that the guards fix them: a backend tracing through the node bakes in each
     # submodule's training flag (dropout, batch norm).
     for sub in module.modules():

@@ -216,7 +216,7 @@ def test_functional_call_with_every_parameter_replaced_is_one_graph(backend):
     assert_one_graph_equal_to_eager(f, (torch.randn(5, 3), params), backend)
 
 
-def test_functional_call_follows_the_modules_training_flag_and_breaks_on_partial_replacement():
+def test_functional_call_follows_the_modules_training_flag_and_partial_replacement():
     m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5))
 
     def f(x, params):
@@ -231,10 +231,27 @@ def test_functional_call_follows_the_modules_training_flag_and_breaks_on_partial
     torch.testing.assert_close(got, f(x, params))
     m.eval()  # the dropout a backend traced through must not stay in the graph
     torch.testing.assert_close(compiled(x, params), f(x, params))
-    only_weight = {"0.weight": params["0.weight"]}
+    only_weight = {"0.weight": params["0.weight"]}  # the bias stays the module's own
     explained = cdynamo.explain(f)(x, only_weight)
-    assert explained.graph_break_count >= 1 and "only some" in str(explained.break_reasons[0])
+    assert explained.graph_break_count == 0 and explained.graph_count == 1
     torch.testing.assert_close(compiled(x, only_weight), f(x, only_weight))
+    with torch.no_grad():
+        m[0].bias.add_(1.0)  # read from the module at each call, not a constant of the graph
+    torch.testing.assert_close(compiled(x, only_weight), f(x, only_weight))
+
+
+@pytest.mark.parametrize("tie_weights", [True, False])
+def test_functional_call_of_one_tied_weight(tie_weights):
+    m = torch.nn.Sequential(torch.nn.Linear(3, 3, bias=False), torch.nn.Linear(3, 3, bias=False))
+    m[1].weight = m[0].weight
+
+    def f(x, params):
+        return torch.func.functional_call(m, params, (x,), tie_weights=tie_weights)
+
+    x, params = torch.randn(2, 3), {"0.weight": torch.randn(3, 3)}
+    explained = cdynamo.explain(f)(x, params)
+    assert explained.graph_break_count == 0
+    torch.testing.assert_close(explained.out, f(x, params))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
