@@ -64,6 +64,29 @@ ValuePtr Tracer::defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook)
   return Value::constant(handle);
 }
 
+// A functools.partial the trace made (its Partial stand-in) of a constant function, arguments
+// and keywords, as the real partial object; null otherwise.
+Ref Tracer::constant_partial(const ValuePtr& value) {
+  static Ref& partial_type = *new Ref(import_attr("functools", "partial"));  // never freed: outlives the interpreter
+  if (value->kind != ValueKind::NewObject || !value->cls || !PyType_Check(value->cls.ptr())) return Ref();
+  PyObject* stands_for =
+      PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(value->cls.ptr())->tp_dict, "_cdynamo_stands_for");  // borrowed
+  if (stands_for != partial_type.ptr()) return Ref();
+  const ValuePtr& state = value->items.at(0);
+  auto field = [&](const char* name) -> ValuePtr {
+    int at = state->dict_index(check(PyUnicode_InternFromString(name)));
+    return at < 0 ? nullptr : state->items[at];
+  };
+  ValuePtr func = field("_func"), args = field("_args"), keywords = field("_keywords"), has_dict = field("_has_dict");
+  for (const ValuePtr& part : {func, args, keywords, has_dict})
+    if (!part || !part->is_fully_constant()) return Ref();
+  if (has_dict->as_python_constant().ptr() != Py_False) return Ref();
+  Ref positional = check(PySequence_Tuple(Ref(check(PySequence_Concat(
+      Ref(check(PyTuple_Pack(1, func->as_python_constant().ptr()))).ptr(), args->as_python_constant().ptr()))).ptr()));
+  Ref keyword_dict = keywords->as_python_constant();
+  return check(PyObject_Call(partial_type.ptr(), positional.ptr(), keyword_dict.ptr()));
+}
+
 // t.register_hook(hook) on a tensor the graph computes: an identity node whose backward runs the
 // hook (_special_calls.tensor_hook_node), which the tensor's later uses read through. Eager's hook
 // sees the gradient from every use, so a tensor already used is refused.
@@ -74,6 +97,8 @@ ValuePtr Tracer::hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook) {
     function = hook->obj;
   } else if (hook->kind == ValueKind::Function && hook->items.empty()) {
     function = hook->obj;
+  } else if (Ref partial = constant_partial(hook)) {
+    function = std::move(partial);
   } else if (hook->kind == ValueKind::UserMethod && hook->items.at(0)->source && hook->items[0]->obj &&
              !has_pending_writes(hook->items[0])) {
     function = check(PyMethod_New(hook->obj.ptr(), hook->items[0]->obj.ptr()));  // a method of an object from the frame

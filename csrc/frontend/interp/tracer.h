@@ -378,6 +378,7 @@ class Tracer {
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   ValuePtr defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook);
   ValuePtr defer_after_graph(std::vector<ValuePtr> args);
+  Ref constant_partial(const ValuePtr& value);
   ValuePtr hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.

@@ -2,6 +2,8 @@
 hooks traced into the graph (their Python side effects made once, with real tensors), hooks
 registered or removed after compiling seen from the next call on (a recompile), backward hooks
 outside the graph; compiled modules and functions called from compiled code."""
+import functools
+
 import pytest
 import torch
 from torch import nn
@@ -182,6 +184,10 @@ def _record_and_double(grad):
     return grad * 2
 
 
+def _scaled(factor, grad):
+    return grad * factor
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_tensor_hooks_registered_in_the_function_run_in_backward(backend):
     # On an input: registered after the graph. On a tensor the graph computes: a node whose
@@ -191,6 +197,7 @@ def test_tensor_hooks_registered_in_the_function_run_in_backward(backend):
         h = x * w
         h.register_hook(_record_and_double)
         h.register_hook(lambda g: g - 0.5)
+        h.register_hook(functools.partial(_scaled, 0.25))  # a partial the function makes
         return h.sin().sum()
 
     def run(compiled):
