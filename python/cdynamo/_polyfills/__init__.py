@@ -57,7 +57,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, cond_, functional_call_, jvp_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, checkpoint_sequential_, cond_, functional_call_, jvp_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -66,6 +66,7 @@ STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.
 _BY_OBJECT = {
     map: map_,
     torch.utils.checkpoint.checkpoint: checkpoint_,
+    torch.utils.checkpoint.checkpoint_sequential: checkpoint_sequential_,
     functools.reduce: reduce_,
     format: format_,
     functools.cmp_to_key: cmp_to_key_,

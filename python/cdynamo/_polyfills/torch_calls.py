@@ -302,6 +302,25 @@ def checkpoint_(function, *args, use_reentrant=None, context_fn=None, determinis
     return function(*args, **kwargs)
 
 
+_CHECKPOINT_SEQUENTIAL_AS_WRITTEN = _as_written(torch.utils.checkpoint.checkpoint_sequential)
+
+
+def checkpoint_sequential_(functions, segments, input, use_reentrant=None, **kwargs):
+    """torch.utils.checkpoint.checkpoint_sequential: the functions applied in turn (each segment
+    checkpointed as checkpoint_ does, whose values its recomputation gives again). The reentrant
+    form under grad mode runs the original, as checkpoint_'s does."""
+    if use_reentrant is not False and torch.is_grad_enabled():
+        return _CHECKPOINT_SEQUENTIAL_AS_WRITTEN(functions, segments, input, use_reentrant=use_reentrant, **kwargs)
+    kwargs.pop("preserve_rng_state", None)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if isinstance(functions, torch.nn.Sequential):
+        functions = list(functions.children())
+    for function in functions:
+        input = function(input)
+    return input
+
+
 def _inference_mode_call(func, mode):
     def call(*args, **kwargs):
         with torch.inference_mode(mode):

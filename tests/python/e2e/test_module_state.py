@@ -216,6 +216,24 @@ def test_non_reentrant_checkpointing_counts_only_the_forwards_saved_tensors(back
     assert all(same(p.grad, e) for p, e in zip(block.parameters(), expected))
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_checkpoint_sequential_is_one_graph_with_eagers_gradients(backend):
+    from torch.utils.checkpoint import checkpoint_sequential
+
+    torch.manual_seed(0)
+    seq = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh()) for _ in range(4)])
+    fn = lambda x: checkpoint_sequential(seq, 2, x, use_reentrant=False) * 2  # noqa: E731
+    x = torch.randn(3, 4, requires_grad=True)
+    fn(x).sum().backward()
+    expected = [p.grad.clone() for p in seq.parameters()] + [x.grad.clone()]
+    seq.zero_grad(set_to_none=True)
+    x.grad = None
+    explained = cdynamo.explain(fn)(x)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    cdynamo.compile(fn, backend=backend, fullgraph=True)(x).sum().backward()
+    assert all(same(a, b) for a, b in zip([p.grad for p in seq.parameters()] + [x.grad], expected))
+
+
 class EmaCodebook(torch.nn.Module):
     """A VQ-VAE codebook's EMA update: writes through `.data` (a graph input sharing the buffer's
     memory), then reads the buffer itself in the same graph."""
