@@ -182,7 +182,8 @@ InnerContinuation inner_continuation(const interp::BreakState& state, int target
     }
     passed_stack -= static_cast<int>(entry.null_stack.size());
     Ref code = resume_code(frame.code, frame.instructions, frame_target, frame_stack, slots, entry);
-    made.push_back({code, inside_loop(frame.instructions, frame.instruction), false});
+    made.push_back({code, Ref::borrow(reinterpret_cast<PyObject*>(frame.code)),
+                    inside_loop(frame.instructions, frame.instruction), false});
     Ref function = check(PyFunction_New(code.ptr(), PyFunction_GET_GLOBALS(frame.function.ptr())));
     if (PyObject* closure = PyFunction_GET_CLOSURE(frame.function.ptr()))
       check_status(PyFunction_SetClosure(function.ptr(), closure));
@@ -207,7 +208,8 @@ void call_resume(CodeBuilder& code, PyCodeObject* original, const bytecode::Inst
     on_stack += inner->arguments - 1;
   }
   Ref resume = resume_code(original, instructions, target, stack_count, slots, entry);
-  made.push_back({resume, inside_loop(instructions, state.instruction), true});
+  made.push_back({resume, Ref::borrow(reinterpret_cast<PyObject*>(original)), inside_loop(instructions, state.instruction),
+                  true});
   code.emit(BUILD_TUPLE, on_stack);
   for (int slot : slots) code.emit(LOAD_FAST, slot);
   code.emit(BUILD_TUPLE, static_cast<int>(slots.size()));

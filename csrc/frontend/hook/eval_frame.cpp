@@ -204,20 +204,27 @@ bool called_by_import_system(PyThreadState* tstate) {
 // A loop whose body breaks the graph makes a resume function per iteration (each continues
 // from the break of the one before). Past config.cache_size_limit such iterations in one chain,
 // the next resume function runs eagerly, with the rest of its loop; the frames it calls are
-// still compiled on their own (TorchDynamo runs the whole frame of such a loop eagerly).
-void bound_loop_resumes(CdFrame* frame, const CodeState& state, const std::vector<codegen::MadeResume>& made) {
+// still compiled on their own (TorchDynamo runs the whole frame of such a loop eagerly). Where
+// the chain is an inlined function's (its continuation called first by the root's), the root's
+// continuation runs eagerly too: compiled, its trace would inline the next link again.
+void bound_loop_resumes(CdFrame* frame, const std::vector<codegen::MadeResume>& made) {
   if (made.empty()) return;
   const long limit = config_long("cache_size_limit");
-  bool left_eager = false;
+  bool past_limit = false, inner_past_limit = false;
   for (const codegen::MadeResume& resume : made) {
+    const CodeState* parent = existing_code_state(reinterpret_cast<PyCodeObject*>(resume.continues.ptr()));
     CodeState& resume_state = code_state(reinterpret_cast<PyCodeObject*>(resume.code.ptr()));
-    resume_state.loop_resume_depth = (resume.continues_root ? state.loop_resume_depth : 0) + (resume.in_loop ? 1 : 0);
+    resume_state.loop_resume_depth = (parent ? parent->loop_resume_depth : 0) + (resume.in_loop ? 1 : 0);
     if (resume_state.loop_resume_depth <= limit) continue;
     mark_skip_permanently(reinterpret_cast<PyCodeObject*>(resume.code.ptr()));
-    left_eager = true;
+    past_limit = true;
+    inner_past_limit = inner_past_limit || !resume.continues_root;
   }
+  if (inner_past_limit)
+    for (const codegen::MadeResume& resume : made)
+      if (resume.continues_root) mark_skip_permanently(reinterpret_cast<PyCodeObject*>(resume.code.ptr()));
   PyCodeObject* code = cd_frame_code(frame);
-  if (left_eager)
+  if (past_limit)
     report("record_loop_break_limit", {frame_name(frame), to_std_string(code->co_filename),
                                        static_cast<long>(code->co_firstlineno)});
 }
@@ -329,7 +336,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
   entry.identities = std::move(compiled.identities);
   try {
     mark_skip_permanently(reinterpret_cast<PyCodeObject*>(entry.transformed_code.ptr()));
-    bound_loop_resumes(frame, state, compiled.resume_codes);
+    bound_loop_resumes(frame, compiled.resume_codes);
     report("record_frame_compiled", {frame_name(frame)});
     if (!recompile_reason.empty()) report("record_recompile", {frame_name(frame), recompile_reason});
   } catch (...) {

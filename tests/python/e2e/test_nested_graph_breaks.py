@@ -309,3 +309,30 @@ def test_a_loop_that_breaks_in_every_iteration_compiles_a_bounded_number_of_fram
     assert counters["stats"]["loops_left_eager"] == (1 if iterations > config.cache_size_limit else 0)
     assert torch.equal(compiled(xs, w), f(xs, w))
     assert counter.frame_count == frames  # the second call compiles nothing
+
+
+class _Postprocess(torch.nn.Module):
+    # SSD's postprocess_detections, reduced: a method the forward calls, looping over labels with a
+    # data-dependent selection in each iteration (the loop's chain of resume functions is the
+    # method's, called first by the forward's continuation).
+    def post(self, scores):
+        outs = []
+        for label in range(1, scores.shape[1]):
+            kept = scores[:, label][scores[:, label] > 0.3]
+            n = min(int(kept.numel()), 5)
+            outs.append(kept.topk(n)[0].sum())
+        return torch.stack(outs)
+
+    def forward(self, x):
+        return self.post(torch.sigmoid(x * 2)) + 1
+
+
+def test_a_loop_that_breaks_inside_a_called_method_compiles_a_bounded_number_of_frames():
+    torch.manual_seed(0)
+    x, model = torch.randn(20, 40), _Postprocess()
+    counter = CompileCounter()
+    compiled = cdynamo.optimize(counter)(model)
+    assert torch.equal(compiled(x), model(x))
+    frames = counter.frame_count
+    assert frames <= config.cache_size_limit + 3 and counters["stats"]["loops_left_eager"] == 1
+    assert torch.equal(compiled(x), model(x)) and counter.frame_count == frames
