@@ -4,6 +4,7 @@
 #include "frontend/interp/compile_frame.h"
 
 #include <optional>
+#include <utility>
 
 #include "common/error.h"
 #include "common/py_import.h"
@@ -200,15 +201,11 @@ struct ZeroOneSizesScope {
 // (tensor_subclasses.cpp), and its own work on input tensors (their fakes, their guards) is not
 // the program's to log or change.
 struct SubclassDispatchOffScope {
-  bool on_before = torch_function_on_at_entry;
-  // Members are initialised in order: the state is read before `off` changes it.
-  bool recorded = record_entry_state();
+  // Members are initialised in order: the entry state is recorded before `off` changes it.
+  bool on_before = std::exchange(torch_function_on_at_entry,
+                                 call_helper("torch._C", "_is_torch_function_enabled", {}).ptr() == Py_True);
   ContextBlockScope off{call_helper("torch._C", "DisableTorchFunctionSubclass", {})};
   ~SubclassDispatchOffScope() { torch_function_on_at_entry = on_before; }
-  static bool record_entry_state() {
-    torch_function_on_at_entry = call_helper("torch._C", "_is_torch_function_enabled", {}).ptr() == Py_True;
-    return true;
-  }
 };
 
 // One attempt; *captured_data_dependent says whether a trace captured an operation with a

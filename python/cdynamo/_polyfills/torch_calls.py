@@ -316,6 +316,8 @@ def checkpoint_sequential_(functions, segments, input, use_reentrant=None, **kwa
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if isinstance(functions, torch.nn.Sequential):
         functions = list(functions.children())
+    segment_size = len(functions) // segments
+    range(0, segment_size * (segments - 1), segment_size)  # more segments than functions: the original's ValueError
     for function in functions:
         input = function(input)
     return input
