@@ -34,6 +34,20 @@ inline void check_status(int status) {
   if (status < 0) throw PythonError();
 }
 
+// Runs cleanup (a destructor's work) leaving the Python error pending before it as it was: an
+// error the cleanup itself raises is dropped.
+template <class Cleanup>
+void keeping_pending_error(Cleanup&& cleanup) noexcept {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  try {
+    cleanup();
+  } catch (...) {
+    PyErr_Clear();
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
 // Sets the Python error matching the C++ exception currently being handled.
 void set_python_error_from_current_exception();
 

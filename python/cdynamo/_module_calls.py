@@ -37,10 +37,12 @@ def is_nn_layer_method(fn):
     return isinstance(cls, type) and issubclass(cls, torch.nn.Module)
 
 
-def module_has_state(module):
-    """Whether a module made inside a compiled function holds parameters or buffers (state a
-    graph would have to make on every call; one made at trace time is reused)."""
-    return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
+def module_has_state(module, children=()):
+    """Whether a module made inside a compiled function holds parameters or buffers of its own
+    (state a graph would have to make on every call; one made at trace time is reused): those of
+    `children`, the frame's modules it was given (nn.Sequential(*m.children())), are theirs."""
+    given = {id(tensor) for child in children for tensor in (*child.parameters(), *child.buffers())}  # all alive
+    return any(id(tensor) not in given for tensor in (*module.parameters(), *module.buffers()))
 
 
 def is_compiled_module(module):

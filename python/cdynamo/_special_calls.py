@@ -267,6 +267,12 @@ def _mutable(value):
     return value
 
 
+def closes_over_module(function):
+    """Whether a function transformed_function made holds a module (its tensors are the node's
+    arguments only while a transform's node runs)."""
+    return bool(_closed_over_modules(function, []))
+
+
 def _closed_over_modules(obj, found):
     """The ClosedOverModules in obj (in tuples, closures and bound methods), each once."""
     if isinstance(obj, ClosedOverModule):
@@ -385,30 +391,34 @@ def generator_node(fn, generator):
     return node
 
 
-def tensor_hook_node(hook):
+def tensor_hook_node(hook, closed_over=0):
     """The graph's target for t.register_hook(hook) on a tensor the graph computes: an identity
     whose backward hands the gradient to each of its hooks in turn (a result that is not None goes
-    on instead), as autograd runs a tensor's hooks; node.hooks takes later ones. The graph runs as
-    captured under compiling backends (the hooks run when backward runs)."""
+    on instead), as autograd runs a tensor's hooks; node.hooks takes later ones. A hook closing
+    over `closed_over` tensors the graph computes (ClosedOverTensor) takes them as the node's
+    further arguments. The graph runs as captured under compiling backends (the hooks run when
+    backward runs)."""
     hooks = [hook]
 
     class TensorHook(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, tensor):
+        def forward(ctx, tensor, *tensors):
+            ctx.closed_over = tensors  # what the hook's closure holds when backward runs, as eager's
             return tensor.view_as(tensor)
 
         @staticmethod
         def backward(ctx, grad):
             for each in hooks:
-                result = each(grad)
+                result = _with_closed_over_tensors(each, ctx.closed_over)(grad)
                 grad = grad if result is None else result
-            return grad
+            return (grad,) + (None,) * len(ctx.closed_over)
 
-    def node(tensor):
-        return TensorHook.apply(tensor)
+    def node(tensor, *tensors):
+        return TensorHook.apply(tensor, *tensors)
 
     node.__name__ = node.__qualname__ = "tensor_hook"
     node.hooks = hooks
+    node.closed_over = closed_over
     node._cdynamo_runs_as_captured = "a tensor hook registered in the compiled function (it runs when backward runs)"
     return node
 

@@ -42,6 +42,16 @@ def _function_like(made, cell_numbers, cells):
     return function
 
 
+# In the __defaults__ of a def the trace made, a default only the trace holds (a tensor the graph
+# computes): calls in the trace bind the trace's value; such a function does not leave the trace.
+TRACED_DEFAULT = type("TracedDefault", (), {"__repr__": lambda self: "<a default the compiled graph computes>"})()
+
+
+# What a pending attribute write of an object from the frame holds for `del obj.name` (replayed
+# after the graph as the deletion).
+DELETED_ATTRIBUTE = type("DeletedAttribute", (), {"__repr__": lambda self: "<a deleted attribute>"})()
+
+
 # A cell the function's closure has that nothing was stored in yet (fill_object leaves it empty).
 EMPTY_CELL = type("EmptyCell", (), {"__repr__": lambda self: "<empty cell>"})()
 
@@ -104,6 +114,15 @@ def fill_object(obj, attributes, items):
         base = next(b for b in type(obj).__mro__ if b is dict or b is collections.OrderedDict)
         for key, value in items.items():
             base.__setitem__(obj, key, value)
+
+
+def real_object(cls, attributes):
+    """The real cls object a stand-in of the trace stands for, whose state (attributes) is all
+    constants: made and filled as the transformed code does after a graph, for a call that takes it
+    during the trace (a hook given to a tensor in the graph)."""
+    (made,) = new_objects(cls)
+    fill_object(made, attributes, None)
+    return made
 
 
 def replace_contents(target, contents):

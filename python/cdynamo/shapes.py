@@ -274,9 +274,10 @@ class ShapeTrace:
         return True
 
     def bind_node(self, symbolic, node):
-        """A graph node computes this symbolic number (an unbacked symbol of Tensor.item())."""
+        """A graph node computes this symbolic number (an unbacked symbol of Tensor.item(); a
+        bool tensor's item is the expression Eq(u, 1) of one, which the node computes as it is)."""
         expr = symbolic.node.expr
-        if expr.is_Symbol and expr not in self.bindings:
+        if expr not in self.bindings and expr not in self._nodes:
             self._nodes[expr] = node
 
     def bind_unbacked(self, value, node):

@@ -11,6 +11,20 @@ namespace cdynamo::codegen {
 
 namespace {
 
+// A def the trace made with a default only the trace holds (_trace_objects.TRACED_DEFAULT).
+bool holds_traced_default(Handle function) {
+  static Ref& marker = *new Ref(import_attr("cdynamo._trace_objects", "TRACED_DEFAULT"));  // never freed: outlives the interpreter
+  if (!function || !PyFunction_Check(function.ptr())) return false;
+  PyObject* defaults = PyFunction_GetDefaults(function.ptr());  // borrowed, may be null
+  for (Py_ssize_t i = 0; defaults && i < PyTuple_GET_SIZE(defaults); ++i)
+    if (PyTuple_GET_ITEM(defaults, i) == marker.ptr()) return true;
+  PyObject* kwdefaults = PyFunction_GetKwDefaults(function.ptr());  // borrowed, may be null
+  PyObject *key, *item;
+  for (Py_ssize_t at = 0; kwdefaults && PyDict_Next(kwdefaults, &at, &key, &item);)
+    if (item == marker.ptr()) return true;
+  return false;
+}
+
 // Pushes the table's entry for `value` (an object or shared container the trace made), if any.
 bool load_from_table(CodeBuilder& code, const ValuePtr& value, int depth) {
   for (size_t i = 0; i < code.new_objects.size(); ++i) {
@@ -208,6 +222,8 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       return;
     }
     case ValueKind::Function:  // a def or lambda the trace made: made again by the object table
+      if (holds_traced_default(value->obj))
+        throw interp::Unsupported("returning a function whose default arguments are values the compiled graph computes");
       if (load_from_table(code, value, depth)) return;
       throw interp::Unsupported(std::string("returning a ") + value->describe() + " from a compiled function");
     case ValueKind::NewObject:
@@ -447,6 +463,11 @@ void replay_side_effects(CodeBuilder& code, const std::vector<interp::SideEffect
     }
     if (effect.name.empty()) {  // a list or dict from the frame gets its new contents
       call_with_value(replace, effect.object->source.get());
+      continue;
+    }
+    if (interp::is_deleted_attribute(effect.value)) {  // del obj.name
+      rebuild(code, effect.object, outputs, depth + 1);
+      code.emit(DELETE_ATTR, code.name_index(effect.name));
       continue;
     }
     code.emit(COPY, 1);

@@ -23,15 +23,10 @@ interp::CompiledFrame timed_compile_frame(CdFrame* frame, PyObject* callback) {
   struct Timer {
     Stopwatch watch;
     ~Timer() {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);  // a pending error must survive the report
-      try {
+      keeping_pending_error([&] {  // a pending error must survive the report
         record_time("compile_frame", watch.seconds());
         record_time("compile_frame_cpu", watch.cpu_seconds());
-      } catch (...) {
-        PyErr_Clear();
-      }
-      PyErr_Restore(type, value, traceback);
+      });
     }
   } timer;
   return interp::compile_frame(frame, callback);
@@ -300,16 +295,7 @@ PyObject* compile_and_run(PyThreadState* tstate, CdFrame* frame, CodeState& stat
     set_python_error_from_current_exception();
     // fullgraph=True promised one graph: the error itself, as torch.compile raises it.
     bool suppress = false;
-    {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
-      try {
-        suppress = config_bool("suppress_errors") && !options_flag(callback, "nopython");
-      } catch (...) {
-        PyErr_Clear();
-      }
-      PyErr_Restore(type, value, traceback);
-    }
+    keeping_pending_error([&] { suppress = config_bool("suppress_errors") && !options_flag(callback, "nopython"); });
     if (!suppress) return fail_frame(tstate, frame);
     try {
       PyObject *type, *value, *traceback;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -71,7 +72,7 @@ ValuePtr Tracer::builtin_dict(Handle, std::vector<ValuePtr>& args, graph::KwArgs
     const ValuePtr& arg = args[0];
     const bool subclass_storage = arg->kind == ValueKind::NewObject && arg->items.size() > 1 && arg->items[1] &&
                                   arg->items[1]->kind == ValueKind::Dict &&
-                                  !special_method_of_class(reinterpret_cast<PyTypeObject*>(arg->cls.ptr()), "__iter__");
+                                  !special_method_of_class(as_type(arg->cls), "__iter__");
     if (arg->kind == ValueKind::Dict || subclass_storage) {
       const ValuePtr& mapping = subclass_storage ? arg->items[1] : arg;
       result->keys = mapping->keys;
@@ -245,7 +246,7 @@ ValuePtr Tracer::builtin_setattr(Handle, std::vector<ValuePtr>& args, graph::KwA
 ValuePtr Tracer::builtin_vars(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
   if (args.size() != 1) return nullptr;
   if (args[0]->kind == ValueKind::NewObject) {
-    if (!(reinterpret_cast<PyTypeObject*>(args[0]->cls.ptr())->tp_dictoffset)) raise(PyExc_TypeError, "vars() argument must have __dict__ attribute");
+    if (!(as_type(args[0]->cls)->tp_dictoffset)) raise(PyExc_TypeError, "vars() argument must have __dict__ attribute");
     return args[0]->items[0];
   }
   if ((args[0]->kind == ValueKind::Object || args[0]->kind == ValueKind::NNModule) && args[0]->source) return load_attr(args[0], "__dict__");
@@ -312,7 +313,7 @@ ValuePtr Tracer::builtin_callable(Handle fn, std::vector<ValuePtr>& args, graph:
     case ValueKind::UserMethod:
     case ValueKind::TensorMethod:
     case ValueKind::NNModule: return Value::boolean(true);
-    case ValueKind::NewObject: return Value::boolean(reinterpret_cast<PyTypeObject*>(x->cls.ptr())->tp_call != nullptr);
+    case ValueKind::NewObject: return Value::boolean(as_type(x->cls)->tp_call != nullptr);
     case ValueKind::Object: return Value::boolean(PyCallable_Check(x->obj.ptr()));
     default: return Value::boolean(false);
   }

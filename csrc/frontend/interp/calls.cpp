@@ -1,11 +1,14 @@
 // Calls during tracing: torch functions and tensor methods become graph nodes, nn.Module layers
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
+#include <functional>
 #include <map>
 #include <unordered_set>
 #include <algorithm>
 #include <string_view>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
+#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -289,6 +292,52 @@ bool shows_values(Handle fn) {
 
 }  // namespace
 
+// The (args, kwargs) a module constructor is called with when they hold only constants and
+// modules of the frame (or ones made by the trace), also in lists, tuples and dicts of them;
+// children: those modules. Null when another value is among them.
+Ref Tracer::module_container_arguments(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, std::vector<Ref>& children) {
+  std::function<Ref(const ValuePtr&)> real = [&](const ValuePtr& value) -> Ref {
+    if (value->is_fully_constant()) return value->as_python_constant();
+    if (value->kind == ValueKind::NNModule && value->obj && !has_pending_writes(value)) {
+      children.push_back(value->obj);
+      return value->obj;
+    }
+    if (value->kind == ValueKind::List || value->kind == ValueKind::Tuple) {
+      Ref list = check(PyList_New(0));
+      for (const ValuePtr& item : value->items) {
+        Ref object = real(item);
+        if (!object) return Ref();
+        check_status(PyList_Append(list.ptr(), object.ptr()));
+      }
+      return value->kind == ValueKind::List ? list : check(PyList_AsTuple(list.ptr()));
+    }
+    if (value->kind == ValueKind::Dict && !value->dict_type && traced_keys_of(*value).empty()) {
+      Ref dict = check(PyDict_New());
+      std::vector<Ref> keys = held_keys(*value);
+      for (size_t i = 0; i < keys.size(); ++i) {
+        Ref object = real(value->items[i]);
+        if (!object) return Ref();
+        check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), object.ptr()));
+      }
+      return dict;
+    }
+    return Ref();
+  };
+  Ref positional = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    Ref object = real(args[i]);
+    if (!object) return Ref();
+    PyTuple_SET_ITEM(positional.ptr(), static_cast<Py_ssize_t>(i), object.release());
+  }
+  Ref keywords = check(PyDict_New());
+  for (const auto& [name, value] : kwargs) {
+    Ref object = real(value);
+    if (!object) return Ref();
+    check_status(PyDict_SetItemString(keywords.ptr(), name.c_str(), object.ptr()));
+  }
+  return check(PyTuple_Pack(2, positional.ptr(), keywords.ptr()));
+}
+
 ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
   const bool concrete = shows_values(fn);
   auto argument = [&](const ValuePtr& value) {
@@ -378,7 +427,7 @@ ValuePtr Tracer::context_var_call(PyObject* var, const std::string& method, cons
   if (method == "reset" && args.size() == 1) {
     static Ref& token_type = *new Ref(import_attr("cdynamo._trace_support", "TracedContextToken"));  // never freed: outlives the interpreter
     const ValuePtr& token = args[0];
-    if (!token->is_constant() || Py_TYPE(token->obj.ptr()) != reinterpret_cast<PyTypeObject*>(token_type.ptr()))
+    if (!token->is_constant() || Py_TYPE(token->obj.ptr()) != as_type(token_type))
       unsupported("ContextVar.reset() of a token from outside the compiled function");
     Ref token_var = check(PyObject_GetAttrString(token->obj.ptr(), "var"));
     Ref depth = check(PyObject_GetAttrString(token->obj.ptr(), "depth"));
@@ -649,8 +698,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     static PyObject* const writes = import_attr("cdynamo._call_policy", "op_writes_arguments").release();  // never freed: outlive
     static PyObject* const overload = import_attr("torch._ops", "OpOverload").release();               // the interpreter
     static PyObject* const packet = import_attr("torch._ops", "OpOverloadPacket").release();
-    const bool is_op = PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(overload)) ||
-                       PyObject_TypeCheck(fn.ptr(), reinterpret_cast<PyTypeObject*>(packet));
+    const bool is_op = PyObject_TypeCheck(fn.ptr(), as_type(overload)) ||
+                       PyObject_TypeCheck(fn.ptr(), as_type(packet));
     static Ref& tensor_setitem = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__setitem__")));  // likewise
     const bool keep = (is_op && Ref(check(PyObject_CallOneArg(writes, fn.ptr()))).ptr() == Py_True) || fn.ptr() == tensor_setitem.ptr();
     return graph_.call("call_function", fn, args, kwargs, name + "()", keep);
@@ -659,9 +708,20 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     // A module made inside the function (transformers' ACT2FN[name], nn.ReLU()(x)): made now,
     // once, from constant arguments, when it holds no parameters or buffers; eager makes a new one
     // per call, which no stateless module can tell apart.
-    if (!all_constant(args, kwargs)) unsupported("constructing an nn.Module from traced values inside a compiled function");
-    ValuePtr made = fold(fn, args, kwargs);
-    if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {made->obj}).ptr()))
+    // A container of the frame's modules (nn.Sequential(*list(m.children())[:-1])) holds no
+    // state of its own: its children are the frame's, called as they are.
+    ValuePtr made;
+    std::vector<Ref> children;
+    if (all_constant(args, kwargs)) {
+      made = fold(fn, args, kwargs);
+    } else if (Ref arguments = module_container_arguments(args, kwargs, children)) {
+      made = Value::constant(check(PyObject_Call(fn.ptr(), PyTuple_GET_ITEM(arguments.ptr(), 0), PyTuple_GET_ITEM(arguments.ptr(), 1))));
+    } else {
+      unsupported("constructing an nn.Module from traced values inside a compiled function");
+    }
+    Ref listed = check(PyList_New(0));
+    for (const Ref& child : children) check_status(PyList_Append(listed.ptr(), child.ptr()));
+    if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {made->obj, listed}).ptr()))
       unsupported("constructing an nn.Module with parameters or buffers inside a compiled function");
     made->kind = ValueKind::NNModule;
     made->module_path = "made_" + std::to_string(++modules_made_) + "_" + name;

@@ -75,11 +75,7 @@ struct ContextBlockScope {
     Ref(check(PyObject_CallMethod(block.ptr(), "__enter__", nullptr)));
   }
   ~ContextBlockScope() {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    Ref result = steal(PyObject_CallMethod(block.ptr(), "__exit__", "OOO", Py_None, Py_None, Py_None));
-    if (!result) PyErr_Clear();
-    PyErr_Restore(type, value, traceback);
+    keeping_pending_error([&] { check(PyObject_CallMethod(block.ptr(), "__exit__", "OOO", Py_None, Py_None, Py_None)); });
   }
   ContextBlockScope(const ContextBlockScope&) = delete;
   ContextBlockScope& operator=(const ContextBlockScope&) = delete;
@@ -166,14 +162,7 @@ namespace {
 struct DataDependentOpsBreak {
   DataDependentOpsBreak() { set(true); }
   ~DataDependentOpsBreak() {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    try {
-      set(false);
-    } catch (...) {
-      PyErr_Clear();
-    }
-    PyErr_Restore(type, value, traceback);
+    keeping_pending_error([] { set(false); });
   }
   static void set(bool on) {
     Ref module = import_attr("cdynamo", "_trace_support");
@@ -186,14 +175,7 @@ struct DataDependentOpsBreak {
 struct ZeroOneSizesScope {
   Ref previous = call_helper("cdynamo.shapes", "begin_compile", {});
   ~ZeroOneSizesScope() {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    try {
-      call_helper("cdynamo.shapes", "end_compile", {previous});
-    } catch (...) {
-      PyErr_Clear();
-    }
-    PyErr_Restore(type, value, traceback);
+    keeping_pending_error([&] { call_helper("cdynamo.shapes", "end_compile", {previous}); });
   }
 };
 

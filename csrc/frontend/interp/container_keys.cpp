@@ -3,6 +3,7 @@
 // Assumes the hash and equality the program relies on are the classes' (guarded with them).
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 #include "frontend/interp/traced_keys.h"
 
@@ -11,8 +12,8 @@ namespace cdynamo::interp {
 namespace {
 
 PyObject* type_hash_entry(PyObject* type) {
-  static Ref& name = *new Ref(check(PyUnicode_InternFromString("__hash__")));  // never freed: outlives the interpreter
-  return PyType_Check(type) ? _PyType_Lookup(reinterpret_cast<PyTypeObject*>(type), name.ptr()) : nullptr;
+  static Ref& name = *new Ref(interned("__hash__"));  // never freed: outlives the interpreter
+  return PyType_Check(type) ? _PyType_Lookup(as_type(type), name.ptr()) : nullptr;
 }
 
 }  // namespace
@@ -38,7 +39,7 @@ Ref Tracer::traced_key(const ValuePtr& value, const char* what) {
     default: unsupported(std::string(what) + " that is a " + value->describe());
   }
   PyObject* hash = type_hash_entry(type.ptr());
-  if (hash == Py_None) raise(PyExc_TypeError, "unhashable type: '" + std::string(reinterpret_cast<PyTypeObject*>(type.ptr())->tp_name) + "'");
+  if (hash == Py_None) raise(PyExc_TypeError, "unhashable type: '" + std::string(as_type(type)->tp_name) + "'");
   static Ref& tensor_hash = *new Ref(Ref::borrow(type_hash_entry(import_attr("torch", "Tensor").ptr())));  // never freed: outlives the interpreter
   static Ref& object_hash = *new Ref(Ref::borrow(type_hash_entry(reinterpret_cast<PyObject*>(&PyBaseObject_Type))));  // likewise
   if (hash == object_hash.ptr() || (value->is_tensor() && hash == tensor_hash.ptr())) {

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/bytecode/bytecode.h"
 #include "frontend/interp/tracer.h"
 
@@ -71,7 +72,7 @@ Tracer::RaisingBlock Tracer::raising_block_at(size_t start) {
     check_status(PyErr_Occurred() ? -1 : 0);
     ValuePtr found = load_global(to_std_string(Handle(name)));
     if (!found->is_constant() || !PyType_Check(found->obj.ptr()) ||
-        !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(found->obj.ptr()), reinterpret_cast<PyTypeObject*>(PyExc_Exception)))
+        !PyType_IsSubtype(as_type(found->obj), as_type(PyExc_Exception)))
       return block;
     cls = found->obj;
   } else {

@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -64,27 +65,16 @@ ValuePtr Tracer::defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook)
   return Value::constant(handle);
 }
 
-// A functools.partial the trace made (its Partial stand-in) of a constant function, arguments
-// and keywords, as the real partial object; null otherwise.
-Ref Tracer::constant_partial(const ValuePtr& value) {
-  static Ref& partial_type = *new Ref(import_attr("functools", "partial"));  // never freed: outlives the interpreter
-  if (value->kind != ValueKind::NewObject || !value->cls || !PyType_Check(value->cls.ptr())) return Ref();
-  PyObject* stands_for =
-      PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(value->cls.ptr())->tp_dict, "_cdynamo_stands_for");  // borrowed
-  if (stands_for != partial_type.ptr()) return Ref();
-  const ValuePtr& state = value->items.at(0);
-  auto field = [&](const char* name) -> ValuePtr {
-    int at = state->dict_index(check(PyUnicode_InternFromString(name)));
-    return at < 0 ? nullptr : state->items[at];
-  };
-  ValuePtr func = field("_func"), args = field("_args"), keywords = field("_keywords"), has_dict = field("_has_dict");
-  for (const ValuePtr& part : {func, args, keywords, has_dict})
-    if (!part || !part->is_fully_constant()) return Ref();
-  if (has_dict->as_python_constant().ptr() != Py_False) return Ref();
-  Ref positional = check(PySequence_Tuple(Ref(check(PySequence_Concat(
-      Ref(check(PyTuple_Pack(1, func->as_python_constant().ptr()))).ptr(), args->as_python_constant().ptr()))).ptr()));
-  Ref keyword_dict = keywords->as_python_constant();
-  return check(PyObject_Call(partial_type.ptr(), positional.ptr(), keyword_dict.ptr()));
+// A stand-in object the trace made (_polyfills.classes: functools.partial, deque, SimpleNamespace)
+// whose state is all constants, as the real object, made and filled as after a graph
+// (_trace_objects.real_object); null for any other value.
+Ref Tracer::constant_stand_in(const ValuePtr& value) {
+  static Ref& real_object = *new Ref(import_attr("cdynamo._trace_objects", "real_object"));  // never freed: outlives the interpreter
+  if (value->kind != ValueKind::NewObject || !value->cls || !PyType_Check(value->cls.ptr()) || value->items.empty()) return Ref();
+  PyObject* stands_for = PyDict_GetItemString(as_type(value->cls)->tp_dict, "_cdynamo_stands_for");  // borrowed
+  const ValuePtr& state = value->items[0];
+  if (!stands_for || !state || !state->is_fully_constant()) return Ref();
+  return check(PyObject_CallFunctionObjArgs(real_object.ptr(), stands_for, state->as_python_constant().ptr(), nullptr));
 }
 
 // t.register_hook(hook) on a tensor the graph computes: an identity node whose backward runs the
@@ -93,15 +83,23 @@ Ref Tracer::constant_partial(const ValuePtr& value) {
 ValuePtr Tracer::hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook) {
   static Ref& handle = *new Ref(import_attr("cdynamo._polyfills.torch_calls", "DEFERRED_HOOK_HANDLE"));  // never freed: outlives the interpreter
   Ref function;
+  std::vector<ValuePtr> captured;  // tensors of the trace a hook's closure holds: the node's arguments
   if (hook->is_constant() && PyCallable_Check(hook->obj.ptr())) {
     function = hook->obj;
   } else if (hook->kind == ValueKind::Function && hook->items.empty()) {
     function = hook->obj;
-  } else if (Ref partial = constant_partial(hook)) {
-    function = std::move(partial);
+  } else if (Ref real = constant_stand_in(hook); real && PyCallable_Check(real.ptr())) {
+    function = std::move(real);  // a functools.partial of constants
   } else if (hook->kind == ValueKind::UserMethod && hook->items.at(0)->source && hook->items[0]->obj &&
              !has_pending_writes(hook->items[0])) {
     function = check(PyMethod_New(hook->obj.ptr(), hook->items[0]->obj.ptr()));  // a method of an object from the frame
+  } else if (hook->kind == ValueKind::Function) {
+    // A closure (over tensors the function computes, constants, functions): made again at each
+    // backward with the node's tensors in its cells. A module's parameters are graph inputs
+    // that only hold while a node runs: refused.
+    function = transformed_function(hook, "Tensor.register_hook()", captured);
+    Ref holds_module = call_helper("cdynamo._special_calls", "closes_over_module", {function});
+    if (holds_module.ptr() == Py_True) unsupported("Tensor.register_hook() with a hook that closes over a module");
   } else {
     unsupported("Tensor.register_hook() with a hook that closes over values of the compiled function");
   }
@@ -112,13 +110,16 @@ ValuePtr Tracer::hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook) {
   Ref target = check(PyObject_GetAttrString(tensor->node.ptr(), "target"));
   if (PyObject_HasAttrString(target.ptr(), "hooks") && PyObject_HasAttrString(target.ptr(), "_cdynamo_runs_as_captured")) {
     // A second hook on the tensor: the node's, after the first (autograd runs them in order).
+    if (!captured.empty()) unsupported("a second Tensor.register_hook() on a tensor, closing over tensors the function computes");
     Ref hooks = check(PyObject_GetAttrString(target.ptr(), "hooks"));
     check_status(PyList_Append(hooks.ptr(), function.ptr()));
     return Value::constant(handle);
   }
-  target = call_helper("cdynamo._special_calls", "tensor_hook_node", {function});
+  target = call_helper("cdynamo._special_calls", "tensor_hook_node", {function, steal(PyLong_FromSize_t(captured.size()))});
   keep_alive_.push_back(target);
-  ValuePtr hooked = graph_.call("call_function", target, {tensor}, {}, "Tensor.register_hook()");
+  std::vector<ValuePtr> node_args{tensor};
+  node_args.insert(node_args.end(), captured.begin(), captured.end());
+  ValuePtr hooked = graph_.call("call_function", target, std::move(node_args), {}, "Tensor.register_hook()");
   tensor->node = hooked->node;  // every later use of the tensor reads it through the hook
   tensor->fake = hooked->fake;
   return Value::constant(handle);

@@ -3,6 +3,7 @@
 #include "common/cpython_compat.h"
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -10,10 +11,10 @@ namespace {
 
 // An exception class whose construction runs no Python code (no __init__/__new__ of its own).
 bool has_native_constructor(PyObject* type) {
-  if (!PyType_Check(type) || !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type),
-                                               reinterpret_cast<PyTypeObject*>(PyExc_BaseException)))
+  if (!PyType_Check(type) || !PyType_IsSubtype(as_type(type),
+                                               as_type(PyExc_BaseException)))
     return false;
-  auto* t = reinterpret_cast<PyTypeObject*>(type);
+  auto* t = as_type(type);
   for (const char* name : {"__init__", "__new__"}) {
     PyObject* found = _PyType_Lookup(t, Ref(check(PyUnicode_FromString(name))).ptr());
     if (found && (PyFunction_Check(found) || PyObject_TypeCheck(found, &PyStaticMethod_Type))) return false;

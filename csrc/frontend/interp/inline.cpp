@@ -3,7 +3,9 @@
 #include <functional>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/bytecode/bytecode.h"
+#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -62,7 +64,7 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
     return Source::attr(Source::fixed(Ref::borrow(function.ptr()), "<function " + name + ">"), attribute);
   };
   auto default_value = [&](PyObject* obj, const std::function<SourcePtr()>& source) -> ValuePtr {
-    if (PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(import_attr("torch", "Tensor").ptr())))
+    if (PyObject_TypeCheck(obj, as_type(import_attr("torch", "Tensor").ptr())))
       return wrap(Handle(obj), source());
     if (obj == Py_None || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyUnicode_CheckExact(obj) ||
         PyBool_Check(obj) || PyTuple_CheckExact(obj) || PyObject_TypeCheck(obj, &PyBaseObject_Type))
@@ -271,6 +273,34 @@ void Tracer::send_none(int target) {
   frame().pc = target;
 }
 
+namespace {
+
+// What a def made by the trace holds as __defaults__ (a tuple) or __kwdefaults__ (a dict): the
+// constants themselves, and _trace_objects.TRACED_DEFAULT for a value only the trace has (a
+// tensor the graph computes: calls bind the Value, made_defaults_; such a function cannot leave).
+// Null for defaults of another shape.
+Ref defaults_object(const ValuePtr& defaults) {
+  static Ref& marker = *new Ref(import_attr("cdynamo._trace_objects", "TRACED_DEFAULT"));  // never freed: outlives the interpreter
+  if (defaults->is_fully_constant()) return defaults->as_python_constant();
+  auto constant_or_marker = [&](const ValuePtr& item) { return item->is_fully_constant() ? item->as_python_constant() : marker; };
+  if (defaults->kind == ValueKind::Tuple) {
+    Ref tuple = check(PyTuple_New(static_cast<Py_ssize_t>(defaults->items.size())));
+    for (size_t i = 0; i < defaults->items.size(); ++i)
+      PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), constant_or_marker(defaults->items[i]).release());
+    return tuple;
+  }
+  if (defaults->kind == ValueKind::Dict && traced_keys_of(*defaults).empty()) {
+    Ref dict = check(PyDict_New());
+    std::vector<Ref> keys = held_keys(*defaults);
+    for (size_t i = 0; i < keys.size(); ++i)
+      check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), constant_or_marker(defaults->items[i]).ptr()));
+    return dict;
+  }
+  return Ref();
+}
+
+}  // namespace
+
 void Tracer::make_function(int flags) {
   ValuePtr code = pop();
   ValuePtr closure = (flags & 0x08) ? pop() : nullptr;
@@ -283,12 +313,14 @@ void Tracer::make_function(int flags) {
   // bind_arguments binds (made_defaults_): a mutable default (a list, a dict, an object) is one
   // object for every call, so what one call appends the next one sees.
   if (defaults) {
-    if (!defaults->is_fully_constant()) unsupported("a default argument that is a " + defaults->describe());
-    check_status(PyFunction_SetDefaults(function.ptr(), defaults->as_python_constant().ptr()));
+    Ref held = defaults_object(defaults);
+    if (!held) unsupported("a default argument that is a " + defaults->describe());
+    check_status(PyFunction_SetDefaults(function.ptr(), held.ptr()));
   }
   if (kwdefaults) {
-    if (!kwdefaults->is_fully_constant()) unsupported("a keyword default that is a " + kwdefaults->describe());
-    check_status(PyFunction_SetKwDefaults(function.ptr(), kwdefaults->as_python_constant().ptr()));
+    Ref held = defaults_object(kwdefaults);
+    if (!held) unsupported("a keyword default that is a " + kwdefaults->describe());
+    check_status(PyFunction_SetKwDefaults(function.ptr(), held.ptr()));
   }
   // A constant tuple (LOAD_CONST (1, "a")) holds only immutable objects: the real ones serve.
   ValuePtr default_values = defaults && defaults->kind == ValueKind::Tuple ? defaults : nullptr;

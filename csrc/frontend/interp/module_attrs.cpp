@@ -2,6 +2,7 @@
 // attributes, submodules, class entries and a class's own __getattr__. Assumes wrap() for the rest.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -99,7 +100,7 @@ ValuePtr Tracer::nn_module_attr(ValuePtr module, const std::string& name) {
     // module returns that module's parameters, which stay parameters of the graph). The trace
     // relies on the name staying out of the module's tables.
     static Ref& module_getattr = *new Ref(check(PyObject_GetAttrString(import_attr("torch.nn", "Module").ptr(), "__getattr__")));  // never freed: outlives the interpreter
-    Ref getattr_name = check(PyUnicode_InternFromString("__getattr__"));
+    Ref getattr_name = interned("__getattr__");
     PyObject* getattr_fn = _PyType_Lookup(Py_TYPE(obj), getattr_name.ptr());
     if (getattr_fn && PyFunction_Check(getattr_fn) && getattr_fn != module_getattr.ptr()) {
       if (module->source)

@@ -2,6 +2,7 @@
 // inline, and Module.__call__'s hooks traced like any Python. Assumes _trace_support.module_hooks.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -39,7 +40,7 @@ void guard_hook_table(guards::GuardManager& table_manager, Handle table) {
 bool Tracer::is_module_call_function(Handle fn) {
   static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   static const char* const kNames[] = {"__call__", "_wrapped_call_impl", "_call_impl"};
-  PyObject* type_dict = reinterpret_cast<PyTypeObject*>(module_type.ptr())->tp_dict;
+  PyObject* type_dict = as_type(module_type)->tp_dict;
   for (const char* name : kNames) {
     PyObject* found = PyDict_GetItemString(type_dict, name);  // borrowed
     if (found && found == fn.ptr()) return true;
@@ -127,7 +128,7 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
   if (module->source || !module->obj || !PyFunction_Check(function.ptr())) return nullptr;
   static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   Ref name = check(PyObject_GetAttrString(function.ptr(), "__name__"));
-  PyObject* own = PyDict_GetItemWithError(reinterpret_cast<PyTypeObject*>(module_type.ptr())->tp_dict, name.ptr());
+  PyObject* own = PyDict_GetItemWithError(as_type(module_type)->tp_dict, name.ptr());
   if (!own && PyErr_Occurred()) throw PythonError();
   if (own != function.ptr()) return nullptr;
   auto real = [&](const ValuePtr& value) -> Ref {
@@ -243,7 +244,7 @@ ValuePtr Tracer::call_nn_module(ValuePtr module, std::vector<ValuePtr> args, gra
   PyObject* obj = module->obj.ptr();
   std::string type_name = Py_TYPE(obj)->tp_name;
   static Ref& compiled_module = *new Ref(import_attr("cdynamo.eval_frame", "OptimizedModule"));  // never freed: outlives the interpreter
-  if (Py_TYPE(obj) == reinterpret_cast<PyTypeObject*>(compiled_module.ptr()) &&
+  if (Py_TYPE(obj) == as_type(compiled_module) &&
       PyObject_IsTrue(call_helper("cdynamo._trace_support", "is_compiled_module", {obj}).ptr()))
     return call_nn_module(nn_module_attr(module, "_orig_mod"), std::move(args), std::move(kwargs), true,
                           direct);  // compile(m) inside compiled code

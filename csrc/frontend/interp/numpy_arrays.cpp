@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -15,7 +16,7 @@ bool is_traced_array(const ValuePtr& value) {
 
 ValuePtr traced_array_tensor(const ValuePtr& array) {
   const ValuePtr& state = array->items.at(0);
-  int index = state->dict_index(Ref(check(PyUnicode_InternFromString("tensor"))));
+  int index = state->dict_index(interned("tensor"));
   if (index < 0) throw InternalError("a TracedArray without its tensor");
   return state->items[index];
 }

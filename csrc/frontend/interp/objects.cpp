@@ -2,16 +2,13 @@
 // methods inlined, rebuilt after the graph), and attribute writes on objects from the frame.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
 namespace {
 
 ValuePtr none() { return Value::constant(Ref::borrow(Py_None)); }
-
-Ref interned(const std::string& name) { return check(PyUnicode_InternFromString(name.c_str())); }
-
-PyTypeObject* as_type(Handle obj) { return reinterpret_cast<PyTypeObject*>(obj.ptr()); }
 
 // The builtin base whose instance layout the class extends: object, dict or OrderedDict; null
 // for any other (list, tuple, int, C extension types), which the trace does not model.
@@ -52,7 +49,7 @@ Ref Tracer::special_method_of_class(PyTypeObject* type, const char* name) {
 }
 
 Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
-  if (value->kind == ValueKind::NewObject) return special_method_of_class(reinterpret_cast<PyTypeObject*>(value->cls.ptr()), name);
+  if (value->kind == ValueKind::NewObject) return special_method_of_class(as_type(value->cls), name);
   if (value->kind != ValueKind::Object && value->kind != ValueKind::Constant) return Ref();
   if (!value->obj || PyType_Check(value->obj.ptr())) return Ref();
   Ref key = check(PyUnicode_FromString(name));
@@ -118,6 +115,9 @@ ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValueP
         (fn.ptr() == PyDict_GetItemString(builtins, "float") && type == sym_float))
       return args[0];
   }
+  if (args.size() == 1 && kwargs.empty() && args[0]->is_tensor() && capture_scalar_outputs &&
+      fn.ptr() == PyDict_GetItemString(builtins, "bool"))
+    return tensor_truth(args[0]);
   if (args.size() == 1 && kwargs.empty() && args[0]->is_tensor() && capture_scalar_outputs &&
       (fn.ptr() == PyDict_GetItemString(builtins, "int") || fn.ptr() == PyDict_GetItemString(builtins, "float"))) {
     // int(t), float(t): Tensor.__int__/__float__ read t.item(), an unbacked number in the graph.
@@ -444,9 +444,12 @@ void Tracer::new_object_store_attr(const ValuePtr& object, const std::string& na
 }
 
 // `del obj.name` on an object the trace made (contextlib's __enter__ drops its arguments so):
-// its attribute table loses the name; objects from outside would need the deletion replayed.
+// its attribute table loses the name (objects from the frame: delete_frame_attribute).
 void Tracer::delete_attr(const ValuePtr& object, const std::string& name) {
-  if (object->kind != ValueKind::NewObject) unsupported("deleting an attribute of a " + object->describe());
+  if (object->kind != ValueKind::NewObject) {
+    delete_frame_attribute(object, name);
+    return;
+  }
   PyTypeObject* type = as_type(object->cls);
   if (special_method_of_class(type, "__delattr__")) unsupported("deleting an attribute of an object with __delattr__");
   PyObject* found = _PyType_Lookup(type, interned(name).ptr());
@@ -632,8 +635,10 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
   // A tensor's own Python attribute (t.tag = ...; not one of torch.Tensor's descriptors): set on
   // the tensor the graph returns, or on the input, after the graph.
   const bool tensor_attribute = object->is_tensor() && object->fake && !tensor_descriptor(name);
+  // A gradient the frame's tensor is given (zero_grad's `p.grad = None`): set after the graph.
+  const bool gradient = object->is_tensor() && object->source && name == "grad" && gradient_fits(object, value);
   bool reachable = ((object->kind == ValueKind::Object || object->kind == ValueKind::NNModule ||
-                     object->kind == ValueKind::PyModule || python_class) && object->source) || tensor_attribute;
+                     object->kind == ValueKind::PyModule || python_class) && object->source) || tensor_attribute || gradient;
   if (!reachable) unsupported("assigning an attribute of a " + object->describe() + " (a side effect on an object)");
   // A list or dict made by the trace would be rebuilt once per place it is stored: two objects
   // where eager has one. Values reachable by their source keep their identity.
@@ -672,11 +677,41 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
   side_effects_.push_back({std::move(object), name, std::move(value)});
 }
 
+// bool(t) where item() stays in the graph (config.capture_scalar_outputs, fullgraph): an unbacked
+// bool, item != 0; a branch on it still needs its value (and breaks). Eager's error for more
+// than one element.
+ValuePtr Tracer::tensor_truth(const ValuePtr& tensor) {
+  static PyObject* const sym_bool = import_attr("torch", "SymBool").release();  // never freed: outlives the interpreter
+  static PyObject* const not_equal = import_attr("operator", "ne").release();   // likewise
+  Ref numel = check(PyObject_CallMethod(tensor->fake.ptr(), "numel", nullptr));
+  if (!graph::is_symbolic(numel.ptr()) && PyLong_AsLong(numel.ptr()) != 1)
+    raise(PyExc_RuntimeError, PyLong_AsLong(numel.ptr()) == 0 ? "Boolean value of Tensor with no values is ambiguous"
+                                                               : "Boolean value of Tensor with more than one value is ambiguous");
+  ValuePtr number = call_value(load_attr(tensor, "item"), {}, {});
+  if (reinterpret_cast<PyObject*>(Py_TYPE(number->obj.ptr())) == sym_bool || PyBool_Check(number->obj.ptr())) return number;
+  return call_value(Value::constant(Ref::borrow(not_equal)), {number, Value::constant(steal(PyLong_FromLong(0)))}, {});
+}
+
+// Whether t.grad = value is what eager accepts without an error: None, or a tensor of t's
+// shape, dtype and device (anything else raises there, before the graph's later work).
+bool Tracer::gradient_fits(const ValuePtr& tensor, const ValuePtr& value) {
+  if (value->is_constant() && value->obj.ptr() == Py_None) return true;
+  if (!value->is_tensor() || !value->fake || !tensor->fake) return false;
+  for (const char* property : {"shape", "dtype", "device"}) {
+    Ref mine = check(PyObject_GetAttrString(tensor->fake.ptr(), property));
+    Ref theirs = check(PyObject_GetAttrString(value->fake.ptr(), property));
+    int same = PyObject_RichCompareBool(mine.ptr(), theirs.ptr(), Py_EQ);
+    check_status(same);
+    if (!same) return false;
+  }
+  return true;
+}
+
 // Whether torch.Tensor's class (or a tensor subclass's) defines the name: a property or method
 // whose write the tensor itself handles (requires_grad, grad, names), not a plain attribute.
 bool Tracer::tensor_descriptor(const std::string& name) {
   static Ref& tensor_type = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
-  return _PyType_Lookup(reinterpret_cast<PyTypeObject*>(tensor_type.ptr()), interned(name).ptr()) != nullptr ||
+  return _PyType_Lookup(as_type(tensor_type), interned(name).ptr()) != nullptr ||
          name.starts_with("__");
 }
 

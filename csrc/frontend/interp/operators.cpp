@@ -3,6 +3,7 @@
 #include <tuple>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 #include "frontend/interp/traced_keys.h"
 
@@ -77,7 +78,7 @@ ValuePtr Tracer::storage_operator(const char* name, const char* forward, bool re
   if (self->kind != ValueKind::NewObject || self->items.size() < 2 || !self->items[1] || !found) return nullptr;
   const ValuePtr& storage = self->items[1];
   PyTypeObject* base = storage->kind == ValueKind::List ? &PyList_Type : &PyDict_Type;
-  Ref key = check(PyUnicode_InternFromString(name));
+  Ref key = interned(name);
   if (_PyType_Lookup(base, key.ptr()) != found) return nullptr;
   const std::string method = name;
   if (method == "__iadd__" && storage->kind == ValueKind::List) {
@@ -107,7 +108,7 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
   // type is a proper subclass of lhs's that overrides it). Only methods written in Python run.
   Ref lhs_type = type_of(lhs), rhs_type = type_of(rhs);
   bool rhs_first = lhs_type.ptr() != rhs_type.ptr() && PyType_Check(rhs_type.ptr()) && PyType_Check(lhs_type.ptr()) &&
-                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(rhs_type.ptr()), reinterpret_cast<PyTypeObject*>(lhs_type.ptr()));
+                   PyType_IsSubtype(as_type(rhs_type), as_type(lhs_type));
   std::vector<std::tuple<ValuePtr, const char*, bool>> attempts;  // (self, method, whether it is rhs's)
   if (methods->inplace) attempts.emplace_back(lhs, methods->inplace, false);
   if (rhs_first) attempts.emplace_back(rhs, methods->reflected, true);
@@ -121,7 +122,7 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
       Ref type = type_of(self);
       // A C method (other than object's defaults) would read state the trace does not know.
       if (is_object(self) && PyType_Check(type.ptr())) {
-        PyObject* found = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(type.ptr()), key.ptr());
+        PyObject* found = _PyType_Lookup(as_type(type), key.ptr());
         PyObject* object_default = _PyType_Lookup(&PyBaseObject_Type, key.ptr());
         if (ValuePtr result = storage_operator(name, methods->forward, reflected, self, reflected ? lhs : rhs, found))
           return result;

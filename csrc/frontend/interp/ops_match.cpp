@@ -2,6 +2,7 @@
 // MATCH_CLASS, GET_LEN) and the assert statement's LOAD_ASSERTION_ERROR, as CPython 3.11/3.12 run them.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -16,7 +17,7 @@ bool has_type_flag(const ValuePtr& value, Handle type, unsigned long flag) {
     case ValueKind::List: return flag == Py_TPFLAGS_SEQUENCE;
     case ValueKind::Dict: return flag == Py_TPFLAGS_MAPPING;
     case ValueKind::Tensor: return false;
-    default: return PyType_Check(type.ptr()) && (reinterpret_cast<PyTypeObject*>(type.ptr())->tp_flags & flag);
+    default: return PyType_Check(type.ptr()) && (as_type(type)->tp_flags & flag);
   }
 }
 
@@ -70,7 +71,7 @@ bool Tracer::op_match_class(const bytecode::Instruction& inst) {
     return true;
   }
   std::vector<std::string> attributes;
-  PyTypeObject* type = reinterpret_cast<PyTypeObject*>(cls->obj.ptr());
+  PyTypeObject* type = as_type(cls->obj);
   // int(x), str(x), tuple(x), ...: one positional pattern matches the subject itself.
   const bool matches_self = type->tp_flags & (Py_TPFLAGS_LONG_SUBCLASS | Py_TPFLAGS_LIST_SUBCLASS |
                                               Py_TPFLAGS_TUPLE_SUBCLASS | Py_TPFLAGS_BYTES_SUBCLASS |

@@ -2,6 +2,7 @@
 // formatting. Assumes CPython 3.11/3.12 bytecode (oparg encodings from kOparg).
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -56,7 +57,7 @@ bool Tracer::op_call_intrinsic_1(const bytecode::Instruction& inst) {
     case kIntrinsicListToTuple: return op_list_to_tuple(inst);
     case kIntrinsicStopIterationError: {  // a generator's StopIteration becomes RuntimeError
       ValuePtr exception = pop();
-      if (exception->obj && PyObject_TypeCheck(exception->obj.ptr(), reinterpret_cast<PyTypeObject*>(PyExc_StopIteration)))
+      if (exception->obj && PyObject_TypeCheck(exception->obj.ptr(), as_type(PyExc_StopIteration)))
         exception = Value::constant(check(PyObject_CallFunction(PyExc_RuntimeError, "s", "generator raised StopIteration")));
       push(exception);
       return true;

@@ -2,16 +2,10 @@
 // the trace's own reads see of them (the attribute, the table it lands in). Assumes SideEffect.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
-namespace {
-
-PyTypeObject* as_type(PyObject* obj) { return reinterpret_cast<PyTypeObject*>(obj); }
-Ref interned(const std::string& name) { return check(PyUnicode_InternFromString(name.c_str())); }
-
-}  // namespace
-
 
 ValuePtr Tracer::pending_attribute(const ValuePtr& base, const std::string& name) const {
   if (base->is_tensor() && base->fake) {  // one tensor, however many Values: its fake
@@ -41,6 +35,65 @@ ValuePtr Tracer::pending_class_attribute(PyTypeObject* type, const std::string& 
     if (PyErr_Occurred()) throw PythonError();
   }
   return nullptr;
+}
+
+namespace {
+
+// The value a pending write of a deleted attribute holds (the replay deletes it: DELETE_ATTR).
+const Ref& deleted_marker() {
+  static Ref& marker = *new Ref(import_attr("cdynamo._trace_objects", "DELETED_ATTRIBUTE"));  // never freed: outlives the interpreter
+  return marker;
+}
+
+// Whether the object's own tables hold the name: its __dict__ and, for a module, its _modules,
+// _parameters and _buffers (what `del` removes; a class attribute is not the instance's).
+bool instance_holds(PyObject* obj, const std::string& name) {
+  Ref dict = steal(PyObject_GenericGetDict(obj, nullptr));
+  if (!dict) {
+    PyErr_Clear();
+    return false;
+  }
+  if (PyDict_GetItemString(dict.ptr(), name.c_str())) return true;
+  for (const char* table : {"_modules", "_parameters", "_buffers"}) {
+    PyObject* entries = PyDict_GetItemString(dict.ptr(), table);  // borrowed
+    if (entries && PyDict_Check(entries) && PyDict_GetItemString(entries, name.c_str())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_deleted_attribute(const ValuePtr& written) {
+  return written->is_constant() && written->obj.ptr() == deleted_marker().ptr();
+}
+
+// `del obj.name` on an object from the frame (a module's child, an object's attribute): replayed
+// after the graph, where nn.Module.__delattr__ takes it out of the table it is in; the trace's
+// reads see the name gone. A class that deletes in a __delattr__ of its own breaks.
+void Tracer::delete_frame_attribute(const ValuePtr& object, const std::string& name) {
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
+  const bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source && object->obj;
+  if (!reachable) unsupported("deleting an attribute of a " + object->describe());
+  PyTypeObject* type = Py_TYPE(object->obj.ptr());
+  Ref key = interned(name);
+  PyObject* deleter = _PyType_Lookup(type, interned("__delattr__").ptr());  // borrowed
+  if (deleter != _PyType_Lookup(&PyBaseObject_Type, interned("__delattr__").ptr()) &&
+      deleter != _PyType_Lookup(as_type(module_type), interned("__delattr__").ptr()))
+    unsupported("deleting an attribute of a " + std::string(type->tp_name) + " object, whose class defines __delattr__");
+  PyObject* found = _PyType_Lookup(type, key.ptr());  // borrowed
+  if (found && Py_TYPE(found)->tp_descr_set) unsupported("deleting the attribute " + name + " (a descriptor of its class)");
+  ValuePtr pending = pending_attribute(object, name);
+  const bool present = pending ? !is_deleted_attribute(pending) : instance_holds(object->obj.ptr(), name);
+  if (!present) raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
+  side_effects_.push_back({object, name, Value::constant(deleted_marker())});
+}
+
+// An attribute read after the trace deleted it: the class's attribute where there is one (not
+// modelled: break), else AttributeError as eager raises.
+ValuePtr Tracer::read_deleted_attribute(const ValuePtr& base, const std::string& name) {
+  PyTypeObject* type = Py_TYPE(base->obj.ptr());
+  if (_PyType_Lookup(type, interned(name).ptr())) unsupported("reading the class attribute " + name + " after deleting the instance's");
+  raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
 }
 
 bool Tracer::has_pending_writes(const ValuePtr& base) const {
@@ -121,7 +174,14 @@ ValuePtr Tracer::table_with_pending_writes(const ValuePtr& base, const std::stri
   merged->dict_type = read->dict_type;
   for (const SideEffect& effect : side_effects_) {
     if (effect.name.empty() || effect.name == kDeferredCall || effect.object->obj.ptr() != base->obj.ptr()) continue;
-    if (landing_table(base, effect) == table) merged->dict_set(check(PyUnicode_FromString(effect.name.c_str())), effect.value);
+    if (landing_table(base, effect) != table) continue;
+    Ref key = check(PyUnicode_FromString(effect.name.c_str()));
+    if (!is_deleted_attribute(effect.value)) {
+      merged->dict_set(std::move(key), effect.value);
+    } else if (int at = merged->dict_index(key); at >= 0) {
+      merged->keys.erase(merged->keys.begin() + at);
+      merged->items.erase(merged->items.begin() + at);
+    }
   }
   merged->read_only = true;
   return merged;

@@ -4,6 +4,7 @@
 // The graph itself runs on plain tensors (_tensor_subclasses.running_plain). Assumes Value::cls.
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -73,7 +74,7 @@ ValuePtr Tracer::torch_function_override(Handle fn, const std::vector<ValuePtr>&
       runs_own = runs_own || runs_own_torch_function(cls);
     } else if (value->kind == ValueKind::NewObject || value->kind == ValueKind::Object) {
       cls = type_of(value);
-      if (!_PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls.ptr()), name)) return;
+      if (!_PyType_Lookup(as_type(cls), name)) return;
       runs_own = true;
     } else {
       return;
@@ -81,7 +82,7 @@ ValuePtr Tracer::torch_function_override(Handle fn, const std::vector<ValuePtr>&
     for (const Ref& seen : classes)
       if (seen.ptr() == cls.ptr()) return;
     auto base = std::find_if(classes.begin(), classes.end(), [&](const Ref& seen) {
-      return PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), reinterpret_cast<PyTypeObject*>(seen.ptr()));
+      return PyType_IsSubtype(as_type(cls), as_type(seen));
     });
     classes.insert(base, cls);
   };
@@ -149,7 +150,7 @@ ValuePtr Tracer::attribute_override(const ValuePtr& tensor, const std::string& n
   if (!subclass_dispatch_ || !tensor->cls || !runs_own_torch_function(tensor->cls)) return nullptr;
   static Ref& plain = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
-  PyObject* descriptor = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(plain.ptr()), attr_name.ptr());  // borrowed
+  PyObject* descriptor = _PyType_Lookup(as_type(plain), attr_name.ptr());  // borrowed
   if (!descriptor || !PyObject_TypeCheck(descriptor, &PyGetSetDescr_Type)) return nullptr;
   Ref getter = check(PyObject_GetAttrString(descriptor, "__get__"));
   return torch_function_override(getter, {tensor}, {});
@@ -164,7 +165,7 @@ ValuePtr Tracer::call_tensor_getter(Handle fn, const std::vector<ValuePtr>& args
   Ref descriptor = check(PyObject_GetAttrString(fn.ptr(), "__self__"));
   if (to_std_string(method_name) != "__get__" || !PyObject_TypeCheck(descriptor.ptr(), &PyGetSetDescr_Type)) return nullptr;
   static Ref& base = *new Ref(import_attr("torch._C", "TensorBase"));  // never freed: outlives the interpreter
-  if (reinterpret_cast<PyDescrObject*>(descriptor.ptr())->d_type != reinterpret_cast<PyTypeObject*>(base.ptr())) return nullptr;
+  if (reinterpret_cast<PyDescrObject*>(descriptor.ptr())->d_type != as_type(base)) return nullptr;
   return load_attr(args[0], to_std_string(reinterpret_cast<PyDescrObject*>(descriptor.ptr())->d_name));
 }
 
@@ -185,7 +186,7 @@ ValuePtr Tracer::tensor_torch_function(Handle cls, std::vector<ValuePtr> args, g
   if (wraps) {
     for (const ValuePtr& type : iterate(args[1]))  // a class it is not a subclass of handles the call itself
       if (!type->is_constant() || !PyType_Check(type->obj.ptr()) ||
-          !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), reinterpret_cast<PyTypeObject*>(type->obj.ptr())))
+          !PyType_IsSubtype(as_type(cls), as_type(type->obj)))
         return Value::constant(Ref::borrow(Py_NotImplemented));
   }
   std::vector<ValuePtr> call_args = iterate(args[2]);
@@ -215,7 +216,7 @@ ValuePtr Tracer::tensor_torch_function(Handle cls, std::vector<ValuePtr> args, g
 ValuePtr Tracer::with_subclass(const ValuePtr& result, Handle cls, const std::vector<ValuePtr>& args) {
   if (result->is_tensor()) {
     Ref type = type_of(result);
-    if (PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type.ptr()), reinterpret_cast<PyTypeObject*>(cls.ptr()))) return result;
+    if (PyType_IsSubtype(as_type(type), as_type(cls))) return result;
     if (!result->source && !is_among(result, args)) {
       result->cls = Ref::borrow(cls.ptr());
       return result;
@@ -249,11 +250,11 @@ ValuePtr Tracer::tensor_as_subclass(const ValuePtr& tensor, const std::vector<Va
   static Ref& plain = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
   ValuePtr cls = args.size() == 1 && kwargs.empty() ? args[0] : kwargs.size() == 1 && kwargs[0].first == "cls" && args.empty() ? kwargs[0].second : nullptr;
   if (!cls || !cls->is_constant() || !PyType_Check(cls->obj.ptr()) ||
-      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls->obj.ptr()), reinterpret_cast<PyTypeObject*>(plain.ptr())))
+      !PyType_IsSubtype(as_type(cls->obj), as_type(plain)))
     unsupported("Tensor.as_subclass() of other than a torch.Tensor subclass");
   static PyObject* const dispatch_name = PyUnicode_InternFromString("__torch_dispatch__");  // immortal once interned
-  PyObject* dispatch = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls->obj.ptr()), dispatch_name);
-  if (dispatch && dispatch != _PyType_Lookup(reinterpret_cast<PyTypeObject*>(plain.ptr()), dispatch_name))
+  PyObject* dispatch = _PyType_Lookup(as_type(cls->obj), dispatch_name);
+  if (dispatch && dispatch != _PyType_Lookup(as_type(plain), dispatch_name))
     unsupported("Tensor.as_subclass() of a class with __torch_dispatch__ (a wrapper subclass)");
   return subclass_alias(tensor, cls->obj);
 }
@@ -263,11 +264,11 @@ ValuePtr Tracer::tensor_as_subclass(const ValuePtr& tensor, const std::vector<Va
 ValuePtr Tracer::subclass_attribute(const ValuePtr& tensor, const std::string& name) {
   static Ref& plain = *new Ref(import_attr("torch", "Tensor"));  // never freed: outlives the interpreter
   Ref attr_name = check(PyUnicode_FromString(name.c_str()));
-  PyObject* mro = reinterpret_cast<PyTypeObject*>(tensor->cls.ptr())->tp_mro;
+  PyObject* mro = as_type(tensor->cls)->tp_mro;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
     PyObject* klass = PyTuple_GET_ITEM(mro, i);
     if (klass == plain.ptr()) return nullptr;  // torch.Tensor's own attributes: the tensor's
-    PyObject* found = PyDict_GetItemWithError(reinterpret_cast<PyTypeObject*>(klass)->tp_dict, attr_name.ptr());  // borrowed
+    PyObject* found = PyDict_GetItemWithError(as_type(klass)->tp_dict, attr_name.ptr());  // borrowed
     if (!found) {
       if (PyErr_Occurred()) throw PythonError();
       continue;

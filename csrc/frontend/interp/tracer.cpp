@@ -42,16 +42,11 @@ Tracer::~Tracer() {
   // A list from the frame that contains itself is a Value that holds itself: cut the cycle, or
   // the Values (and the fx nodes and fakes they hold) would never be freed.
   for (auto& [object, container] : container_inputs_) container->items.clear();
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  try {
+  keeping_pending_error([&] {
     call_helper("cdynamo._global_state", "set_global_state", {initial_state_});
     if (rng_state_before_trace_) call_helper("torch", "set_rng_state", {rng_state_before_trace_});
     call_helper("cdynamo._global_state", "restore_entered", {initial_entered_});  // what the nodes' fake runs entered or left
-  } catch (...) {
-    PyErr_Clear();
-  }
-  PyErr_Restore(type, value, traceback);
+  });
 }
 
 std::string Tracer::local_name(int slot) const {

@@ -70,6 +70,8 @@ struct SideEffect {
   std::string name;  // the attribute written, "" for a container's contents, or kDeferredCall
   ValuePtr value;    // for a deferred call: a Tuple (callable, args Tuple, kwargs Dict)
 };
+// Whether a SideEffect's value is `del obj.name` (pending_writes.cpp), replayed as the deletion.
+bool is_deleted_attribute(const ValuePtr& written);
 // The name of a SideEffect that is a call made after the graph (print, warnings.warn, logging).
 inline constexpr const char* kDeferredCall = "()";
 
@@ -378,7 +380,7 @@ class Tracer {
   ValuePtr defer_call(ValuePtr callable, std::vector<ValuePtr> args, graph::KwArgs kwargs, const std::string& what);
   ValuePtr defer_tensor_hook(const ValuePtr& tensor, const ValuePtr& hook);
   ValuePtr defer_after_graph(std::vector<ValuePtr> args);
-  Ref constant_partial(const ValuePtr& value);
+  Ref constant_stand_in(const ValuePtr& value);  // a functools.partial (deque, ...) of constants, as the real one
   ValuePtr hook_in_graph(const ValuePtr& tensor, const ValuePtr& hook);
   // numpy's fn (policy fold_numpy) on arrays made from tensors, or torch.from_numpy/as_tensor/
   // asarray/tensor of one (numpy_arrays.cpp); null when fn is neither.
@@ -441,6 +443,7 @@ class Tracer {
   // changes; each set must be reset (LIFO) before the graph ends.
   std::map<PyObject*, std::vector<ValuePtr>> context_sets_;
   void check_context_vars_reset() const;
+  Ref module_container_arguments(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, std::vector<Ref>& children);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);
@@ -466,12 +469,16 @@ class Tracer {
   bool has_pending_writes(const ValuePtr& base) const;  // an attribute of base written by the trace
   bool pending_write_lands_in(const ValuePtr& base, const std::string& table) const;
   std::string landing_table(const ValuePtr& base, const SideEffect& effect) const;
+  void delete_frame_attribute(const ValuePtr& object, const std::string& name);  // del obj.name, replayed
+  [[noreturn]] ValuePtr read_deleted_attribute(const ValuePtr& base, const std::string& name);
   ValuePtr table_with_pending_writes(const ValuePtr& base, const std::string& table);
   ValuePtr written_through_dict(const ValuePtr& base, const std::string& name);
   ValuePtr weak_reference_call(const ValuePtr& callable, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::unordered_map<PyObject*, ValuePtr> weak_targets_;  // weakref.ref(obj) the trace made -> obj's Value
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
+  ValuePtr tensor_truth(const ValuePtr& tensor);  // bool(t) as an unbacked bool in the graph
+  static bool gradient_fits(const ValuePtr& tensor, const ValuePtr& value);  // t.grad = value accepted
   static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it
   void store_attr(ValuePtr object, const std::string& name, ValuePtr value);
   // `global name = value` in the current frame: an attribute write on the module whose

@@ -3,6 +3,7 @@
 #include "frontend/interp/value.h"
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/traced_keys.h"
 
 namespace cdynamo::interp {
@@ -321,7 +322,7 @@ std::string Value::describe() const {
     case ValueKind::Tuple: return "tuple of " + std::to_string(items.size());
     case ValueKind::List: return "list of " + std::to_string(items.size());
     case ValueKind::Dict: return "dict of " + std::to_string(items.size());
-    case ValueKind::NewObject: return std::string(reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name) + " object";
+    case ValueKind::NewObject: return std::string(as_type(cls)->tp_name) + " object";
     case ValueKind::Set: return "set of " + std::to_string(PySet_GET_SIZE(obj.ptr()));
     case ValueKind::TensorMethod: return "tensor method " + name;
     case ValueKind::NNModule:

@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include "common/error.h"
 #include "common/py_import.h"
+#include "common/py_types.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -84,15 +85,15 @@ bool is_torch_module_object(Handle module) {
 // A class collections.namedtuple or typing.NamedTuple made: fields, _make, and a tuple base.
 bool is_namedtuple_class(PyTypeObject* type) {
   if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || !PyType_IsSubtype(type, &PyTuple_Type)) return false;
-  PyObject* fields = _PyType_Lookup(type, Ref(check(PyUnicode_InternFromString("_fields"))).ptr());  // borrowed
-  PyObject* make = _PyType_Lookup(type, Ref(check(PyUnicode_InternFromString("_make"))).ptr());     // borrowed
+  PyObject* fields = _PyType_Lookup(type, interned("_fields").ptr());  // borrowed
+  PyObject* make = _PyType_Lookup(type, interned("_make").ptr());     // borrowed
   return fields && PyTuple_Check(fields) && make;
 }
 
 // A class written in Python outside torch (whose classes, like its modules, are taken as fixed).
 bool is_user_class(Handle obj) {
-  if (!PyType_Check(obj.ptr()) || !(reinterpret_cast<PyTypeObject*>(obj.ptr())->tp_flags & Py_TPFLAGS_HEAPTYPE)) return false;
-  PyObject* module = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(obj.ptr())->tp_dict, "__module__");  // borrowed
+  if (!PyType_Check(obj.ptr()) || !(as_type(obj)->tp_flags & Py_TPFLAGS_HEAPTYPE)) return false;
+  PyObject* module = PyDict_GetItemString(as_type(obj)->tp_dict, "__module__");  // borrowed
   if (!module || !PyUnicode_Check(module)) return true;
   std::string text = to_std_string(module);
   return !(text == "torch" || text.starts_with("torch."));
@@ -144,8 +145,8 @@ bool is_plain_dict_key(PyObject* key) {
   static PyObject* const device_type = import_attr("torch", "device").release();
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key) || PyBytes_CheckExact(key) || PyBool_Check(key) ||
          PyFloat_CheckExact(key) || key == Py_None || PyType_Check(key) || PyFunction_Check(key) || PyCFunction_Check(key) ||
-         Py_TYPE(key) == reinterpret_cast<PyTypeObject*>(dtype_type) ||
-         Py_TYPE(key) == reinterpret_cast<PyTypeObject*>(device_type) ||
+         Py_TYPE(key) == as_type(dtype_type) ||
+         Py_TYPE(key) == as_type(device_type) ||
          is_identity_constant(Handle(key));  // functions hash and compare by identity (pytree's SUPPORTED_NODES)
 }
 
@@ -221,7 +222,7 @@ ValuePtr Tracer::wrap(Handle obj, SourcePtr source) {
     ValuePtr value = graph_.add_input(obj, source);
     manager.add_tensor_match(obj, graph_.dynamic() ? Handle(value->fake) : Handle());
     static PyObject* const tensor_type = import_attr("torch", "Tensor").release();  // never freed: outlives the interpreter
-    if (Py_TYPE(o) != reinterpret_cast<PyTypeObject*>(tensor_type)) {  // a subclass: type() and its own attributes in the trace
+    if (Py_TYPE(o) != as_type(tensor_type)) {  // a subclass: type() and its own attributes in the trace
       static PyObject* const traced_class = import_attr("cdynamo._tensor_subclasses", "traced_class").release();  // never freed: outlives the interpreter
       Ref cls = check(PyObject_CallOneArg(traced_class, obj.ptr()));
       if (cls.ptr() != Py_None) value->cls = std::move(cls);
@@ -408,7 +409,7 @@ void Tracer::guard_bound_function(const SourcePtr& method_source, Handle bound_m
 Ref Tracer::apparent_type(const ValuePtr& value) {
   if (is_traced_array(value)) return import_attr("numpy", "ndarray");
   if (value->kind == ValueKind::NewObject) {
-    PyObject* stands_for = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(value->cls.ptr())->tp_dict, "_cdynamo_stands_for");  // borrowed
+    PyObject* stands_for = PyDict_GetItemString(as_type(value->cls)->tp_dict, "_cdynamo_stands_for");  // borrowed
     if (stands_for) return Ref::borrow(stands_for);
   }
   return type_of(value);
@@ -476,7 +477,8 @@ Ref Tracer::type_of(const ValuePtr& value) {
 ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
   if (base->kind == ValueKind::NewObject) return new_object_attr(base, name);
   if (base->kind == ValueKind::Super && base->cls) return super_attr(base, name);
-  if (ValuePtr written = pending_attribute(base, name)) return written;
+  if (ValuePtr written = pending_attribute(base, name))
+    return is_deleted_attribute(written) ? read_deleted_attribute(base, name) : written;
   if (ValuePtr written = written_through_dict(base, name)) return written;
   if ((name == "__dict__" || name == "_modules" || name == "_parameters" || name == "_buffers") &&
       (base->kind == ValueKind::NNModule || base->kind == ValueKind::Object) && pending_write_lands_in(base, name))
@@ -585,7 +587,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       }
       if (base->kind == ValueKind::Tuple && base->obj && PyType_Check(base->obj.ptr())) {
         // A method or property a NamedTuple class writes in Python: run in the trace.
-        PyObject* raw = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(base->obj.ptr()), attr_name.ptr());  // borrowed
+        PyObject* raw = _PyType_Lookup(as_type(base->obj), attr_name.ptr());  // borrowed
         if (raw && PyFunction_Check(raw) && !name.starts_with("_")) {
           auto method = std::make_shared<Value>();
           method->kind = ValueKind::UserMethod;
@@ -602,7 +604,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
       // Anything else is the class's (count, index, _replace): absent there, absent (hasattr).
       Ref type = base->kind == ValueKind::Tuple && base->obj ? base->obj : type_of(base);
       if (PyType_Check(type.ptr()) && !PyObject_HasAttr(type.ptr(), attr_name.ptr()))
-        raise(PyExc_AttributeError, "'" + std::string(reinterpret_cast<PyTypeObject*>(type.ptr())->tp_name) +
+        raise(PyExc_AttributeError, "'" + std::string(as_type(type)->tp_name) +
                                         "' object has no attribute '" + name + "'");
       auto method = std::make_shared<Value>();
       method->kind = ValueKind::TensorMethod;  // a method of a traced value: list.append etc.

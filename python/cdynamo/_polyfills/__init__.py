@@ -41,8 +41,8 @@ from .nn_modules import (
     _module_add_module, _module_apply, _module_buffers, _module_children, _module_get_buffer, _module_get_name,
     _module_get_parameter, _module_get_submodule, _module_modules, _module_named_buffers, _module_named_children,
     _module_named_modules, _module_named_parameters, _module_parameters, _module_register_buffer,
-    _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, register_traced_hook,
-    remove_traced_hook,
+    _module_register_forward_hook, _module_register_forward_pre_hook, _module_state_dict, _module_zero_grad,
+    register_traced_hook, remove_traced_hook,
 )
 from .operators import (
     _OPERATOR_STAND_INS, _getter_call, _methodcaller_call, abs_, add_, and__, call_, concat_, contains_, countOf_,
@@ -126,6 +126,7 @@ _BY_OBJECT = {
     torch.nn.Module.get_buffer: _module_get_buffer,
     torch.nn.Module._get_name: _module_get_name,
     torch.nn.Module.apply: _module_apply,
+    torch.nn.Module.zero_grad: _module_zero_grad,
     torch.nn.Module.add_module: _module_add_module,
     torch.nn.Module.register_module: _module_add_module,
     torch.nn.Module.register_forward_hook: _module_register_forward_hook,

@@ -162,6 +162,26 @@ def _module_apply(self, fn):
     return self
 
 
+def _module_zero_grad(self, set_to_none=True):
+    """nn.Module.zero_grad: every parameter's gradient dropped (a write after the graph) or
+    zeroed in place and detached, as torch's does (a DataParallel replica's warning included)."""
+    if getattr(self, "_is_replica", False):
+        import warnings
+
+        warnings.warn("zero_grad() of a module nn.DataParallel made has no effect: its parameters are copies of "
+                      "the original's, not leaves that accumulate gradients", stacklevel=2)
+    for parameter in _module_parameters(self):
+        grad = parameter.grad
+        if grad is None:
+            continue
+        if set_to_none:
+            parameter.grad = None
+        else:
+            if grad.requires_grad:
+                grad.detach_()
+            grad.zero_()
+
+
 _ADD_MODULE_AS_WRITTEN = _as_written(torch.nn.Module.add_module)
 
 

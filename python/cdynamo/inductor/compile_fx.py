@@ -50,7 +50,6 @@ def training_path(gm, example_inputs, symbolic=False):
     if reason is not None:
         return _with_eager_autograd(gm, reason)
     target, device_type = targets.choose_target(gm, example_inputs)
-    triton_build.warm_up_for(target, device_type)
     start = time.perf_counter()
     try:
         with _ATEN_TRACE_LOCK:
@@ -238,7 +237,6 @@ def _compile_fx(gm, example_inputs):
         compiled = graph_cache.load(key, gm)
         if compiled is not None:
             return compiled
-    triton_build.warm_up_for(target, device_type)
     compiled, reason = compile_aten(gm, example_inputs, target, device_type, key=key)
     return compiled if reason is None else targets.run_as_captured(gm, reason)
 
@@ -251,6 +249,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
     from .. import _C
     from . import graph_cache
 
+    triton_build.warm_up_for(target, device_type)  # the build workers start while this thread traces
     symbolic = fake_mode is not None
     guards_before = graph_cache.guard_count(example_inputs)
     start = time.perf_counter()

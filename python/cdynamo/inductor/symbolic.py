@@ -70,7 +70,7 @@ def _unsupported_reason(gm, fakes):
 
 def _compile(gm, fakes):
     from ..symbolic_graphs import NumberOutputs
-    from . import compile_fx, graph_cache, targets, triton_build
+    from . import compile_fx, graph_cache, targets
 
     if compile_fx._needs_autograd(gm, fakes):
         if not config.symbolic_training:
@@ -85,7 +85,6 @@ def _compile(gm, fakes):
     key = graph_cache.graph_key(split.tensor_gm, fakes)
     compiled = graph_cache.load(key, split.tensor_gm, fakes) if key is not None else None
     if compiled is None:
-        triton_build.warm_up_for(target, device_type)
         compiled, reason = compile_fx.compile_aten(split.tensor_gm, fakes, target, device_type, key=key,
                                                    fake_mode=fake_mode)
         if reason is not None:

@@ -31,7 +31,9 @@ def compile_training(gm, example_inputs, target, device_type):
 
     from ..backends.eager import _with_tuple_output, cuda_left_uninitialized
     from .decompositions import table
+    from .triton_build import warm_up_for
 
+    warm_up_for(target, device_type)  # the build workers start while the joint graph is traced
     tuple_gm, unwrap = _with_tuple_output(gm)
     tracker = _NoneTangents()
     # A joint graph of symbolic sizes: its halves must compile for every size (strict), and the

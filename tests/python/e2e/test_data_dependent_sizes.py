@@ -251,3 +251,23 @@ def test_int_of_a_number_read_from_a_tensor_keeps_it_symbolic():
     counter = CompileCounter()
     assert same(cdynamo.compile(index_map, backend=counter, fullgraph=True)(num_segments, batch), index_map(num_segments, batch))
     assert counter.frame_count == 1
+
+
+def test_bool_of_a_tensor_is_an_unbacked_bool_under_fullgraph():
+    # bool(t) reads t.item(): kept in the graph (a bool tensor's item too); a branch on it still
+    # needs its value, and more than one element is eager's error.
+    def fn(x):
+        return bool((x > -100).all()), bool(x.sum()), (x > 0).any().item(), x * 2
+
+    def branches(x):
+        if bool((x > 0).all()):
+            return x + 1
+        return x - 1
+
+    x = torch.tensor([0.5, -1.0, 2.0])
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)) and counter.frame_count == 1
+    for value in (x, x.abs()):
+        assert same(cdynamo.compile(branches, backend="eager")(value), branches(value))
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        cdynamo.compile(lambda t: bool(t), backend="eager", fullgraph=True)(x)

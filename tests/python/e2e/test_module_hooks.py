@@ -223,3 +223,33 @@ def test_a_tensor_hook_on_an_already_used_tensor_breaks_the_graph():
 
     with pytest.raises(cdynamo.exc.Unsupported, match="already used"):
         cdynamo.compile(fn, backend="eager", fullgraph=True)(torch.randn(3, requires_grad=True))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_tensor_hook_closing_over_tensors_the_function_computes(backend):
+    # The hook's closure holds w and k (graph values): the hook node takes them as arguments and
+    # the hook sees them when backward runs.
+    def fn(x):
+        w = torch.linspace(0, 1, 3)
+        k = x.sum().detach()
+        h = x * 2
+        h.register_hook(lambda g: g * w + k)
+        return h.cos().sum()
+
+    def run(compiled):
+        x = torch.arange(3.0, requires_grad=True)
+        compiled(x).backward()
+        return x.grad
+
+    counter = CompileCounter()
+    assert same(run(cdynamo.compile(fn, backend=backend, fullgraph=True)), run(fn))
+    cdynamo.reset()
+    assert same(run(cdynamo.compile(fn, backend=counter, fullgraph=True)), run(fn)) and counter.frame_count == 1
+
+    def closes_over_a_module(m, x):
+        h = x * 2
+        h.register_hook(lambda g: m(g))
+        return h.sum()
+
+    with pytest.raises(cdynamo.exc.Unsupported, match="closes over a module"):
+        cdynamo.compile(closes_over_a_module, backend="eager", fullgraph=True)(nn.Linear(3, 3), torch.randn(3, requires_grad=True))

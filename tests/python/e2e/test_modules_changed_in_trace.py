@@ -213,3 +213,92 @@ def test_a_parameter_assigned_to_a_parameter_slot_is_registered_as_in_eager():
     assert m.b.weight is m.a.weight
     with pytest.raises(cdynamo.exc.Unsupported, match="assigning a tensor to the parameter"):
         cdynamo.compile(lambda m, x: setattr(m.a, "weight", x * 2), backend="eager", fullgraph=True)(m, x)
+
+
+def test_attributes_deleted_inside_are_deleted_after_the_graph():
+    # `del m.child` and `del obj.attr` on objects from the frame: the trace's reads (hasattr,
+    # named_children, an AttributeError caught) see them gone; the deletion happens after the graph.
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(3, 3), nn.Linear(3, 3)
+            self.scale = 2.0
+
+    def fn(m, x):
+        del m.b
+        del m.scale
+        try:
+            del m.scale
+            second = "deleted twice"
+        except AttributeError as error:
+            second = str(error)
+        return [n for n, _ in m.named_children()], hasattr(m, "b"), second, m.a(x)
+
+    class Plain:
+        pass
+
+    def on_an_object(o, x):
+        del o.v
+        o.v = x.sum()
+        del o.w
+        return x + o.v, sorted(vars(o))
+
+    torch.manual_seed(0)
+    m, x = Two(), torch.randn(2, 3)
+    reference = copy.deepcopy(m)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(m, x), fn(reference, x))
+    assert counter.frame_count == 1 and list(m._modules) == ["a"] and not hasattr(m, "b") and not hasattr(m, "scale")
+    objects = [Plain(), Plain()]
+    for o in objects:
+        o.v, o.w = 1, 2
+    assert same(cdynamo.compile(on_an_object, backend="eager", fullgraph=True)(objects[0], x), on_an_object(objects[1], x))
+    assert vars(objects[0]).keys() == vars(objects[1]).keys() and same(objects[0].v, objects[1].v)
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_on_a_module_inside_the_function(set_to_none):
+    def fn(m, x):
+        m.zero_grad(set_to_none)
+        return [p.grad is None for p in m.parameters()], m(x)
+
+    def made():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
+        m(torch.randn(2, 3)).sum().backward()
+        return m
+
+    compiled_m, eager_m, x = made(), made(), torch.randn(2, 3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(compiled_m, x), fn(eager_m, x))
+    assert counter.frame_count == 1
+    for mine, theirs in zip(compiled_m.parameters(), eager_m.parameters()):
+        assert (mine.grad is None) == (theirs.grad is None) and (mine.grad is None or same(mine.grad, theirs.grad))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_containers_built_from_the_frames_modules_inside(backend):
+    # nn.Sequential / nn.ModuleDict of modules the frame holds: no state of their own, so made
+    # once at trace time; a model with other children is guarded out, gradients reach the frame's.
+    def fn(m, x):
+        kids = list(m.children())
+        body = nn.Sequential(*kids[:-1])
+        table = nn.ModuleDict({"first": kids[0]})
+        return body(x), len(kids), table["first"](x)
+
+    torch.manual_seed(0)
+    m, other = (nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3)) for _ in range(2))
+    x = torch.randn(2, 3)
+    counter = CompileCounter()
+    compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
+    assert same(compiled(m, x), fn(m, x)) and counter.frame_count == 1
+    assert same(compiled(other, x), fn(other, x))
+    cdynamo.reset()
+    out = cdynamo.compile(fn, backend=backend, fullgraph=True)(m, x)
+    out[0].sum().backward()
+    expected = m[0].weight.grad.clone()
+    m.zero_grad()
+    fn(m, x)[0].sum().backward()
+    assert same(expected, m[0].weight.grad)
+    with pytest.raises(cdynamo.exc.Unsupported, match="parameters or buffers"):
+        cdynamo.compile(lambda m, x: nn.Sequential(m, nn.Linear(3, 3))(x), backend="eager", fullgraph=True)(m, x)

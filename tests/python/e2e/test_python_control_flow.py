@@ -424,3 +424,28 @@ def test_a_wrong_unpack_raises_valueerror_in_the_trace():
     counter = CompileCounter()
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
     assert counter.frame_count == 1
+
+
+def test_defaults_that_are_tensors_the_function_computes():
+    # A def or lambda made inside with a default the graph computes: calls bind the trace's value
+    # (evaluated once, at the def); returning such a function is refused with the reason.
+    def fn(x):
+        def shifted(t, b=torch.ones(3) * x[0], *, c=x.sum()):
+            return t + b + c
+
+        scaled = [lambda t, k=k: t * k for k in (x[1], x[2])]
+        return shifted(x), shifted(x, x[0]), shifted(x, c=1.0), [f(x) for f in scaled]
+
+    def returns_it(x):
+        def shifted(t, b=x * 2):
+            return t + b
+
+        return shifted
+
+    x = torch.randn(3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
+    with pytest.raises(cdynamo.exc.Unsupported, match="default arguments are values the compiled graph computes"):
+        cdynamo.compile(returns_it, backend="eager", fullgraph=True)(x)
+    assert same(cdynamo.compile(returns_it, backend="eager")(x)(x), returns_it(x)(x))  # eagerly, with the break
