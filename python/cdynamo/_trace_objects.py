@@ -52,6 +52,25 @@ TRACED_DEFAULT = type("TracedDefault", (), {"__repr__": lambda self: "<a default
 DELETED_ATTRIBUTE = type("DeletedAttribute", (), {"__repr__": lambda self: "<a deleted attribute>"})()
 
 
+class GraphGradFn:
+    """What the trace reads as t.grad_fn of a tensor the graph computes that requires grad: not
+    None (as eager's autograd node is not), and nothing more: the compiled graph makes no such node
+    (its attributes, or the object itself leaving the function, stop the trace)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        from ._trace_support import TraceUnsupported
+
+        raise TraceUnsupported(f"reading grad_fn.{name} of a tensor the graph computes (its autograd node is not eager's)")
+
+    def __repr__(self):
+        return "<the grad_fn of a tensor the compiled graph computes>"
+
+
+GRAPH_GRAD_FN = GraphGradFn()
+
+
 # A cell the function's closure has that nothing was stored in yet (fill_object leaves it empty).
 EMPTY_CELL = type("EmptyCell", (), {"__repr__": lambda self: "<empty cell>"})()
 

@@ -121,14 +121,18 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       }
       throw InternalError("returned tensor missing from the graph outputs");
     }
-    case ValueKind::Constant:
+    case ValueKind::Constant: {
       if (!value->obj) throw InternalError("constant without an object");
+      static Ref& graph_grad_fn = *new Ref(import_attr("cdynamo._trace_objects", "GRAPH_GRAD_FN"));  // never freed: outlives the interpreter
+      if (value->obj.ptr() == graph_grad_fn.ptr())
+        throw interp::Unsupported("returning the grad_fn of a tensor the compiled graph computes (the graph makes no such autograd node)");
       if (graph::holds_symbolic(value->obj.ptr())) {
         rebuild_symbolic(code, value->obj, outputs, depth);
         return;
       }
       code.load_const(value->obj);
       return;
+    }
     case ValueKind::List:
       if (value->obj && PyType_Check(value->obj.ptr())) {
         // A slice of an nn.Sequential or nn.ModuleList: module_slice(cls, names, [children]).

@@ -126,8 +126,28 @@ bool Tracer::op_is_op(const bytecode::Instruction& inst) {
 bool Tracer::op_contains_op(const bytecode::Instruction& inst) {
   ValuePtr container = pop();
   ValuePtr item = pop();
+  if (container->is_tensor() && (item->is_tensor() || item->is_constant())) {
+    push(tensor_contains(container, item, inst.arg == 1));
+    return true;
+  }
   push(Value::boolean(contains(std::move(container), item) != (inst.arg == 1)));
   return true;
+}
+
+// `item in t` is bool((item == t).any()) (Tensor.__contains__): an unbacked bool in the graph
+// where item() stays there (config.capture_scalar_outputs, fullgraph); its values decide else.
+ValuePtr Tracer::tensor_contains(const ValuePtr& tensor, const ValuePtr& item, bool negated) {
+  const bool number = item->is_constant() && (PyLong_Check(item->obj.ptr()) || PyFloat_Check(item->obj.ptr()) ||
+                                              PyComplex_Check(item->obj.ptr()) || graph::is_symbolic(item->obj.ptr()));
+  if (!item->is_tensor() && !number)
+    raise(PyExc_RuntimeError, "Tensor.__contains__ only supports Tensor or scalar, but you passed in a " +
+                                  std::string(Py_TYPE(item->obj.ptr())->tp_name) + ".");
+  if (!capture_scalar_outputs)
+    unsupported("'in' on a tensor depends on its values (set config.capture_scalar_outputs = True to keep it in the graph)");
+  compare_op(Py_EQ, item, tensor);
+  ValuePtr found = call_value(load_attr(pop(), "any"), {}, {});
+  if (negated) found = call_value(load_attr(found, "logical_not"), {}, {});  // in the tensor: no op on a bool symbol
+  return tensor_truth(found);
 }
 
 // True only where lhs and rhs are one object for certain (one Value, one constant, one tensor).

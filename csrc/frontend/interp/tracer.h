@@ -477,6 +477,7 @@ class Tracer {
   std::unordered_map<PyObject*, ValuePtr> weak_targets_;  // weakref.ref(obj) the trace made -> obj's Value
   void assign_tensor_data(const ValuePtr& tensor, const ValuePtr& value);
   void delete_attr(const ValuePtr& object, const std::string& name);
+  ValuePtr tensor_contains(const ValuePtr& tensor, const ValuePtr& item, bool negated);  // item in t
   ValuePtr tensor_truth(const ValuePtr& tensor);  // bool(t) as an unbacked bool in the graph
   static bool gradient_fits(const ValuePtr& tensor, const ValuePtr& value);  // t.grad = value accepted
   static bool tensor_descriptor(const std::string& name);  // torch.Tensor's class defines it

@@ -522,6 +522,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         // A leaf (an input that is one, guarded so, or a tensor requires_grad_() made one) has none.
         ValuePtr leaf = tensor_autograd_state(base, "is_leaf");
         if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_True) return Value::constant(Ref::borrow(Py_None));
+        // Computed from tensors that require grad: a node, which the trace only tells from None.
+        static Ref& graph_grad_fn = *new Ref(import_attr("cdynamo._trace_objects", "GRAPH_GRAD_FN"));  // never freed: outlives the interpreter
+        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_False && !base->source) return Value::constant(graph_grad_fn);
       }
       if (name == "_base" && !base->source) {
         // A tensor the graph computed: the fake tensors made the same views as eager, so the
@@ -530,6 +533,12 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         Ref fake_base = check(PyObject_GetAttr(base->fake.ptr(), attr_name.ptr()));
         if (fake_base.ptr() == Py_None && graph_.computed_tensor(base->fake)) return Value::constant(fake_base);
         if (ValuePtr viewed = graph_.computed_tensor(fake_base)) return viewed;
+        // A view of an input that is no view itself (guarded so): that input.
+        for (const auto& [object, input] : tensor_inputs_) {
+          if (input->fake.ptr() != fake_base.ptr() || !input->source) continue;
+          ValuePtr inputs_base = wrap(check(PyObject_GetAttr(object, attr_name.ptr())), Source::attr(input->source, name));
+          if (inputs_base->is_constant() && inputs_base->obj.ptr() == Py_None) return input;
+        }
       }
       if (unsupported_tensor_attributes().count(name))
         unsupported("reading Tensor." + name + " (autograd or storage state is not captured in graphs)");

@@ -271,3 +271,16 @@ def test_bool_of_a_tensor_is_an_unbacked_bool_under_fullgraph():
         assert same(cdynamo.compile(branches, backend="eager")(value), branches(value))
     with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
         cdynamo.compile(lambda t: bool(t), backend="eager", fullgraph=True)(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_in_on_a_tensor_under_fullgraph(backend):
+    # `item in t` is bool((item == t).any()): unbacked bools in the graph, `not in` negated there.
+    def fn(x):
+        table = torch.tensor([0.5, 1.0, 2.0])
+        return 1.0 in table, 3.0 in table, 2 not in table, x[0] in x, x * 2
+
+    x = torch.randn(3)
+    assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x), fn(x))
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        cdynamo.compile(lambda t: "a" in t, backend="eager", fullgraph=True)(x)

@@ -54,3 +54,36 @@ def test_grad_fn_of_a_leaf_is_none():
     counter = CompileCounter()
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x, y), fn(x, y))
     assert counter.frame_count == 1
+
+
+def test_grad_fn_of_a_computed_tensor_is_told_from_none_only():
+    # A tensor computed from one that requires grad has a grad_fn (not None), one made a leaf by
+    # requires_grad_() has none; the node itself (its name, or returning it) is refused.
+    import pytest
+
+    def fn(x):
+        t = x * 2
+        w = torch.ones(3).requires_grad_()
+        return t.grad_fn is not None, t.grad_fn is None, w.grad_fn is None, bool(t.grad_fn), t
+
+    x = torch.randn(3, requires_grad=True)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)) and counter.frame_count == 1
+    with pytest.raises(cdynamo.exc.Unsupported, match="grad_fn"):
+        cdynamo.compile(lambda x: (x * 2).grad_fn.name(), backend="eager", fullgraph=True)(x)
+    with pytest.raises(cdynamo.exc.Unsupported, match="grad_fn"):
+        cdynamo.compile(lambda x: (x * 2).grad_fn, backend="eager", fullgraph=True)(x)
+
+
+def test_base_of_a_view_of_an_input():
+    # v = x[1:]: v._base is x when x is no view itself (guarded: a view input recompiles).
+    def fn(x):
+        v = x[1:]
+        return v._base is x, v._base is None, v
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(fn, backend=counter)
+    x = torch.randn(4)
+    assert same(compiled(x), fn(x)) and counter.frame_count == 1
+    view = torch.randn(5)[1:]
+    assert same(compiled(view), fn(view)) and counter.frame_count == 2
