@@ -595,3 +595,18 @@ def _compile(expr, bindings):
 
     emit(expr)
     return out
+
+
+def unbacked_extreme(numbers, maximum):
+    """max(numbers) (or min) as torch.sym_max/sym_min when one of them holds a symbol only the data
+    gives (comparing would need its value); None otherwise, where the builtin compares them (a
+    backed size's relation becomes a guard)."""
+    from .symbolic_graphs import unbacked_symbols
+
+    if not any(isinstance(n, torch.SymInt) and unbacked_symbols(n) for n in numbers):
+        return None
+    combine = torch.sym_max if maximum else torch.sym_min
+    result = numbers[0]
+    for number in numbers[1:]:
+        result = combine(result, number)
+    return result

@@ -571,6 +571,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       kwargs.empty() && args[0]->is_constant())
     return seed_in_graph(args[0]);
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
+  if (ValuePtr extreme = extreme_of_unbacked_numbers(fn, args, kwargs)) return extreme;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (!all_constant(args, kwargs) || (!args.empty() && is_constant_array(args[0])))

@@ -112,4 +112,22 @@ ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& a
   return graph_.call("call_function", op, args, {}, maximum ? "max() of tensors" : "min() of tensors");
 }
 
+// min(k, t.size(0)) of numbers one of which only the data gives (an unbacked size, an item()):
+// torch.sym_min/sym_max, a number of the graph, where comparing them would need the data
+// (torchvision's _topk_min after a boolean mask). Null otherwise.
+ValuePtr Tracer::extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
+  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // likewise
+  if ((fn.ptr() != min_builtin.ptr() && fn.ptr() != max_builtin.ptr()) || !kwargs.empty()) return nullptr;
+  const std::vector<ValuePtr>& items = args.size() == 1 && args[0]->is_sequence() ? args[0]->items : args;
+  if (items.size() < 2) return nullptr;
+  Ref numbers = check(PyList_New(0));
+  for (const ValuePtr& item : items) {
+    if (!item->is_constant() || !(PyLong_Check(item->obj.ptr()) || graph::is_symbolic(item->obj.ptr()))) return nullptr;
+    check_status(PyList_Append(numbers.ptr(), item->obj.ptr()));
+  }
+  Ref extreme = call_helper("cdynamo.shapes", "unbacked_extreme", {numbers, Ref::borrow(fn.ptr() == max_builtin.ptr() ? Py_True : Py_False)});
+  return extreme.ptr() == Py_None ? nullptr : Value::constant(extreme);
+}
+
 }  // namespace cdynamo::interp

@@ -110,14 +110,18 @@ _vjp_at.__name__ = "vjp"
 def vjp_(func, *primals, has_aux=False):
     # torch.func.vjp(func, *primals): the output traced as func's call, and a vjp_fn whose call is
     # one graph node, as the transforms above (func runs again there, under the transform).
-    if has_aux:
-        _special_calls.refuse("torch.func.vjp(has_aux=True) inside a compiled function")
+    # has_aux: func returns (output, aux); aux comes back as the third result.
     out = func(*primals)
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux is True")
+        out, aux = out
+    options = {"has_aux": True} if has_aux else {}
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
-        return _special_calls.transformed(_vjp_at, _as_function(func), {}, primals, cotangents)
+        return _special_calls.transformed(_vjp_at, _as_function(func), options, primals, cotangents)
 
-    return out, vjp_fn
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 _FUNCTIONAL_CALL = torch.func.functional_call

@@ -284,3 +284,16 @@ def test_in_on_a_tensor_under_fullgraph(backend):
     assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x), fn(x))
     with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
         cdynamo.compile(lambda t: "a" in t, backend="eager", fullgraph=True)(x)
+
+
+def test_min_and_max_with_a_size_only_the_data_gives():
+    # torchvision's _topk_min: min(k, y.size(0)) after a boolean mask is torch.sym_min in the graph.
+    def fn(x, k):
+        y = x[x > 0]
+        return y.topk(min(k, y.size(0))).values, max(y.shape[0], 2), min([y.shape[0], 100, k + 40])
+
+    x = torch.randn(50)
+    counter = CompileCounter()
+    compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
+    assert same(compiled(x, 10), fn(x, 10)) and counter.frame_count == 1
+    assert same(compiled(x, 60), fn(x, 60))  # a new k: automatic dynamic makes it a symbol
