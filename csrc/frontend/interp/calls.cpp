@@ -292,6 +292,26 @@ bool shows_values(Handle fn) {
 
 }  // namespace
 
+// torch.autograd.grad(outputs, inputs, ...) of outputs the graph computes (MAML's inner step,
+// a gradient penalty): a node, which runs autograd on the graph's own history as eager does
+// (AOTAutograd traces through it). Outputs computed before the graph carry a history the
+// graph's inputs do not: refused. Null for any other call.
+ValuePtr Tracer::autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& autograd_grad = *new Ref(import_attr("torch.autograd", "grad"));  // never freed: outlives the interpreter
+  if (fn.ptr() != autograd_grad.ptr()) return nullptr;
+  ValuePtr outputs = !args.empty() ? args[0] : nullptr;
+  for (const auto& [name, value] : kwargs)
+    if (name == "outputs") outputs = value;
+  if (!outputs) return nullptr;  // the call's own TypeError
+  std::vector<ValuePtr> differentiated = outputs->is_tensor() ? std::vector<ValuePtr>{outputs}
+                                         : outputs->is_sequence() ? outputs->items : std::vector<ValuePtr>{};
+  if (differentiated.empty()) unsupported("torch.autograd.grad() of a " + outputs->describe());
+  for (const ValuePtr& output : differentiated)
+    if (!output->is_tensor() || output->source || !graph_.computed_tensor(output->fake))
+      unsupported("torch.autograd.grad() of a tensor computed before the compiled function (its autograd history is not the graph's)");
+  return graph_.call("call_function", fn, args, kwargs, "torch.autograd.grad()");
+}
+
 // The (args, kwargs) a module constructor is called with when they hold only constants and
 // modules of the frame (or ones made by the trace), also in lists, tuples and dicts of them;
 // children: those modules. Null when another value is among them.
@@ -572,6 +592,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return seed_in_graph(args[0]);
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   if (ValuePtr extreme = extreme_of_unbacked_numbers(fn, args, kwargs)) return extreme;
+  if (ValuePtr gradients = autograd_grad_in_graph(fn, args, kwargs)) return gradients;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (!all_constant(args, kwargs) || (!args.empty() && is_constant_array(args[0])))

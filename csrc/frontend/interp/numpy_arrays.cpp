@@ -1,5 +1,6 @@
 // NumPy arrays made from traced tensors (cdynamo/_numpy_arrays.py's TracedArray): numpy functions
 // called on them, Tensor.numpy(), and torch's conversions back to a tensor, traced in Python.
+#include <algorithm>
 #include <string_view>
 
 #include "common/error.h"
@@ -75,11 +76,21 @@ ValuePtr Tracer::array_tensor(const ValuePtr& array) {
 
 // Constant arrays among a torch operation's arguments (and in its list arguments) as tensors.
 void Tracer::arrays_as_tensors(std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
-  auto convert = [&](ValuePtr& value) {
+  // A TracedArray (an array numpy made from a traced tensor): the tensor it holds.
+  auto as_tensor = [&](ValuePtr& value) {
     if (is_constant_array(value)) value = array_tensor(value);
-    else if (value->is_sequence() && !value->is_fully_constant())
-      for (ValuePtr& item : value->items)
-        if (is_constant_array(item)) item = array_tensor(item);
+    else if (is_traced_array(value)) value = traced_array_tensor(value);
+  };
+  auto convert = [&](ValuePtr& value) {
+    if (value->is_sequence() && !value->is_fully_constant()) {
+      auto is_array = [](const ValuePtr& item) { return is_constant_array(item) || is_traced_array(item); };
+      if (std::none_of(value->items.begin(), value->items.end(), is_array)) return;
+      std::vector<ValuePtr> items = value->items;  // a copy: the sequence may be the program's own list
+      for (ValuePtr& item : items) as_tensor(item);
+      value = Value::sequence(value->kind, std::move(items));
+    } else {
+      as_tensor(value);
+    }
   };
   for (ValuePtr& arg : args) convert(arg);
   for (auto& [name, value] : kwargs) convert(value);

@@ -378,7 +378,10 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
         return;
       }
     }
-    push(graph_.call("call_function", getitem, {container, key}, {}, "tensor indexing"));
+    std::vector<ValuePtr> operands{container, key};
+    graph::KwArgs none;
+    arrays_as_tensors(operands, none);  // t[:, indices] with a NumPy array of indices: its tensor
+    push(graph_.call("call_function", getitem, std::move(operands), {}, "tensor indexing"));
     return;
   }
   // A size used as an index into Python data: specialised to its value (guarded).

@@ -435,6 +435,7 @@ class Tracer {
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // sorted(key=), min(key=), max(key=) on keys the trace computes to constants; null otherwise.
   ValuePtr compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);

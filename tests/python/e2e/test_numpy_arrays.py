@@ -154,3 +154,16 @@ def test_a_function_with_no_tensor_operation_runs_as_written_with_its_callees():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     compiled = cdynamo.compile(fn, backend="eager", fullgraph=True)
     assert np.array_equal(compiled(a), fn(a)) and np.array_equal(compiled(a), fn(a))
+
+
+def test_a_tensor_indexed_by_an_array_numpy_made_from_a_traced_tensor():
+    # TimesNet's FFT_for_Period: top-k indices through .cpu().numpy(), then x[:, indices].
+    def fn(x):
+        _, top = torch.topk(x.abs().mean(0), 2)
+        top = top.detach().cpu().numpy()
+        return x[:, top], x.shape[1] // (top + 1)
+
+    x = torch.randn(4, 6)
+    counter = CompileCounter()
+    got, want = cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)
+    assert same(got[0], want[0]) and (got[1] == want[1]).all() and counter.frame_count == 1

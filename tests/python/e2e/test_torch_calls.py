@@ -286,3 +286,32 @@ def test_with_gradients_on_and_fullgraph_a_new_leaf_stays_in_one_graph(backend):
     w.grad = None
     (want * 2).sum().backward()
     torch.testing.assert_close(got_grads, (w.grad, want_leaf.grad))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_autograd_grad_of_what_the_graph_computes(backend):
+    # MAML's inner step: torch.autograd.grad(loss, params, create_graph=True) is a node; the
+    # outer backward reaches the parameters through it as in eager (second-order terms included).
+    def inner_step(x, w):
+        loss = ((x * w) ** 3).sum()
+        (g,) = torch.autograd.grad(loss, w, create_graph=True)
+        return (x * (w - 0.1 * g)).sum()
+
+    def run(fn):
+        torch.manual_seed(0)
+        x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+        out = fn(x, w)
+        out.backward()
+        return out, w.grad
+
+    counter = CompileCounter()
+    assert same(run(cdynamo.compile(inner_step, backend=backend, fullgraph=True)), run(inner_step))
+    cdynamo.reset()
+    assert same(run(cdynamo.compile(inner_step, backend=counter, fullgraph=True)), run(inner_step)) and counter.frame_count == 1
+
+    def of_an_input(loss, w):
+        return torch.autograd.grad(loss, w)[0] * 2
+
+    w = torch.randn(3, requires_grad=True)
+    with pytest.raises(cdynamo.exc.Unsupported, match="computed before the compiled function"):
+        cdynamo.compile(of_an_input, backend="eager", fullgraph=True)((w * w).sum(), w)
