@@ -295,14 +295,12 @@ bool shows_values(Handle fn) {
 // torch.autograd.grad(outputs, inputs, ...) of outputs the graph computes (MAML's inner step,
 // a gradient penalty): a node, which runs autograd on the graph's own history as eager does
 // (AOTAutograd traces through it). Outputs computed before the graph carry a history the
-// graph's inputs do not: refused. Null for any other call.
+// graph's inputs do not: refused (policy "autograd_grad").
 ValuePtr Tracer::autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  static Ref& autograd_grad = *new Ref(import_attr("torch.autograd", "grad"));  // never freed: outlives the interpreter
-  if (fn.ptr() != autograd_grad.ptr()) return nullptr;
   ValuePtr outputs = !args.empty() ? args[0] : nullptr;
   for (const auto& [name, value] : kwargs)
     if (name == "outputs") outputs = value;
-  if (!outputs) return nullptr;  // the call's own TypeError
+  if (!outputs) raise(PyExc_TypeError, "grad() missing required argument 'outputs'");
   std::vector<ValuePtr> differentiated = outputs->is_tensor() ? std::vector<ValuePtr>{outputs}
                                          : outputs->is_sequence() ? outputs->items : std::vector<ValuePtr>{};
   if (differentiated.empty()) unsupported("torch.autograd.grad() of a " + outputs->describe());
@@ -592,7 +590,6 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return seed_in_graph(args[0]);
   if (ValuePtr extreme = max_of_scalar_tensors(fn, args, kwargs)) return extreme;
   if (ValuePtr extreme = extreme_of_unbacked_numbers(fn, args, kwargs)) return extreme;
-  if (ValuePtr gradients = autograd_grad_in_graph(fn, args, kwargs)) return gradients;
   std::string policy = callable_policy(fn);
   std::string name = callable_name(fn);
   if (!all_constant(args, kwargs) || (!args.empty() && is_constant_array(args[0])))
@@ -756,6 +753,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
+  if (policy == "autograd_grad") return autograd_grad_in_graph(fn, args, kwargs);
   if (policy == "after_graph") return defer_after_graph(std::move(args));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
   if (policy == "module_hook") return module_hook_call(fn, args);

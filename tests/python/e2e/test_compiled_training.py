@@ -282,6 +282,13 @@ def test_one_object_returned_twice_stays_one_object():
     assert counters["inductor"]["training_graphs"] == 1
 
 
+@cdynamo.disable
+def _penalty_gradients(scores, mixed):
+    # Outside the graphs (torch.autograd.grad would be a node of one): the backward with
+    # create_graph=True runs through the compiled graphs' own backward.
+    return torch.autograd.grad(scores, mixed, torch.ones_like(scores), create_graph=True)[0]
+
+
 class GradientPenaltyCritic(nn.Module):
     """WGAN-GP: the loss holds a gradient taken with create_graph=True, so the backward runs
     through a backward (double backward) of the compiled graphs."""
@@ -293,7 +300,7 @@ class GradientPenaltyCritic(nn.Module):
     def forward(self, real, fake, alpha):
         mixed = (alpha * real + (1 - alpha) * fake).detach().requires_grad_(True)
         scores = self.critic(mixed)
-        grads = torch.autograd.grad(scores, mixed, torch.ones_like(scores), create_graph=True)[0]
+        grads = _penalty_gradients(scores, mixed)
         penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
         return self.critic(fake).mean() - self.critic(real).mean() + 10 * penalty
 
