@@ -36,8 +36,10 @@ compile_timeout_s = 300.0
 # Seconds a new worker may take to import Triton and warm up (about 1 s on an idle machine).
 worker_start_timeout_s = 120.0
 
-# Upper bound on the worker count (each worker holds an LLVM of its own, some 200 MB).
-MAX_WORKERS = 8
+# Upper bound on the worker count (each worker holds an LLVM of its own, some 200 MB): a
+# training graph's compile builds its forward's and backward's kernels at once, and every core
+# of the H200 machine's 16 has one to build.
+MAX_WORKERS = 16
 
 _BOOTSTRAP = """
 import importlib.util, json, sys
