@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "common/py_types.h"
+#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -282,8 +283,8 @@ ValuePtr Tracer::builtin_next(Handle, std::vector<ValuePtr>& args, graph::KwArgs
   // A generator's return value rides on its StopIteration (e.value): an object the trace knows.
   const ValuePtr returned = args[0]->kind == ValueKind::Generator && args[0]->frame ? args[0]->frame->return_value : nullptr;
   if (returned && !(returned->is_constant() && returned->obj.ptr() == Py_None)) {
-    if (!returned->is_fully_constant()) unsupported("a generator returning a " + returned->describe() + " (StopIteration.value)");
-    raise(PyExc_StopIteration, returned->as_python_constant());
+    // A value only the trace has (a tensor) rides as a traced key, which e.value reads back.
+    raise(PyExc_StopIteration, returned->is_fully_constant() ? returned->as_python_constant() : new_traced_key(returned, std::nullopt));
   }
   raise(check(PyObject_CallNoArgs(PyExc_StopIteration)));
 }

@@ -208,11 +208,11 @@ ValuePtr Tracer::resume_generator(const ValuePtr& generator, ValuePtr sent, Ref 
 
 ValuePtr Tracer::call_generator_method(const ValuePtr& generator, const std::string& name, std::vector<ValuePtr> args) {
   // A generator that returns ends send() and throw() with StopIteration(value): a Python object,
-  // so the value must be one the trace knows.
+  // a traced key where only the trace has the value (e.value reads it back).
   auto stop_iteration = [&]() -> ValuePtr {
     const ValuePtr& returned = generator->frame->return_value;
-    if (returned && !returned->is_fully_constant()) unsupported("a generator returning a " + returned->describe() + " to send()");
-    raise(PyExc_StopIteration, returned ? returned->as_python_constant() : Ref::borrow(Py_None));
+    if (!returned) raise(PyExc_StopIteration, Ref::borrow(Py_None));
+    raise(PyExc_StopIteration, returned->is_fully_constant() ? returned->as_python_constant() : new_traced_key(returned, std::nullopt));
   };
   if (name == "send" && args.size() == 1) {
     if (ValuePtr item = resume_generator(generator, args[0])) return item;

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "common/py_types.h"
+#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -689,6 +690,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         }
         return wrap(attr, attr_source);
       }
+      // An exception the trace raised holding a value only it has (StopIteration(tensor) of a
+      // generator's return): the value.
+      if (base->is_constant() && PyExceptionInstance_Check(base->obj.ptr())) return key_value(attr);
       return Value::constant(std::move(attr));
     }
     case ValueKind::Function: return function_attr(base, name);

@@ -3,9 +3,11 @@ inside the generator, or none), close() (finally blocks, GeneratorExit) and @con
 blocks that an exception leaves. One graph, and eager's results and side effects."""
 import contextlib
 
+import pytest
 import torch
 
-from cdynamo.testing import same
+import cdynamo
+from cdynamo.testing import CompileCounter, same
 
 from .helpers import one_graph
 
@@ -89,3 +91,36 @@ def test_contextmanager_blocks_left_by_an_exception():
     x = torch.randn(3)
     got, want = one_graph(f, x), f(x)
     assert same(got[0], want[0]) and got[1] == want[1]
+
+
+def test_a_generators_return_value_that_the_graph_computes():
+    # StopIteration.value of a generator returning tensors: read back inside the trace; escaping
+    # the function, the frame runs as eager does (the caller gets eager's StopIteration).
+    def fn(x):
+        def produce():
+            yield x
+            return x * 7, 3
+
+        it = produce()
+        first = next(it)
+        try:
+            next(it)
+        except StopIteration as stop:
+            value, k = stop.value
+        return first, value * k
+
+    def escapes(x):
+        def produce():
+            yield 1
+            return x * 2
+
+        it = produce()
+        next(it)
+        next(it)
+
+    x = torch.randn(3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)) and counter.frame_count == 1
+    with pytest.raises(StopIteration) as raised:
+        cdynamo.compile(escapes, backend="eager")(x)
+    assert same(raised.value.value, x * 2)
