@@ -73,7 +73,11 @@ bool Tracer::op_make_cell(const bytecode::Instruction& inst) {
 bool Tracer::op_load_deref(const bytecode::Instruction& inst) {
   ValuePtr value = load_local(inst.arg);
   if (value->kind == ValueKind::Cell) {
-    if (!value->items[0]) unsupported("free variable " + local_name(inst.arg) + " is read before it is assigned");
+    if (!value->items[0] && inst.arg >= frame().first_free_slot)  // CPython's errors for an empty cell
+      raise(PyExc_NameError, "cannot access free variable '" + local_name(inst.arg) +
+                                 "' where it is not associated with a value in enclosing scope");
+    if (!value->items[0])
+      raise(PyExc_UnboundLocalError, "cannot access local variable '" + local_name(inst.arg) + "' where it is not associated with a value");
     value = value->items[0];
   }
   push(value);

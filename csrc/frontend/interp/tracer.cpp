@@ -99,7 +99,10 @@ ValuePtr Tracer::load_local(int slot) {
       frame().locals[slot] = wrap(frame().real_locals[slot], Source::local(slot, local_name(slot)));
     }
   }
-  if (!frame().locals[slot]) unsupported("local variable " + local_name(slot) + " is read before it is assigned");
+  // Unbound (never assigned, or deleted as `except ... as e` deletes e): eager's error, which the
+  // program may catch.
+  if (!frame().locals[slot])
+    raise(PyExc_UnboundLocalError, "cannot access local variable '" + local_name(slot) + "' where it is not associated with a value");
   return frame().locals[slot];
 }
 

@@ -449,3 +449,34 @@ def test_defaults_that_are_tensors_the_function_computes():
     with pytest.raises(cdynamo.exc.Unsupported, match="default arguments are values the compiled graph computes"):
         cdynamo.compile(returns_it, backend="eager", fullgraph=True)(x)
     assert same(cdynamo.compile(returns_it, backend="eager")(x)(x), returns_it(x)(x))  # eagerly, with the break
+
+
+def test_reading_an_unbound_name_raises_eagers_error_in_the_trace():
+    # `except E as e` deletes e; a closure's variable not yet assigned: UnboundLocalError and
+    # NameError, which the program catches, inside one graph.
+    def fn(x):
+        e = 5
+        try:
+            raise ValueError
+        except ValueError as e:  # noqa: F841 - deleted at the handler's end, as in eager
+            pass
+        try:
+            e  # noqa: B018
+            after_handler = "bound"
+        except UnboundLocalError:
+            after_handler = "unbound"
+
+        def reads_later():
+            return late
+
+        try:
+            reads_later()
+            free = "bound"
+        except NameError as error:
+            free = type(error).__name__
+        late = 1
+        return x + reads_later(), after_handler, free
+
+    x = torch.randn(3)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)) and counter.frame_count == 1
