@@ -57,7 +57,7 @@ from .ordering import (
 )
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, checkpoint_sequential_, cond_, functional_call_, jvp_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
+    checkpoint_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -100,6 +100,7 @@ _BY_OBJECT = {
     torch.func.jvp: jvp_,
     torch.func.vjp: vjp_,
     torch.func.functional_call: functional_call_,
+    torch.func.stack_module_state: stack_module_state_,
     **{transform: _function_transform(transform) for transform in (
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,

@@ -140,6 +140,32 @@ def _functional_call_at(module, **options):
 _functional_call_at.__name__ = "functional_call"
 
 
+def stack_module_state_(models):
+    """torch.func.stack_module_state(models): each parameter and buffer name's tensors of the
+    models stacked along a new first dimension (model ensembling with vmap), checked as torch
+    checks them; stacked parameters are new leaves that require grad where all of the models' do."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tables):
+        out = {}
+        for name in tables[0]:
+            tensors = [table[name] for table in tables]
+            result = torch.stack(tensors)
+            if all(t.requires_grad for t in tensors):
+                result = result.detach().requires_grad_()
+            out[name] = result
+        return out
+
+    params = stacked([dict(m.named_parameters()) for m in models])
+    buffers = stacked([dict(m.named_buffers()) for m in models])
+    return params, buffers
+
+
 def functional_call_(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
     """torch.func.functional_call(module, tensors, args): one graph node running it. The node
     gets a tensor for every parameter and buffer of the module (a graph must not hold the

@@ -2,13 +2,15 @@
 transform, traced through by AOTAutograd and the inductor), torch's associative_scan (its generic
 algorithm traced, as transformers' Mamba layers call it when compiling), pytree's
 flatten/unflatten/map and `yield from`: one graph, eager's results and side effects."""
+import copy
+
 import pytest
 import torch
 import torch.utils._pytree as pytree
 from torch._higher_order_ops.associative_scan import associative_scan
 
 import cdynamo
-from cdynamo.testing import CompileCounter
+from cdynamo.testing import CompileCounter, same
 
 
 @pytest.fixture(autouse=True)
@@ -417,3 +419,27 @@ def test_transforms_of_functions_that_read_a_global_module(backend):
     finally:
         _GLOBAL_MODEL = saved
     assert counter.frame_count == 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_model_ensembling_with_stack_module_state(backend):
+    # PyTorch's ensembling recipe: stack_module_state over the members, vmap over functional_call
+    # of a meta-device copy; stacked parameters are new leaves (requires_grad as eager's).
+    members = torch.nn.ModuleList([torch.nn.Linear(4, 2) for _ in range(3)])
+    base = copy.deepcopy(members[0]).to("meta")
+
+    def fn(x):
+        params, buffers = torch.func.stack_module_state(list(members))
+
+        def one_model(p, b, x):
+            return torch.func.functional_call(base, (p, b), (x,))
+
+        return torch.vmap(one_model, in_dims=(0, 0, None))(params, buffers, x), params["weight"].requires_grad
+
+    x = torch.randn(5, 4)
+    counter = CompileCounter()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)) and counter.frame_count == 1
+    cdynamo.reset()
+    assert same(cdynamo.compile(fn, backend=backend, fullgraph=True)(x), fn(x))
+    with pytest.raises(RuntimeError, match="same class"):
+        cdynamo.compile(lambda: torch.func.stack_module_state([members[0], torch.nn.ReLU()]), backend="eager")()
