@@ -198,8 +198,13 @@ def _is_autograd_function_apply(fn):
     and the fake run of its forward gives the output's metadata (a forward that needs real data
     fails that run, and the call breaks the graph with the reason)."""
     owner = getattr(fn, "__self__", None)
-    return (isinstance(owner, type) and issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
-            and getattr(fn, "__func__", None) is torch.autograd.Function.apply.__func__)
+    if not (isinstance(owner, type) and issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
+            and getattr(fn, "__name__", None) == "apply"):
+        return False
+    # torch.autograd.Function's own apply, not a subclass's: a classmethod up to torch 2.13, a C
+    # classmethod descriptor from 2.14 (then Cls.apply is a builtin method, without __func__).
+    defining = next(cls for cls in owner.__mro__ if "apply" in vars(cls))
+    return defining is torch.autograd.Function
 
 
 _READING_SLOTS = {"__len__", "__getitem__", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
