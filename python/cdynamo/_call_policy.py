@@ -234,7 +234,8 @@ def classify_callable(fn):
     when stateless), 'graph_autograd_function' (Cls.apply of an autograd.Function: a node calling
     autograd_function_node(fn)), 'fold_identity' (computed now where the guards fix which object
     each argument is), 'fold_constant' (computed now; its arguments must be constants),
-    'graph_transform' (transformed: a node of transform_node's), 'autograd_grad' (a node of
+    'graph_transform' (transformed: a node of transform_node's), 'make_generator' (torch.Generator:
+    the graph's own, reset by a node at each call), 'autograd_grad' (a node of
     torch.autograd.grad, or a break where it differentiates what the graph did not compute), 'deferred_call' (print, warnings.warn: made after
     the graph with the arguments the trace knows), 'refuse' (refuse, break_graph: a graph break with the reason
     a stand-in gives), or 'unsupported:<reason>'."""
@@ -254,6 +255,8 @@ def classify_callable(fn):
         return "graph_autograd_function"  # one node; autograd runs the user's backward as in eager
     if fn is transformed:
         return "graph_transform"
+    if fn is torch.Generator:
+        return "make_generator"  # the graph's own generator, fresh at each call (with_blocks.cpp)
     if fn is torch.autograd.grad:
         return "autograd_grad"  # a node when the graph computed what it differentiates (calls.cpp)
     if getattr(fn, "__func__", None) is _TENSOR_TORCH_FUNCTION:

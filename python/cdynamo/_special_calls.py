@@ -391,6 +391,41 @@ def generator_node(fn, generator):
     return node
 
 
+# torch.Generators made inside compiled functions (made_generator): they never leave a graph.
+TRACE_MADE_GENERATORS = weakref.WeakSet()
+
+
+def made_generator(*args, **kwargs):
+    """torch.Generator(*args, **kwargs) made inside a compiled function: one generator for the
+    compiled graph, made now, and the target of the node that gives it a fresh generator's state
+    at each call (eager makes a new one per call). Its seeding and draws are nodes as well."""
+    generator = torch.Generator(*args, **kwargs)
+    TRACE_MADE_GENERATORS.add(generator)
+    fresh = generator.get_state()
+
+    def node():
+        generator.set_state(fresh)
+
+    node.__name__ = node.__qualname__ = "fresh_generator"
+    node._cdynamo_runs_as_captured = "a torch.Generator made in the compiled function"
+    return generator, node
+
+
+def is_trace_made_generator(obj):
+    return isinstance(obj, torch.Generator) and obj in TRACE_MADE_GENERATORS
+
+
+def seed_generator_node(generator):
+    """The graph's target for g.manual_seed(seed) of a generator made inside the function."""
+
+    def node(seed):
+        generator.manual_seed(seed)
+
+    node.__name__ = node.__qualname__ = "seed_generator"
+    node._cdynamo_runs_as_captured = "a torch.Generator made in the compiled function"
+    return node
+
+
 def tensor_hook_node(hook, closed_over=0):
     """The graph's target for t.register_hook(hook) on a tensor the graph computes: an identity
     whose backward hands the gradient to each of its hooks in turn (a result that is not None goes

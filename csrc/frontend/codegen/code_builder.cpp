@@ -126,6 +126,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
       static Ref& graph_grad_fn = *new Ref(import_attr("cdynamo._trace_objects", "GRAPH_GRAD_FN"));  // never freed: outlives the interpreter
       if (value->obj.ptr() == graph_grad_fn.ptr())
         throw interp::Unsupported("returning the grad_fn of a tensor the compiled graph computes (the graph makes no such autograd node)");
+      static Ref& generator_type = *new Ref(import_attr("torch", "Generator"));  // never freed: outlives the interpreter
+      if (PyObject_TypeCheck(value->obj.ptr(), reinterpret_cast<PyTypeObject*>(generator_type.ptr())) &&
+          call_helper("cdynamo._special_calls", "is_trace_made_generator", {value->obj}).ptr() == Py_True)
+        throw interp::Unsupported("a torch.Generator made inside the compiled function leaving it (the graph's generator is one for every call)");
       if (graph::holds_symbolic(value->obj.ptr())) {
         rebuild_symbolic(code, value->obj, outputs, depth);
         return;

@@ -552,6 +552,8 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     const std::string method = reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name;
     if (method == "__subclasses__" || method == "mro") return Value::constant(checked(PyObject_CallNoArgs(fn.ptr())));
   }
+  if (bound_self && made_generators_.count(bound_self))
+    return made_generator_method(bound_self, reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name, args, kwargs);
   if (bound_self && PyContextVar_CheckExact(bound_self) && kwargs.empty())
     if (ValuePtr result = context_var_call(bound_self, reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name, args))
       return result;
@@ -754,6 +756,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
   if (policy == "autograd_grad") return autograd_grad_in_graph(fn, args, kwargs);
+  if (policy == "make_generator") return make_generator(args, kwargs);
   if (policy == "after_graph") return defer_after_graph(std::move(args));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");
   if (policy == "module_hook") return module_hook_call(fn, args);

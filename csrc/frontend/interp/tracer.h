@@ -435,6 +435,9 @@ class Tracer {
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr make_generator(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr made_generator_method(Handle generator, const std::string& name, const std::vector<ValuePtr>& args,
+                                 const graph::KwArgs& kwargs);
   ValuePtr autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   // sorted(key=), min(key=), max(key=) on keys the trace computes to constants; null otherwise.
   ValuePtr compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
@@ -526,6 +529,7 @@ class Tracer {
   // object, so `def f(acc=[])` sees its earlier appends. Such functions never leave the trace.
   std::unordered_map<PyObject*, std::pair<ValuePtr, ValuePtr>> made_defaults_;
   std::vector<Ref> keep_alive_;  // keys of the maps above
+  std::unordered_set<PyObject*> made_generators_;  // torch.Generators make_generator made (kept alive there)
   std::vector<ValuePtr> keep_alive_values_;  // values whose address id() handed out
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
   bool global_hooks_guarded_ = false;

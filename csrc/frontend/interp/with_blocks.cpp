@@ -49,14 +49,42 @@ ValuePtr Tracer::random_with_generator(Handle fn, const std::vector<ValuePtr>& a
   int is_generator = PyObject_IsInstance(generator->obj.ptr(), generator_type.ptr());
   check_status(is_generator);
   if (!is_generator) return nullptr;
-  if (!generator->source) unsupported("a torch.Generator made inside the compiled function (make it outside, once)");
-  generator->source->manager(*guards_).add_id_match(generator->obj);
+  if (generator->source) generator->source->manager(*guards_).add_id_match(generator->obj);
+  else if (!made_generators_.count(generator->obj.ptr())) unsupported("a torch.Generator the compiled function did not make or read");
   Ref node = call_helper("cdynamo._special_calls", "generator_node", {fn, generator->obj});
   keep_alive_.push_back(node);
   graph::KwArgs rest;
   for (const auto& entry : kwargs)
     if (entry.first != "generator") rest.push_back(entry);
   return graph_.call("call_function", node, args, rest, what);
+}
+
+// torch.Generator(...) made inside the function: the compiled graph's own generator, made now
+// (one per graph, not per call), to which a node gives a fresh generator's state at each call;
+// its seeding and the draws from it are nodes too (_special_calls.made_generator).
+ValuePtr Tracer::make_generator(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& made = *new Ref(import_attr("cdynamo._special_calls", "made_generator"));  // never freed: outlives the interpreter
+  if (!all_constant(args, kwargs)) unsupported("a torch.Generator made from values the trace computes");
+  Ref pair = fold(made, args, kwargs)->obj;
+  Ref generator = Ref::borrow(PyTuple_GET_ITEM(pair.ptr(), 0)), fresh = Ref::borrow(PyTuple_GET_ITEM(pair.ptr(), 1));
+  keep_alive_.push_back(generator);
+  keep_alive_.push_back(fresh);
+  made_generators_.insert(generator.ptr());
+  graph_.call("call_function", fresh, {}, {}, "torch.Generator()", true);
+  return Value::constant(generator);
+}
+
+// A method of a generator make_generator made: manual_seed(seed) a node (returning the
+// generator, as eager's does); its other methods would read or change it now, not per call.
+ValuePtr Tracer::made_generator_method(Handle generator, const std::string& name, const std::vector<ValuePtr>& args,
+                                       const graph::KwArgs& kwargs) {
+  if (name != "manual_seed" || args.size() != 1 || !kwargs.empty() || !args[0]->is_constant())
+    unsupported("Generator." + name + "() of a torch.Generator made inside the compiled function");
+  Ref seed = graph::is_symbolic(args[0]->obj.ptr()) ? graph::specialize(args[0]->obj) : args[0]->obj;
+  Ref node = call_helper("cdynamo._special_calls", "seed_generator_node", {Ref::borrow(generator.ptr())});
+  keep_alive_.push_back(node);
+  graph_.call("call_function", node, {Value::constant(seed)}, {}, "Generator.manual_seed()", true);
+  return Value::constant(Ref::borrow(generator.ptr()));
 }
 
 // `with torch.autocast(...)`: the state it sets is a node of the graph (and set for the rest of

@@ -119,3 +119,26 @@ def test_random_operations_drawing_from_a_generator_of_the_program(backend):
     counter = CompileCounterWithBackend(backend)
     compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
     assert same([compiled(x), compiled(x)], expected) and counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_a_generator_made_inside_draws_as_a_fresh_one_at_every_call(backend):
+    # torch.Generator() made and seeded in the function: the graph's own generator, given a
+    # fresh one's state at each call, so every call draws eager's numbers; it may not leave.
+    def seeded(x):
+        g = torch.Generator().manual_seed(3)
+        return torch.rand(3, generator=g), torch.randint(0, 10, (3,), generator=g), x + torch.randn(3, generator=g)
+
+    def unseeded(x):
+        g = torch.Generator()
+        return torch.rand(2, generator=g) + x[:2]
+
+    x = torch.randn(3)
+    for fn in (seeded, unseeded):
+        compiled = cdynamo.compile(fn, backend=backend, fullgraph=True)
+        for _ in range(2):
+            assert same(compiled(x), fn(x), tol=0)
+    with pytest.raises(cdynamo.exc.Unsupported, match="leaving it"):
+        cdynamo.compile(lambda x: torch.Generator(), backend="eager", fullgraph=True)(x)
+    with pytest.raises(cdynamo.exc.Unsupported, match=r"Generator.seed\(\)"):
+        cdynamo.compile(lambda x: torch.Generator().seed(), backend="eager", fullgraph=True)(x)
