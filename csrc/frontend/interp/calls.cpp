@@ -1,6 +1,5 @@
 // Calls during tracing: torch functions and tensor methods become graph nodes, nn.Module layers
 // call_module nodes, pure builtins fold on constants; anything else stops the trace.
-#include <functional>
 #include <map>
 #include <unordered_set>
 #include <algorithm>
@@ -8,7 +7,6 @@
 #include "common/error.h"
 #include "common/py_import.h"
 #include "common/py_types.h"
-#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -291,70 +289,6 @@ bool shows_values(Handle fn) {
 }
 
 }  // namespace
-
-// torch.autograd.grad(outputs, inputs, ...) of outputs the graph computes (MAML's inner step,
-// a gradient penalty): a node, which runs autograd on the graph's own history as eager does
-// (AOTAutograd traces through it). Outputs computed before the graph carry a history the
-// graph's inputs do not: refused (policy "autograd_grad").
-ValuePtr Tracer::autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  ValuePtr outputs = !args.empty() ? args[0] : nullptr;
-  for (const auto& [name, value] : kwargs)
-    if (name == "outputs") outputs = value;
-  if (!outputs) raise(PyExc_TypeError, "grad() missing required argument 'outputs'");
-  std::vector<ValuePtr> differentiated = outputs->is_tensor() ? std::vector<ValuePtr>{outputs}
-                                         : outputs->is_sequence() ? outputs->items : std::vector<ValuePtr>{};
-  if (differentiated.empty()) unsupported("torch.autograd.grad() of a " + outputs->describe());
-  for (const ValuePtr& output : differentiated)
-    if (!output->is_tensor() || output->source || !graph_.computed_tensor(output->fake))
-      unsupported("torch.autograd.grad() of a tensor computed before the compiled function (its autograd history is not the graph's)");
-  return graph_.call("call_function", fn, args, kwargs, "torch.autograd.grad()");
-}
-
-// The (args, kwargs) a module constructor is called with when they hold only constants and
-// modules of the frame (or ones made by the trace), also in lists, tuples and dicts of them;
-// children: those modules. Null when another value is among them.
-Ref Tracer::module_container_arguments(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, std::vector<Ref>& children) {
-  std::function<Ref(const ValuePtr&)> real = [&](const ValuePtr& value) -> Ref {
-    if (value->is_fully_constant()) return value->as_python_constant();
-    if (value->kind == ValueKind::NNModule && value->obj && !has_pending_writes(value)) {
-      children.push_back(value->obj);
-      return value->obj;
-    }
-    if (value->kind == ValueKind::List || value->kind == ValueKind::Tuple) {
-      Ref list = check(PyList_New(0));
-      for (const ValuePtr& item : value->items) {
-        Ref object = real(item);
-        if (!object) return Ref();
-        check_status(PyList_Append(list.ptr(), object.ptr()));
-      }
-      return value->kind == ValueKind::List ? list : check(PyList_AsTuple(list.ptr()));
-    }
-    if (value->kind == ValueKind::Dict && !value->dict_type && traced_keys_of(*value).empty()) {
-      Ref dict = check(PyDict_New());
-      std::vector<Ref> keys = held_keys(*value);
-      for (size_t i = 0; i < keys.size(); ++i) {
-        Ref object = real(value->items[i]);
-        if (!object) return Ref();
-        check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), object.ptr()));
-      }
-      return dict;
-    }
-    return Ref();
-  };
-  Ref positional = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
-  for (size_t i = 0; i < args.size(); ++i) {
-    Ref object = real(args[i]);
-    if (!object) return Ref();
-    PyTuple_SET_ITEM(positional.ptr(), static_cast<Py_ssize_t>(i), object.release());
-  }
-  Ref keywords = check(PyDict_New());
-  for (const auto& [name, value] : kwargs) {
-    Ref object = real(value);
-    if (!object) return Ref();
-    check_status(PyDict_SetItemString(keywords.ptr(), name.c_str(), object.ptr()));
-  }
-  return check(PyTuple_Pack(2, positional.ptr(), keywords.ptr()));
-}
 
 ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
   const bool concrete = shows_values(fn);

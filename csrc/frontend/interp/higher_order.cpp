@@ -1,6 +1,5 @@
-// Functions of torch that take a Python function and run it in their own way (torch.vmap,
-// torch.func.grad/jacrev/...): one graph node calling them, the function a real one the node
-// holds. Assumes _special_calls.transform_node.
+// torch.vmap, torch.func's transforms (one node running them on a real function the node holds)
+// and torch.autograd.grad of the graph's own tensors as nodes. Assumes _special_calls.transform_node.
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -110,6 +109,24 @@ ValuePtr Tracer::call_transformed(std::vector<ValuePtr> args, graph::KwArgs kwar
   std::vector<ValuePtr> operands(args.begin() + 3, args.end());
   operands.insert(operands.end(), captured.begin(), captured.end());
   return graph_.call("call_function", Ref::borrow(node.ptr()), operands, kwargs, name);
+}
+
+// torch.autograd.grad(outputs, inputs, ...) of outputs the graph computes (MAML's inner step,
+// a gradient penalty): a node, which runs autograd on the graph's own history as eager does
+// (AOTAutograd traces through it). Outputs computed before the graph carry a history the
+// graph's inputs do not: refused (policy "autograd_grad").
+ValuePtr Tracer::autograd_grad_in_graph(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  ValuePtr outputs = !args.empty() ? args[0] : nullptr;
+  for (const auto& [name, value] : kwargs)
+    if (name == "outputs") outputs = value;
+  if (!outputs) raise(PyExc_TypeError, "grad() missing required argument 'outputs'");
+  std::vector<ValuePtr> differentiated = outputs->is_tensor() ? std::vector<ValuePtr>{outputs}
+                                         : outputs->is_sequence() ? outputs->items : std::vector<ValuePtr>{};
+  if (differentiated.empty()) unsupported("torch.autograd.grad() of a " + outputs->describe());
+  for (const ValuePtr& output : differentiated)
+    if (!output->is_tensor() || output->source || !graph_.computed_tensor(output->fake))
+      unsupported("torch.autograd.grad() of a tensor computed before the compiled function (its autograd history is not the graph's)");
+  return graph_.call("call_function", fn, args, kwargs, "torch.autograd.grad()");
 }
 
 }  // namespace cdynamo::interp

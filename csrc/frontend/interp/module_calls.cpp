@@ -1,8 +1,10 @@
-// Calls of nn.Module objects during tracing: leaf layers as call_module nodes, user modules' forward
-// inline, and Module.__call__'s hooks traced like any Python. Assumes _trace_support.module_hooks.
+// nn.Module calls in the trace (leaf layers as call_module nodes, user forwards inline, __call__'s
+// hooks traced) and containers of the frame's modules made inside. Assumes _trace_support.module_hooks.
+#include <functional>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "common/py_types.h"
+#include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
 
 namespace cdynamo::interp {
@@ -305,6 +307,52 @@ ValuePtr Tracer::call_forward(const ValuePtr& module, std::vector<ValuePtr> args
   Ref forward = check(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module->obj.ptr())), "forward"));
   args.insert(args.begin(), module);
   return inline_call(forward, std::move(args), std::move(kwargs), nullptr, direct);
+}
+
+// The (args, kwargs) a module constructor is called with when they hold only constants and
+// modules of the frame (or ones made by the trace), also in lists, tuples and dicts of them;
+// children: those modules. Null when another value is among them.
+Ref Tracer::module_container_arguments(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, std::vector<Ref>& children) {
+  std::function<Ref(const ValuePtr&)> real = [&](const ValuePtr& value) -> Ref {
+    if (value->is_fully_constant()) return value->as_python_constant();
+    if (value->kind == ValueKind::NNModule && value->obj && !has_pending_writes(value)) {
+      children.push_back(value->obj);
+      return value->obj;
+    }
+    if (value->kind == ValueKind::List || value->kind == ValueKind::Tuple) {
+      Ref list = check(PyList_New(0));
+      for (const ValuePtr& item : value->items) {
+        Ref object = real(item);
+        if (!object) return Ref();
+        check_status(PyList_Append(list.ptr(), object.ptr()));
+      }
+      return value->kind == ValueKind::List ? list : check(PyList_AsTuple(list.ptr()));
+    }
+    if (value->kind == ValueKind::Dict && !value->dict_type && traced_keys_of(*value).empty()) {
+      Ref dict = check(PyDict_New());
+      std::vector<Ref> keys = held_keys(*value);
+      for (size_t i = 0; i < keys.size(); ++i) {
+        Ref object = real(value->items[i]);
+        if (!object) return Ref();
+        check_status(PyDict_SetItem(dict.ptr(), keys[i].ptr(), object.ptr()));
+      }
+      return dict;
+    }
+    return Ref();
+  };
+  Ref positional = check(PyTuple_New(static_cast<Py_ssize_t>(args.size())));
+  for (size_t i = 0; i < args.size(); ++i) {
+    Ref object = real(args[i]);
+    if (!object) return Ref();
+    PyTuple_SET_ITEM(positional.ptr(), static_cast<Py_ssize_t>(i), object.release());
+  }
+  Ref keywords = check(PyDict_New());
+  for (const auto& [name, value] : kwargs) {
+    Ref object = real(value);
+    if (!object) return Ref();
+    check_status(PyDict_SetItemString(keywords.ptr(), name.c_str(), object.ptr()));
+  }
+  return check(PyTuple_Pack(2, positional.ptr(), keywords.ptr()));
 }
 
 }  // namespace cdynamo::interp
