@@ -391,8 +391,9 @@ def generator_node(fn, generator):
     return node
 
 
-# torch.Generators made inside compiled functions (made_generator): they never leave a graph.
-TRACE_MADE_GENERATORS = weakref.WeakSet()
+# torch.Generators made inside compiled functions (made_generator), by id: they never leave a
+# graph. Held here (torch before 2.14 makes no weak reference to a Generator), one per compile.
+_TRACE_MADE_GENERATORS = {}
 
 
 def made_generator(*args, **kwargs):
@@ -400,7 +401,7 @@ def made_generator(*args, **kwargs):
     compiled graph, made now, and the target of the node that gives it a fresh generator's state
     at each call (eager makes a new one per call). Its seeding and draws are nodes as well."""
     generator = torch.Generator(*args, **kwargs)
-    TRACE_MADE_GENERATORS.add(generator)
+    _TRACE_MADE_GENERATORS[id(generator)] = generator
     fresh = generator.get_state()
 
     def node():
@@ -412,7 +413,7 @@ def made_generator(*args, **kwargs):
 
 
 def is_trace_made_generator(obj):
-    return isinstance(obj, torch.Generator) and obj in TRACE_MADE_GENERATORS
+    return isinstance(obj, torch.Generator) and _TRACE_MADE_GENERATORS.get(id(obj)) is obj
 
 
 def seed_generator_node(generator):

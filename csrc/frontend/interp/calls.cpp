@@ -309,8 +309,11 @@ ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph:
     return false;
   };
   PyObject* result = PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr());
-  if (!result && !concrete && PyErr_ExceptionMatches(PyExc_TypeError) &&
-      (graph::holds_symbolic(tuple.ptr()) || symbolic_keywords())) {
+  if (!result && !concrete && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    // Asking whether the arguments hold symbols calls Python: with the TypeError set aside.
+    bool symbolic = false;
+    keeping_pending_error([&] { symbolic = graph::holds_symbolic(tuple.ptr()) || symbolic_keywords(); });
+    if (!symbolic) return Value::constant(checked(result));
     // A builtin that takes no symbols (divmod(n, 2)): the numbers' values instead (guarded).
     PyErr_Clear();
     Ref values = graph::specialize_all(tuple);
