@@ -88,11 +88,16 @@ void Tracer::delete_frame_attribute(const ValuePtr& object, const std::string& n
   side_effects_.push_back({object, name, Value::constant(deleted_marker())});
 }
 
-// An attribute read after the trace deleted it: the class's attribute where there is one (not
-// modelled: break), else AttributeError as eager raises.
+// An attribute read after the trace deleted it: the class's attribute, or a class __getattr__
+// other than nn.Module's (which only looks in the tables the deletion left), where there is one
+// (not modelled: break), else AttributeError as eager raises.
 ValuePtr Tracer::read_deleted_attribute(const ValuePtr& base, const std::string& name) {
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   PyTypeObject* type = Py_TYPE(base->obj.ptr());
   if (_PyType_Lookup(type, interned(name).ptr())) unsupported("reading the class attribute " + name + " after deleting the instance's");
+  PyObject* fallback = _PyType_Lookup(type, interned("__getattr__").ptr());  // borrowed
+  if (fallback && fallback != _PyType_Lookup(as_type(module_type), interned("__getattr__").ptr()))
+    unsupported("reading " + name + " after deleting it from an object whose class defines __getattr__");
   raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
 }
 

@@ -255,6 +255,20 @@ def test_attributes_deleted_inside_are_deleted_after_the_graph():
     assert same(cdynamo.compile(on_an_object, backend="eager", fullgraph=True)(objects[0], x), on_an_object(objects[1], x))
     assert vars(objects[0]).keys() == vars(objects[1]).keys() and same(objects[0].v, objects[1].v)
 
+    class WithFallback:
+        def __getattr__(self, name):
+            return "fallback " + name
+
+    def read_after_delete(o, x):
+        del o.v
+        return x + 1, o.v  # the class's __getattr__ answers, as in eager
+
+    objects = [WithFallback(), WithFallback()]
+    for o in objects:
+        o.v = 1
+    assert cdynamo.compile(read_after_delete, backend="eager")(objects[0], x)[1] == read_after_delete(objects[1], x)[1]
+    assert vars(objects[0]) == vars(objects[1]) == {}
+
 
 @pytest.mark.parametrize("set_to_none", [True, False])
 def test_zero_grad_on_a_module_inside_the_function(set_to_none):
