@@ -456,17 +456,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
   if (ValuePtr sorted = sorted_with_key(fn, args, kwargs)) return sorted;
   if (ValuePtr result = call_special_method_builtin(fn, args, kwargs)) return result;
   if (ValuePtr result = call_tensor_getter(fn, args, kwargs)) return result;
-  static Ref& exc_info = *new Ref(import_attr("sys", "exc_info"));  // never freed: outlives the interpreter
-  static Ref& exception = *new Ref(import_attr("sys", "exception"));  // likewise
-  if ((fn.ptr() == exc_info.ptr() || fn.ptr() == exception.ptr()) && args.empty() && kwargs.empty()) {
-    // The exception the trace is handling (contextlib.ExitStack asks), or None; the trace keeps
-    // no traceback, so exc_info()'s third item is None.
-    ValuePtr none = Value::constant(Ref::borrow(Py_None));
-    if (fn.ptr() == exception.ptr()) return handled_exception_ ? handled_exception_ : none;
-    if (!handled_exception_) return Value::sequence(ValueKind::Tuple, {none, none, none});
-    Ref type = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(handled_exception_->obj.ptr())));
-    return Value::sequence(ValueKind::Tuple, {Value::constant(type), handled_exception_, none});
-  }
+  if (ValuePtr result = handled_exception_query(fn, args, kwargs)) return result;
   // Methods bound to an immutable constant ("a".join, size.numel): pure, computed now.
   if (PyCFunction_Check(fn.ptr())) {
     PyObject* self = PyCFunction_GET_SELF(fn.ptr());

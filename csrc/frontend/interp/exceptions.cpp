@@ -170,4 +170,18 @@ bool Tracer::op_raise_varargs(const bytecode::Instruction& inst) {
   raise(std::move(exception));
 }
 
+// sys.exc_info() and sys.exception(): the exception the trace is handling (contextlib.ExitStack
+// asks), or None; the trace keeps no traceback, so exc_info()'s third item is None. Null for
+// other calls.
+ValuePtr Tracer::handled_exception_query(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
+  static Ref& exc_info = *new Ref(import_attr("sys", "exc_info"));  // never freed: outlives the interpreter
+  static Ref& exception = *new Ref(import_attr("sys", "exception"));  // likewise
+  if ((fn.ptr() != exc_info.ptr() && fn.ptr() != exception.ptr()) || !args.empty() || !kwargs.empty()) return nullptr;
+  ValuePtr none = Value::constant(Ref::borrow(Py_None));
+  if (fn.ptr() == exception.ptr()) return handled_exception_ ? handled_exception_ : none;
+  if (!handled_exception_) return Value::sequence(ValueKind::Tuple, {none, none, none});
+  Ref type = Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(handled_exception_->obj.ptr())));
+  return Value::sequence(ValueKind::Tuple, {Value::constant(type), handled_exception_, none});
+}
+
 }  // namespace cdynamo::interp

@@ -7,15 +7,28 @@
 
 namespace cdynamo::interp {
 
+namespace {
+
+// The builtins min and max, which three handlers below answer for.
+PyObject* min_builtin() {
+  static PyObject* const found = import_attr("builtins", "min").release();  // never freed: outlives the interpreter
+  return found;
+}
+PyObject* max_builtin() {
+  static PyObject* const found = import_attr("builtins", "max").release();  // never freed: outlives the interpreter
+  return found;
+}
+bool is_min_or_max(Handle fn) { return fn.ptr() == min_builtin() || fn.ptr() == max_builtin(); }
+
+}  // namespace
+
 ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
   static Ref& sorted_builtin = *new Ref(import_attr("builtins", "sorted"));  // never freed: outlives the interpreter
-  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
-  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
   const bool sorting = fn.ptr() == sorted_builtin.ptr();
-  const bool extreme = fn.ptr() == min_builtin.ptr() || fn.ptr() == max_builtin.ptr();
+  const bool extreme = is_min_or_max(fn);
   if (!(sorting && args.size() == 1) && !(extreme && !args.empty())) return nullptr;
   ValuePtr key, fallback;
-  Ref reverse = Ref::borrow(fn.ptr() == max_builtin.ptr() ? Py_True : Py_False);
+  Ref reverse = Ref::borrow(fn.ptr() == max_builtin() ? Py_True : Py_False);
   for (const auto& [name, value] : kwargs) {
     if (name == "key") key = value;
     else if (name == "reverse" && sorting && value->is_constant()) reverse = value->obj;
@@ -46,7 +59,7 @@ ValuePtr Tracer::sorted_with_key(Handle fn, const std::vector<ValuePtr>& args, c
   if (object_keys) {
     // Keys whose classes compare in Python (functools.cmp_to_key's): the stand-ins order the
     // items by the keys computed above, each computed once as the builtins do.
-    const char* by_keys = sorting ? "sorted_by_keys_" : fn.ptr() == min_builtin.ptr() ? "min_by_keys_" : "max_by_keys_";
+    const char* by_keys = sorting ? "sorted_by_keys_" : fn.ptr() == min_builtin() ? "min_by_keys_" : "max_by_keys_";
     std::vector<ValuePtr> call_args = {Value::sequence(ValueKind::List, items), Value::sequence(ValueKind::List, keys)};
     if (sorting) call_args.push_back(Value::constant(reverse));
     else if (fallback) call_args.push_back(fallback);
@@ -99,15 +112,13 @@ ValuePtr Tracer::compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>
 // max(a, b) / min(a, b) of two one-element tensors: torch.maximum/minimum (a comparison of
 // their values would need the data; the result holds the same value). Null otherwise.
 ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
-  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // never freed: outlives the interpreter
-  if ((fn.ptr() != min_builtin.ptr() && fn.ptr() != max_builtin.ptr()) || args.size() != 2 || !kwargs.empty()) return nullptr;
+  if (!is_min_or_max(fn) || args.size() != 2 || !kwargs.empty()) return nullptr;
   for (const auto& arg : args) {
     if (!arg->is_tensor()) return nullptr;
     Ref numel = check(PyObject_CallMethod(arg->fake.ptr(), "numel", nullptr));
     if (!PyLong_Check(numel.ptr()) || PyLong_AsLong(numel.ptr()) != 1) return nullptr;
   }
-  const bool maximum = fn.ptr() == max_builtin.ptr();
+  const bool maximum = fn.ptr() == max_builtin();
   Ref op = import_attr("torch", maximum ? "maximum" : "minimum");
   return graph_.call("call_function", op, args, {}, maximum ? "max() of tensors" : "min() of tensors");
 }
@@ -116,9 +127,7 @@ ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& a
 // torch.sym_min/sym_max, a number of the graph, where comparing them would need the data
 // (torchvision's _topk_min after a boolean mask). Null otherwise.
 ValuePtr Tracer::extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
-  static Ref& min_builtin = *new Ref(import_attr("builtins", "min"));  // never freed: outlives the interpreter
-  static Ref& max_builtin = *new Ref(import_attr("builtins", "max"));  // likewise
-  if ((fn.ptr() != min_builtin.ptr() && fn.ptr() != max_builtin.ptr()) || !kwargs.empty()) return nullptr;
+  if (!is_min_or_max(fn) || !kwargs.empty()) return nullptr;
   const std::vector<ValuePtr>& items = args.size() == 1 && args[0]->is_sequence() ? args[0]->items : args;
   if (items.size() < 2) return nullptr;
   Ref numbers = check(PyList_New(0));
@@ -126,7 +135,7 @@ ValuePtr Tracer::extreme_of_unbacked_numbers(Handle fn, const std::vector<ValueP
     if (!item->is_constant() || !(PyLong_Check(item->obj.ptr()) || graph::is_symbolic(item->obj.ptr()))) return nullptr;
     check_status(PyList_Append(numbers.ptr(), item->obj.ptr()));
   }
-  Ref extreme = call_helper("cdynamo.shapes", "unbacked_extreme", {numbers, Ref::borrow(fn.ptr() == max_builtin.ptr() ? Py_True : Py_False)});
+  Ref extreme = call_helper("cdynamo.shapes", "unbacked_extreme", {numbers, Ref::borrow(fn.ptr() == max_builtin() ? Py_True : Py_False)});
   return extreme.ptr() == Py_None ? nullptr : Value::constant(extreme);
 }
 

@@ -47,6 +47,15 @@ const Ref& deleted_marker() {
 
 // Whether the object's own tables hold the name: its __dict__ and, for a module, its _modules,
 // _parameters and _buffers (what `del` removes; a class attribute is not the instance's).
+// Whether the class's `name` (__delattr__, __getattr__) is object's or nn.Module's own: what the
+// trace's model of a deletion and of a read after it assumes.
+bool object_or_module_slot(PyTypeObject* type, const char* name) {
+  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
+  Ref key = interned(name);
+  PyObject* found = _PyType_Lookup(type, key.ptr());  // borrowed
+  return !found || found == _PyType_Lookup(&PyBaseObject_Type, key.ptr()) || found == _PyType_Lookup(as_type(module_type), key.ptr());
+}
+
 bool instance_holds(PyObject* obj, const std::string& name) {
   Ref dict = steal(PyObject_GenericGetDict(obj, nullptr));
   if (!dict) {
@@ -71,14 +80,11 @@ bool is_deleted_attribute(const ValuePtr& written) {
 // after the graph, where nn.Module.__delattr__ takes it out of the table it is in; the trace's
 // reads see the name gone. A class that deletes in a __delattr__ of its own breaks.
 void Tracer::delete_frame_attribute(const ValuePtr& object, const std::string& name) {
-  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   const bool reachable = (object->kind == ValueKind::Object || object->kind == ValueKind::NNModule) && object->source && object->obj;
   if (!reachable) unsupported("deleting an attribute of a " + object->describe());
   PyTypeObject* type = Py_TYPE(object->obj.ptr());
   Ref key = interned(name);
-  PyObject* deleter = _PyType_Lookup(type, interned("__delattr__").ptr());  // borrowed
-  if (deleter != _PyType_Lookup(&PyBaseObject_Type, interned("__delattr__").ptr()) &&
-      deleter != _PyType_Lookup(as_type(module_type), interned("__delattr__").ptr()))
+  if (!object_or_module_slot(type, "__delattr__"))
     unsupported("deleting an attribute of a " + std::string(type->tp_name) + " object, whose class defines __delattr__");
   PyObject* found = _PyType_Lookup(type, key.ptr());  // borrowed
   if (found && Py_TYPE(found)->tp_descr_set) unsupported("deleting the attribute " + name + " (a descriptor of its class)");
@@ -92,11 +98,9 @@ void Tracer::delete_frame_attribute(const ValuePtr& object, const std::string& n
 // other than nn.Module's (which only looks in the tables the deletion left), where there is one
 // (not modelled: break), else AttributeError as eager raises.
 ValuePtr Tracer::read_deleted_attribute(const ValuePtr& base, const std::string& name) {
-  static Ref& module_type = *new Ref(import_attr("torch.nn", "Module"));  // never freed: outlives the interpreter
   PyTypeObject* type = Py_TYPE(base->obj.ptr());
   if (_PyType_Lookup(type, interned(name).ptr())) unsupported("reading the class attribute " + name + " after deleting the instance's");
-  PyObject* fallback = _PyType_Lookup(type, interned("__getattr__").ptr());  // borrowed
-  if (fallback && fallback != _PyType_Lookup(as_type(module_type), interned("__getattr__").ptr()))
+  if (!object_or_module_slot(type, "__getattr__"))
     unsupported("reading " + name + " after deleting it from an object whose class defines __getattr__");
   raise(PyExc_AttributeError, "'" + std::string(type->tp_name) + "' object has no attribute '" + name + "'");
 }

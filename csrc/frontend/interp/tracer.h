@@ -283,6 +283,7 @@ class Tracer {
   ValuePtr call_builtin(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   // abs(v), str(v), hash(v), ... of an object whose class writes that special method in Python.
   ValuePtr call_special_method_builtin(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
+  ValuePtr handled_exception_query(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);  // sys.exc_info()
  public:
   using BuiltinHandler = ValuePtr (Tracer::*)(Handle fn, std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   struct BuiltinEntry {
