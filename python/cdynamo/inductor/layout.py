@@ -1,6 +1,6 @@
-"""Layout choice on the aten graph: 2-D convolutions run channels-last (on the CPU oneDNN's
-native activation layout: no activation reorders inside each call; on CUDA cuDNN's fastest one
-with tensor cores), and everything between them follows.
+"""Layout choice on the aten graph: 2-D convolutions run channels-last (on CUDA cuDNN's fastest
+layout with tensor cores; on the CPU oneDNN's native activation layout, where the activations
+outweigh the weight reorders it costs), and everything between them follows.
 
 Assumes the functional, decomposed aten graph of compile_fx.aten_graph, with fake tensors in
 node.meta["val"]. Eager semantics are kept: values returned from the graph get the strides
@@ -222,10 +222,42 @@ def _call_onednn_directly(convs):
         conv.args = (x, weight, bias, list(padding), list(stride), list(dilation), groups, "none", [], "")
 
 
+# On the CPU a channels-last convolution reorders its (contiguous) weight on every call, and in
+# training its weight gradient back: it pays where the activations outweigh the weights. Measured
+# on ResNet-18 (2 threads, oneDNN; bench/README.md, layout on the CPU): inference gains from about
+# a third (128x128, batch 8: 0.93x of the contiguous time; 224x224, batch 8: 0.65x) and loses
+# below (224x224, batch 1: 1.42x; 64x64, batch 10: 1.83x); training lost at every size measured
+# (224x224, batch 8: 1.10x). Frozen weights are reordered once, so they always pay.
+_CPU_ACTIVATIONS_PER_WEIGHT = 1 / 3
+
+
+def _relayout_pays(convs):
+    """Whether relaying these convolutions (CPU or CUDA, the same device) beats eager's layout."""
+    if meta_value(convs[0].args[0]).device.type != "cpu":
+        return True
+    if any(conv.target is aten.convolution_backward.default for conv in convs):
+        return False
+    if config.freeze_constants:
+        return True
+    activations = weights = 0
+    for conv in convs:
+        where = _CONVOLUTIONS[conv.target]
+        activations += _hinted_numel(meta_value(conv.args[where["input"]]))
+        weights += _hinted_numel(meta_value(conv.args[where["weight"]]))
+    return activations >= _CPU_ACTIVATIONS_PER_WEIGHT * weights
+
+
+def _hinted_numel(t):
+    count = 1
+    for size in t.shape:
+        count *= hint(size)
+    return count
+
+
 def prefer_channels_last(gm):
     """Rewrites gm in place when it holds 2-D convolutions worth relaying; returns whether it changed."""
     convs = [n for n in gm.graph.nodes if _is_relaid_conv2d(n)]
-    if not convs:
+    if not convs or not _relayout_pays(convs):
         return False
     fake_mode = fake_mode_of(gm)
     if fake_mode is None:

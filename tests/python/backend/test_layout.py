@@ -1,5 +1,5 @@
-"""Layouts: CPU convolutions run channels-last and the values between them stay channels-last;
-kernels writing such buffers nest their loops in memory order (and vectorize); what the graph
+"""Layouts: CPU convolutions run channels-last where it pays and the values between them stay
+channels-last; kernels writing such buffers nest their loops in memory order (and vectorize); what the graph
 returns keeps eager's strides."""
 import pytest
 import torch
@@ -186,9 +186,12 @@ class ConvAndBackward(nn.Module):
 
 
 @pytest.mark.parametrize("freeze", [False, True])
-def test_a_convolution_and_its_backward_share_one_channels_last_copy(freeze):
+def test_a_convolution_and_its_backward_share_one_channels_last_copy(freeze, monkeypatch):
     # The backward reads the channels-last copy the forward made (a joint graph's partition then
     # saves or recomputes that copy); weights join in where they are relaid (CUDA, or frozen).
+    # The CPU relays no training graph (below): the mechanics, which CUDA's training graphs use,
+    # are asked for here.
+    monkeypatch.setattr(layout, "_relayout_pays", lambda convs: True)
     inputs = [torch.randn(2, 3, 10, 10), torch.randn(4, 3, 3, 3), torch.randn(2, 4, 10, 10)]
     with torch.no_grad(), cdynamo.config.patch(freeze_constants=freeze):
         gm = compile_fx.aten_graph(torch.fx.symbolic_trace(ConvAndBackward()), inputs)
@@ -203,3 +206,24 @@ def test_a_convolution_and_its_backward_share_one_channels_last_copy(freeze):
     for actual, wanted in zip(gm(*inputs), expected):
         assert actual.stride() == wanted.stride()
         torch.testing.assert_close(actual, wanted, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["training", "small activations", "large activations", "frozen"])
+def test_the_cpu_relays_only_where_activations_outweigh_weight_reorders(case):
+    # A CPU convolution on channels-last input reorders its contiguous weight on every call (and,
+    # in training, the weight's gradient back): the pass relays inference graphs whose
+    # activations outweigh their weights, frozen ones, and no training graph.
+    model = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1))
+    side = 4 if case == "small activations" else 32
+    x = torch.randn(2, 64, side, side)
+    graph_module = ConvAndBackward() if case == "training" else model.eval()
+    inputs = [x, torch.randn(64, 64, 3, 3), torch.randn(2, 64, side, side)] if case == "training" else [x]
+    with torch.no_grad(), cdynamo.config.patch(freeze_constants=case == "frozen"):
+        gm = compile_fx.aten_graph(torch.fx.symbolic_trace(graph_module), inputs)
+        relaid = layout.prefer_channels_last(gm)
+        expected = graph_module(*inputs)
+        actual = cdynamo.optimize("inductor")(graph_module)(*inputs)
+    assert relaid == (case in ("large activations", "frozen"))
+    for got, wanted in zip(actual if isinstance(actual, tuple) else [actual], expected if isinstance(expected, tuple) else [expected]):
+        torch.testing.assert_close(got, wanted, rtol=1e-4, atol=1e-4)
+        assert got.stride() == wanted.stride()
