@@ -4,6 +4,7 @@ graph returns, computed from the inputs' sizes beside the compiled tensor progra
 Assumes graphs made by cdynamo's frontend or by make_fx/AOTAutograd (example values in node.meta)."""
 import torch
 
+from ._graph_module import new_graph_module
 from .shapes import _holds_symbolic, _is_symbolic
 
 
@@ -344,4 +345,4 @@ def _with_outputs(gm, returned, only_needed, keep_examples=False):
         copies[node] = graph.node_copy(node, lambda n: copies[n])
         copies[node].meta = {k: v for k, v in node.meta.items() if keep_examples or k not in ("val", "example_value")}
     graph.output(tuple(copies[r] if isinstance(r, torch.fx.Node) else r for r in returned))
-    return torch.fx.GraphModule(gm, graph)
+    return new_graph_module(gm, graph)

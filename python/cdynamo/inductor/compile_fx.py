@@ -8,6 +8,7 @@ import torch
 import torch.fx
 
 from .. import config, utils
+from .._graph_module import lazy_graph_modules
 from . import layout, output_aliases, pad_matmuls, symbolic_floats, targets, triton_build
 
 # make_fx and AOTAutograd keep their tracing state in module globals (torch.fx's CURRENT_PATCHER,
@@ -253,7 +254,7 @@ def compile_aten(gm, example_inputs, target, device_type, key=None, fake_mode=No
     symbolic = fake_mode is not None
     guards_before = graph_cache.guard_count(example_inputs)
     start = time.perf_counter()
-    with _ATEN_TRACE_LOCK:
+    with _ATEN_TRACE_LOCK, lazy_graph_modules():
         aten_gm = aten_graph(gm, example_inputs, fake_mode=fake_mode)
         reason = targets.unsupported_reason(aten_gm, ())  # a value made inside the graph, e.g. .to("cuda")
         reason = reason or targets.written_aliased_input_reason(aten_gm, [*aten_gm.meta["written_state"], *example_inputs])

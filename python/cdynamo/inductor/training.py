@@ -18,6 +18,7 @@ import torch.fx
 from torch.utils import _pytree as pytree
 
 from .. import config, utils
+from .._graph_module import lazy_graph_modules
 from . import layout, output_aliases, pad_matmuls, symbolic_floats
 from .double_backward import CreateGraphBackward
 
@@ -68,7 +69,7 @@ def compile_training(gm, example_inputs, target, device_type):
             _save_views_contiguous(fw_gm, bw_gm)
         return fw_gm, bw_gm
 
-    with cuda_left_uninitialized(example_inputs), _float_symbols_hidden(example_inputs):
+    with cuda_left_uninitialized(example_inputs), _float_symbols_hidden(example_inputs), lazy_graph_modules():
         compiled = aot_module_simplified(
             tuple_gm,
             example_inputs,
