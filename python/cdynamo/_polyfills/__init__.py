@@ -11,7 +11,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #                   cached_property's __get__ (without its lock)
 #   namedtuples.py  a namedtuple class's _make and _replace
 #   copying.py      copy.copy and copy.deepcopy
-#   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, Variable,
+#   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, map, Variable,
 #                   legacy constructors, jit.annotate, functions decorated with @torch.no_grad() / @torch.enable_grad()
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
@@ -56,8 +56,8 @@ from .ordering import (
     sorted_by_keys_, cmp_to_key_,
 )
 from .torch_calls import (
-    _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, associative_scan_,
-    checkpoint_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
+    _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
+    checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}
@@ -137,6 +137,8 @@ _BY_OBJECT = {
 }
 if _associative_scan is not None:
     _BY_OBJECT[_associative_scan] = associative_scan_
+if _hop_map is not None:
+    _BY_OBJECT[_hop_map] = hop_map_
 _BY_ID = {id(original): stand_in for original, stand_in in _BY_OBJECT.items()}  # _BY_OBJECT keeps them alive
 
 

@@ -80,23 +80,24 @@ _module_named_parameters, _module_parameters = _member_walks("_parameters")
 _module_named_buffers, _module_buffers = _member_walks("_buffers")
 
 
-def _has_state_dict_hooks(module):
-    return any(m._state_dict_pre_hooks or m._state_dict_hooks for m in _module_modules(module))
-
-
 def _module_state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-    """nn.Module.state_dict: the same entries in the same order. The result lacks the
-    `_metadata` attribute (module versions), which load_state_dict reads only when present.
-    Hooks and the deprecated positional arguments run the original (a graph break there)."""
-    if args or _has_state_dict_hooks(self):
+    """nn.Module.state_dict: the same entries in the same order, its hooks run as torch runs
+    them. The result lacks the `_metadata` attribute (module versions), which load_state_dict
+    reads only when present. The deprecated positional arguments run the original (a graph
+    break there)."""
+    if args:
         return _STATE_DICT_AS_WRITTEN(self, *args, destination=destination, prefix=prefix, keep_vars=keep_vars)
     if destination is None:
         destination = collections.OrderedDict()
-    _save_state(self, destination, prefix, keep_vars)
-    return destination
+    return _save_state(self, destination, prefix, keep_vars)
 
 
 def _save_state(module, destination, prefix, keep_vars):
+    """One module's part of state_dict, as Module.state_dict does it: pre-hooks, its own state,
+    its children's (through their own state_dict where a class overrides it), post-hooks (a
+    post-hook registered privately may replace the dict this level returns)."""
+    for hook in module._state_dict_pre_hooks.values():
+        hook(module, prefix, keep_vars)
     if type(module)._save_to_state_dict is not torch.nn.Module._save_to_state_dict:
         module._save_to_state_dict(destination, prefix, keep_vars)
     else:
@@ -109,8 +110,22 @@ def _save_state(module, destination, prefix, keep_vars):
         if type(module).get_extra_state is not torch.nn.Module.get_extra_state:
             destination[prefix + "_extra_state"] = module.get_extra_state()
     for name, child in module._modules.items():
-        if child is not None:
+        if child is None:
+            continue
+        if type(child).state_dict is not torch.nn.Module.state_dict:
+            child.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        else:
             _save_state(child, destination, prefix + name + ".", keep_vars)
+    if module._state_dict_hooks:
+        local_metadata = dict(version=module._version)
+        for hook in module._state_dict_hooks.values():
+            result = hook(module, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
+    return destination
 
 
 def _module_get_submodule(self, target):

@@ -8,6 +8,10 @@ try:
     from torch._higher_order_ops.associative_scan import associative_scan as _associative_scan
 except ImportError:  # a torch without it: nothing to stand in for
     _associative_scan = None
+try:
+    _hop_map = __import__("importlib").import_module("torch._higher_order_ops.map").map
+except (ImportError, AttributeError):
+    _hop_map = None
 
 from .. import _special_calls
 from .as_written import _as_written
@@ -201,6 +205,48 @@ def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwis
             leaf.device.type in ("cuda", "xpu") for leaf in torch.utils._pytree.tree_leaves(xs)):
         raise ValueError("For combine_mode='pointwise', all input tensors need to be on CUDA or XPU")
     return _ASSOCIATIVE_SCAN_AS_WRITTEN(combine_fn, xs, dim, reverse=reverse, combine_mode="generic")
+
+
+def hop_map_(f, xs, *args):
+    """torch._higher_order_ops.map(f, xs, *args): f of each slice of xs's leading dimension (xs a
+    tensor, or tuples, lists and dicts of them) and of args, the results stacked: the semantics
+    torch documents for it, unrolled (each step's operations are nodes of the graph)."""
+    flat_xs = _tensor_leaves(xs)
+    if not all(isinstance(t, torch.Tensor) for t in flat_xs):
+        raise RuntimeError(f"Mapped xs can only consist of tensors. Got xs {flat_xs}.")
+    shapes = [t.shape for t in flat_xs]
+    length = shapes[0][0]
+    if length == 0:
+        raise RuntimeError("Leading dimensions of mapped xs cannot be 0.")
+    if any(shape[0] != length for shape in shapes):
+        raise RuntimeError(f"Leading dimensions of mapped xs must be consistent. Got shapes {shapes}.")
+    steps = [f(_sliced(xs, i), *args) for i in range(length)]
+    return _stacked(steps)
+
+
+def _tensor_leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _tensor_leaves(item)]
+    if isinstance(tree, dict):
+        return [leaf for item in tree.values() for leaf in _tensor_leaves(item)]
+    return [tree]
+
+
+def _sliced(tree, i):
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_sliced(item, i) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _sliced(item, i) for key, item in tree.items()}
+    return tree.select(0, i)
+
+
+def _stacked(steps):
+    first = steps[0]
+    if isinstance(first, (tuple, list)):
+        return type(first)(_stacked([step[k] for step in steps]) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {key: _stacked([step[key] for step in steps]) for key in first}
+    return torch.stack(steps)
 
 
 def variable_(data, requires_grad=False, volatile=False):

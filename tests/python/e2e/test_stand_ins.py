@@ -623,10 +623,34 @@ def test_state_dict_in_forward_has_eagers_entries_and_tensors():
     x = torch.randn(3)
     want, got = f(x), one_graph(f, x)
     assert same(got[0], want[0]) and got[1:] == want[1:]
-    model[0].register_state_dict_post_hook(lambda module, state, prefix, local: None)
-    cdynamo.reset()
-    out = cdynamo.explain(f)(x)  # hooks run as torch runs them: outside the graph
-    assert out.graph_break_count >= 1 and same(out.out[0], want[0]) and out.out[1:] == want[1:]
+
+
+def test_state_dict_hooks_run_in_the_trace_as_torch_runs_them():
+    # Pre-hooks, a public post-hook (which must return None), a private post-hook whose result
+    # replaces its level's dict, a child class's own state_dict: one graph, eager's dict.
+    class Scaled(torch.nn.Linear):
+        def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+            out = super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
+            out[prefix + "scale"] = 2.0
+            return out
+
+    calls = []
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), Scaled(2, 2))
+    model._register_state_dict_hook(
+        lambda module, state, prefix, local: {**state, prefix + "extra": torch.ones(1) * local["version"]})
+    model[0].register_state_dict_post_hook(lambda module, state, prefix, local: calls.append(("post", prefix)))
+    model[0].register_state_dict_pre_hook(lambda module, prefix, keep_vars: calls.append(("pre", prefix)))
+
+    def f(x):
+        state = model.state_dict()
+        return sorted(state), x @ state["0.weight"].T + state["extra"], state["1.scale"]
+
+    x = torch.randn(3)
+    want = f(x)
+    eager_calls = list(calls)
+    got = one_graph(f, x)
+    assert same(got[1], want[1]) and got[0] == want[0] and got[2] == want[2]
+    assert calls == eager_calls * 2 == [("pre", "0."), ("post", "0.")] * 2
 
 
 def test_a_deque_made_in_the_function_is_traced_and_returned_as_a_deque():

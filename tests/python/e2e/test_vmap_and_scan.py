@@ -11,6 +11,7 @@ from torch._higher_order_ops.associative_scan import associative_scan
 
 import cdynamo
 from cdynamo.testing import CompileCounter, same
+from .helpers import one_graph
 
 
 @pytest.fixture(autouse=True)
@@ -124,6 +125,22 @@ def test_associative_scan_pointwise_mode_on_the_cpu_does_what_eager_does():
         assert "CUDA or XPU" in str(error)
     else:
         assert same(cdynamo.compile(f, backend="eager")(x), expected)
+
+
+def test_higher_order_map_over_rows_is_one_graph_equal_to_eager():
+    from torch._higher_order_ops.map import map as hop_map
+
+    def f(x, y):
+        rows = hop_map(lambda row, scale: row * scale + y, x, 3.0)
+        pairs = hop_map(lambda xs, w: {"sum": xs[0] + xs[1] @ w, "both": (xs[0].cos(), xs[1].sin())}, (x, x * 2), y)
+        return rows, pairs
+
+    x, y = torch.randn(4, 3), torch.randn(3, 3)
+    want, got = f(x, y), one_graph(f, x, y)
+    assert same(got[0], want[0]) and same(got[1]["sum"], want[1]["sum"])
+    assert all(same(a, b) for a, b in zip(got[1]["both"], want[1]["both"]))
+    with pytest.raises(RuntimeError, match="Leading dimensions"):
+        cdynamo.optimize("eager")(f)(torch.randn(0, 3), y)
 
 
 def test_pytree_flatten_unflatten_and_map_are_traced():
