@@ -57,9 +57,10 @@ _FOLDABLE_TORCH_CLASSES = {torch.Size, torch.device, torch.finfo, torch.iinfo}
 # would compute a string from a tensor). format() has a stand-in (_polyfills.format_).
 _CONSTANT_ONLY_BUILTINS = (bin, hex, oct, ascii, str.maketrans, bytes.maketrans, bytearray.maketrans)
 # Builtin types whose values never change: their C methods compute new values from their arguments.
-# re's compiled patterns and match objects are immutable too (pattern.findall(text) of constants).
+# re's compiled patterns and match objects are immutable too (pattern.findall(text) of constants),
+# and so are torch's dtypes (torch.float32.to_complex()).
 _IMMUTABLE_BUILTIN_TYPES = (int, float, complex, bool, str, bytes, tuple, frozenset, range, slice,
-                            __import__("re").Pattern, __import__("re").Match)
+                            __import__("re").Pattern, __import__("re").Match, torch.dtype)
 
 
 def _pure_on_immutable_values(fn):

@@ -220,7 +220,8 @@ def test_pure_builtins_and_immutable_types_methods_fold_on_constants():
                  "ab".translate(str.maketrans("a", "b")), bytes.fromhex("ff"), float.fromhex("0x1p-1"))
         values = ((1j).conjugate(), frozenset({1}).union({2}), slice(1, 5).indices(3), tuple.index((1, 2), 2),
                   (0.75).as_integer_ratio(), list(r[1:3]))
-        return x * numbers, message, texts, values
+        dtypes = (x.dtype.to_complex(), torch.complex64.to_real(), torch.dtype.to_complex(torch.float64))
+        return x.to(dtypes[0]) * numbers, message, texts, values, dtypes
 
     check(f, torch.randn(3))
 
