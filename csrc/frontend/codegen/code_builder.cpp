@@ -267,6 +267,10 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
         code.load_source(*value->source);
         return;
       }
+      if (value->kind == ValueKind::NNModule && value->obj && value->module_path.starts_with(interp::kMadeWithState)) {
+        code.load_const(value->obj);  // made for the one call this code serves
+        return;
+      }
       [[fallthrough]];
     default:
       throw interp::Unsupported(std::string("returning a ") + value->describe() + " from a compiled function");

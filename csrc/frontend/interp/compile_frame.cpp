@@ -92,6 +92,16 @@ thread_local bool torch_function_on_at_entry = true;
 // classes the trace gave them (_tensor_subclasses.running_plain).
 Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback, const std::vector<ValuePtr>& outputs) {
   Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
+  if (tracer.made_modules_with_state()) {
+    Ref reason = call_helper("cdynamo._made_modules", "random_draws_in", {graph_module});
+    if (reason.ptr() != Py_None) {
+      Unsupported refused(to_std_string(reason));
+      refused.filename = to_std_string(code->co_filename);
+      refused.line = code->co_firstlineno;
+      refused.function = to_std_string(code->co_qualname);
+      throw refused;
+    }
+  }
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
   Ref output_classes = check(PyList_New(0));

@@ -161,6 +161,26 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
   unsupported("Module." + to_std_string(name) + "() on a module made in the function returns a " + Py_TYPE(result.ptr())->tp_name);
 }
 
+// A torch.nn module made with parameters or buffers at trace time, from constants: it serves
+// the call whose trace made it, which also leaves the global generator where eager's
+// construction leaves it (_made_modules.Construction drew the weights and put it back). The
+// entry's guard (an empty token, filled after that call) then fails: the next call traces again,
+// and makes the module again where eager would (or takes the branch a stored module leads to).
+void Tracer::serve_one_call_with(const ValuePtr& made, Handle construction) {
+  Ref refusal = call_helper("cdynamo._made_modules", "refusal", {made->obj});
+  if (refusal.ptr() != Py_None) unsupported(to_std_string(refusal));
+  Ref rng_after = check(PyObject_GetAttrString(construction.ptr(), "rng_after"));
+  if (rng_after.ptr() != Py_None)
+    defer_call(Value::constant(call_helper("cdynamo._made_modules", "rng_advance", {rng_after})), {}, {},
+               "the global generator's advance by a module's construction");
+  made_with_state_.insert(made->obj.ptr());
+  if (one_call_token_) return;
+  one_call_token_ = check(PyDict_New());
+  guards_->fixed(one_call_token_, "a module with parameters the trace made (its compile serves one call)").add_length_check(0);
+  defer_call(Value::constant(call_helper("cdynamo._made_modules", "spender", {one_call_token_})), {}, {},
+             "the end of a compile that serves one call");
+}
+
 // Whether calling the module runs hooks (its own or torch.nn's global ones); guards that the
 // tables stay as they are (once per module and trace).
 bool Tracer::guard_module_hooks(const ValuePtr& module) {

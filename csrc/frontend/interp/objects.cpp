@@ -655,6 +655,7 @@ void Tracer::store_attr(ValuePtr object, const std::string& name, ValuePtr value
     case ValueKind::NNModule:
     case ValueKind::Object:
       if (value->source) break;
+      if (made_with_state_.contains(value->obj.ptr())) break;  // the very module this call made (a lazily built head)
       [[fallthrough]];
     default: unsupported("assigning a " + value->describe() + " to an attribute");
   }

@@ -74,6 +74,9 @@ struct SideEffect {
 bool is_deleted_attribute(const ValuePtr& written);
 // The name of a SideEffect that is a call made after the graph (print, warnings.warn, logging).
 inline constexpr const char* kDeferredCall = "()";
+// The module path of a module made with parameters at trace time (Tracer::serve_one_call_with):
+// the transformed code holds that very object, which the call it serves may store.
+inline constexpr const char* kMadeWithState = "made_with_state_";
 
 // The outcome of tracing one frame: to its RETURN, or to a graph break.
 struct TraceResult {
@@ -155,6 +158,8 @@ class Tracer {
   // fullgraph=True: where the trace would end a graph for a compiled graph's sake rather than
   // because it must (a new autograd leaf with gradients on), it keeps one graph instead.
   bool one_graph = false;
+  // The trace made torch.nn modules with parameters at trace time: its compile serves one call.
+  bool made_modules_with_state() const { return static_cast<bool>(one_call_token_); }
 
  private:
   // --- chapter: frame state --------------------------------------------------------------
@@ -535,7 +540,12 @@ class Tracer {
   std::unordered_set<PyObject*> hook_guarded_modules_;  // modules whose hook tables are guarded
   bool global_hooks_guarded_ = false;
   bool global_hooks_present_ = false;  // torch.nn's global hook tables, read once per trace
-  int modules_made_ = 0;  // stateless nn.Modules made inside the traced code
+  int modules_made_ = 0;  // nn.Modules made inside the traced code
+  // A module made with parameters (a lazily built head): this compile serves one call, the one
+  // whose trace made it (module_calls.cpp, serve_one_call_with).
+  void serve_one_call_with(const ValuePtr& made, Handle construction);
+  Ref one_call_token_;  // empty until that call ran: its entry's guard
+  std::unordered_set<PyObject*> made_with_state_;  // those modules (kept alive in keep_alive_)
 };
 
 }  // namespace cdynamo::interp
