@@ -17,13 +17,16 @@ _DRAWING_NAMES = frozenset((
 _DRAWING_MODULES = (torch.nn.modules.dropout._DropoutNd, torch.nn.RReLU)
 
 
-class Construction:
-    """Calls cls(*args, **kwargs) at trace time and puts the global generator back as it was:
-    retraces make the same module, and the graph's call advances the generator (rng_after) where
-    eager's construction would have. rng_after stays None when the construction drew nothing."""
+class AtTraceTime:
+    """Calls fn (a module class, or nn.Module's own method on a module made so) at trace time and
+    puts the global generator back as it was: retraces make the same module, and the graph's
+    call advances the generator (rng_after) where eager's call would have. It starts from
+    `start`, where an earlier such call of the trace left the generator (None: where it is).
+    rng_after stays None when fn drew nothing."""
 
-    def __init__(self, cls):
-        self.cls = cls
+    def __init__(self, fn, start=None):
+        self.fn = fn
+        self.start = start
         self.rng_after = None
 
     def __call__(self, *args, **kwargs):
@@ -31,14 +34,16 @@ class Construction:
 
         with unset_fake_temporarily():
             before = torch.get_rng_state()
+            start = before if self.start is None else self.start
             try:
-                made = self.cls(*args, **kwargs)
+                torch.set_rng_state(start)
+                result = self.fn(*args, **kwargs)
                 after = torch.get_rng_state()
             finally:
                 torch.set_rng_state(before)
-        if not torch.equal(before, after):
+        if not torch.equal(start, after):
             self.rng_after = after
-        return made
+        return result
 
 
 def refusal(module):

@@ -291,6 +291,14 @@ std::string GraphBuilder::add_module(Handle module, const std::string& path) {
   return name;
 }
 
+bool GraphBuilder::holds_module(Handle module) const {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(root_.ptr(), &pos, &key, &value))
+    if (value == module.ptr()) return true;
+  return false;
+}
+
 namespace {
 
 // Callables fx writes into a graph's code by name (operators, higher-order operators, enum

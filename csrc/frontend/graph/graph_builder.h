@@ -44,6 +44,8 @@ class GraphBuilder {
   ValuePtr add_attribute(Handle tensor, const std::string& path, SourcePtr source);
   // Registers a module for call_module nodes; returns its target name in the GraphModule.
   std::string add_module(Handle module, const std::string& path);
+  // Whether a call_module node may already call this module (it was registered).
+  bool holds_module(Handle module) const;
 
   // A call node (op: call_function, call_method, call_module) whose result is wrapped: tensors
   // become Tensor values, tuples and lists of tensors Tuple values of getitem nodes, and

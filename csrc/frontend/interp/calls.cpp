@@ -663,8 +663,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     std::vector<Ref> children;
     Ref construction;
     if (all_constant(args, kwargs)) {
-      static Ref& construction_type = *new Ref(import_attr("cdynamo._made_modules", "Construction"));  // never freed: outlives the interpreter
-      construction = check(PyObject_CallOneArg(construction_type.ptr(), fn.ptr()));
+      construction = at_trace_time(fn);
       made = fold(construction, args, kwargs);
     } else if (Ref arguments = module_container_arguments(args, kwargs, children)) {
       made = Value::constant(check(PyObject_Call(fn.ptr(), PyTuple_GET_ITEM(arguments.ptr(), 0), PyTuple_GET_ITEM(arguments.ptr(), 1))));

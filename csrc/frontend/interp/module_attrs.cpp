@@ -38,13 +38,15 @@ ValuePtr Tracer::module_table_attr(const ValuePtr& module, const std::string& na
     if (is_tensor(found)) {
       // Parameters and buffers stay attributes of the GraphModule: the graph reads the
       // module's current tensors at each call; guards only check it is the same object.
-      if (!source) unsupported("a tensor of an nn.Module made inside the compiled function");
+      // A module made for this call (serve_one_call_with) is the graph's own: no guard needed.
+      const bool made_for_this_call = module->module_path.starts_with(kMadeWithState);
+      if (!source && !made_for_this_call) unsupported("a tensor of an nn.Module made inside the compiled function");
       auto seen = attributes_.find(found);
       if (seen != attributes_.end()) return seen->second;
       if (auto input = tensor_inputs_.find(found); input != tensor_inputs_.end()) return input->second;  // read first another way
       ValuePtr value = graph_.add_attribute(found, path, source);
       static Ref& grad_enabled = *new Ref(import_attr("torch", "is_grad_enabled"));  // never freed: outlives the interpreter
-      if (Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True) {
+      if (source && Ref(check(PyObject_CallNoArgs(grad_enabled.ptr()))).ptr() == Py_True) {
         // With gradients on, the graph's autograd follows each parameter's flag.
         Ref flag = check(PyObject_GetAttrString(found, "requires_grad"));
         source->manager(*guards_).add_requires_grad_match(flag.ptr() == Py_True);

@@ -152,6 +152,21 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
     if (!arg) return nullptr;
     check_status(PyDict_SetItemString(keywords.ptr(), key.c_str(), arg.ptr()));
   }
+  if (made_with_state_.contains(module->obj.ptr())) {
+    // A module made for this call (serve_one_call_with): changed now, before the graph reads it
+    // (its calls are graph nodes, run later: one the graph already calls would see the change).
+    Ref parts = check(PyObject_CallMethod(module->obj.ptr(), "modules", nullptr));
+    Ref iterator = check(PyObject_GetIter(parts.ptr()));
+    while (Ref part = steal(PyIter_Next(iterator.ptr())))
+      if (graph_.holds_module(part)) unsupported("Module." + to_std_string(name) + "() on a module made in the function after the graph called it");
+    if (PyErr_Occurred()) throw PythonError();
+    Ref ran = at_trace_time(function);
+    Ref result = checked(PyObject_Call(ran.ptr(), positional.ptr(), keywords.ptr()));
+    follow_generator(ran);
+    if (result.ptr() == module->obj.ptr()) return module;
+    if (result.ptr() == Py_None) return Value::constant(std::move(result));
+    unsupported("Module." + to_std_string(name) + "() on a module made in the function returns a " + Py_TYPE(result.ptr())->tp_name);
+  }
   Ref result = checked(PyObject_Call(function.ptr(), positional.ptr(), keywords.ptr()));
   // Made once per compiled code, a module made in the function stays stateless (as construct_module requires).
   if (PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {module->obj}).ptr()))
@@ -163,22 +178,32 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
 
 // A torch.nn module made with parameters or buffers at trace time, from constants: it serves
 // the call whose trace made it, which also leaves the global generator where eager's
-// construction leaves it (_made_modules.Construction drew the weights and put it back). The
+// construction leaves it (_made_modules.AtTraceTime drew the weights and put it back). The
 // entry's guard (an empty token, filled after that call) then fails: the next call traces again,
 // and makes the module again where eager would (or takes the branch a stored module leads to).
 void Tracer::serve_one_call_with(const ValuePtr& made, Handle construction) {
   Ref refusal = call_helper("cdynamo._made_modules", "refusal", {made->obj});
   if (refusal.ptr() != Py_None) unsupported(to_std_string(refusal));
-  Ref rng_after = check(PyObject_GetAttrString(construction.ptr(), "rng_after"));
-  if (rng_after.ptr() != Py_None)
-    defer_call(Value::constant(call_helper("cdynamo._made_modules", "rng_advance", {rng_after})), {}, {},
-               "the global generator's advance by a module's construction");
+  follow_generator(construction);
   made_with_state_.insert(made->obj.ptr());
   if (one_call_token_) return;
   one_call_token_ = check(PyDict_New());
   guards_->fixed(one_call_token_, "a module with parameters the trace made (its compile serves one call)").add_length_check(0);
   defer_call(Value::constant(call_helper("cdynamo._made_modules", "spender", {one_call_token_})), {}, {},
              "the end of a compile that serves one call");
+}
+
+Ref Tracer::at_trace_time(Handle fn) {
+  static Ref& wrapper_type = *new Ref(import_attr("cdynamo._made_modules", "AtTraceTime"));  // never freed: outlives the interpreter
+  return check(PyObject_CallFunctionObjArgs(wrapper_type.ptr(), fn.ptr(), generator_state_ ? generator_state_.ptr() : Py_None, nullptr));
+}
+
+void Tracer::follow_generator(Handle ran) {
+  Ref rng_after = check(PyObject_GetAttrString(ran.ptr(), "rng_after"));
+  if (rng_after.ptr() == Py_None) return;
+  generator_state_ = rng_after;
+  defer_call(Value::constant(call_helper("cdynamo._made_modules", "rng_advance", {rng_after})), {}, {},
+             "the global generator's advance by a module made in the trace");
 }
 
 // Whether calling the module runs hooks (its own or torch.nn's global ones); guards that the

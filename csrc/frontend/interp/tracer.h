@@ -544,7 +544,12 @@ class Tracer {
   // A module made with parameters (a lazily built head): this compile serves one call, the one
   // whose trace made it (module_calls.cpp, serve_one_call_with).
   void serve_one_call_with(const ValuePtr& made, Handle construction);
+  // fn wrapped to run at trace time from the global generator's state the trace's earlier such
+  // calls left (_made_modules.AtTraceTime); follow_generator takes the state it leaves.
+  Ref at_trace_time(Handle fn);
+  void follow_generator(Handle ran);
   Ref one_call_token_;  // empty until that call ran: its entry's guard
+  Ref generator_state_;  // where the calls at trace time left the global generator (null: untouched)
   std::unordered_set<PyObject*> made_with_state_;  // those modules (kept alive in keep_alive_)
 };
 

@@ -108,3 +108,44 @@ def test_a_module_class_of_the_programs_own_with_parameters_is_refused():
     with pytest.raises(cdynamo.exc.Unsupported, match="a module class of the program's own"):
         cdynamo.optimize("eager", nopython=True)(f)(torch.randn(3))
 
+
+
+def test_two_layers_made_in_one_call_draw_one_after_the_other():
+    def f(x):
+        return nn.Linear(3, 3)(x) - nn.Linear(3, 3)(x)  # eager: different weights, not zero
+
+    x = torch.randn(2, 3)
+    want = run_seeded(f, x, 2)
+    got = run_seeded(cdynamo.optimize("eager", nopython=True)(f), x, 2)
+    assert_same_runs(got, want)
+    assert not same(got[0][0], torch.zeros(2, 3))
+
+
+def test_nn_module_methods_on_a_made_module_before_the_graph_calls_it():
+    def init(module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight)  # draws, between the constructions' draws
+            nn.init.zeros_(module.bias)
+
+    def f(x):
+        head = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2)).double()
+        head.apply(init)
+        return head(x.double()), head[0].weight.dtype
+
+    x = torch.randn(4, 3)
+    want = run_seeded(f, x, 2)
+    got = run_seeded(cdynamo.optimize("eager", nopython=True)(f), x, 2)
+    for (out, state), (expected, expected_state) in zip(got, want):
+        assert same(out[0], expected[0]) and out[1] == expected[1] == torch.float64
+        assert torch.equal(state, expected_state)
+
+
+def test_a_method_changing_a_made_module_after_the_graph_called_it_is_refused():
+    def f(x):
+        layer = nn.Linear(3, 3)
+        y = layer(x)
+        layer.double()  # eager's y used the float weights; the graph would read the doubled ones
+        return y
+
+    with pytest.raises(cdynamo.exc.Unsupported, match="after the graph called it"):
+        cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2, 3))
