@@ -32,6 +32,9 @@ class AtTraceTime:
     def __call__(self, *args, **kwargs):
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+        # A module made on a GPU draws from its generator: put back too (such a module is
+        # refused, and eager then makes it once, as the program does).
+        cuda_before = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
         with unset_fake_temporarily():
             before = torch.get_rng_state()
             start = before if self.start is None else self.start
@@ -41,6 +44,8 @@ class AtTraceTime:
                 after = torch.get_rng_state()
             finally:
                 torch.set_rng_state(before)
+                if cuda_before is not None:
+                    torch.cuda.set_rng_state_all(cuda_before)
         if not torch.equal(start, after):
             self.rng_after = after
         return result

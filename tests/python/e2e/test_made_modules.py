@@ -149,3 +149,19 @@ def test_a_method_changing_a_made_module_after_the_graph_called_it_is_refused():
 
     with pytest.raises(cdynamo.exc.Unsupported, match="after the graph called it"):
         cdynamo.optimize("eager", nopython=True)(f)(torch.randn(2, 3))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_layer_made_on_the_gpu_is_refused_and_runs_as_eager_does():
+    def f(x):
+        return nn.Linear(3, 3, device="cuda")(x)
+
+    x = torch.randn(2, 3, device="cuda")
+    f(x)  # CUDA initialised before the compiled call, as in a program that already ran on it
+    with pytest.raises(cdynamo.exc.Unsupported, match="parameters on cuda"):
+        cdynamo.optimize("eager", nopython=True)(f)(x)
+    results = []
+    for fn in (f, cdynamo.optimize("eager")(f)):
+        torch.manual_seed(7)
+        results.append((fn(x), torch.cuda.get_rng_state()))
+    assert same(results[0][0], results[1][0]) and torch.equal(results[0][1], results[1][1])
