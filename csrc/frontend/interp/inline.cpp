@@ -7,6 +7,7 @@
 #include "frontend/bytecode/bytecode.h"
 #include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
+#include "frontend/interp/trace_markers.h"
 
 namespace cdynamo::interp {
 namespace {
@@ -280,7 +281,7 @@ namespace {
 // tensor the graph computes: calls bind the Value, made_defaults_; such a function cannot leave).
 // Null for defaults of another shape.
 Ref defaults_object(const ValuePtr& defaults) {
-  static Ref& marker = *new Ref(import_attr("cdynamo._trace_objects", "TRACED_DEFAULT"));  // never freed: outlives the interpreter
+  const Ref& marker = markers::traced_default();
   if (defaults->is_fully_constant()) return defaults->as_python_constant();
   auto constant_or_marker = [&](const ValuePtr& item) { return item->is_fully_constant() ? item->as_python_constant() : marker; };
   if (defaults->kind == ValueKind::Tuple) {

@@ -4,6 +4,7 @@
 #include "common/py_import.h"
 #include "common/py_types.h"
 #include "frontend/interp/tracer.h"
+#include "frontend/interp/trace_markers.h"
 
 namespace cdynamo::interp {
 
@@ -40,10 +41,7 @@ ValuePtr Tracer::pending_class_attribute(PyTypeObject* type, const std::string& 
 namespace {
 
 // The value a pending write of a deleted attribute holds (the replay deletes it: DELETE_ATTR).
-const Ref& deleted_marker() {
-  static Ref& marker = *new Ref(import_attr("cdynamo._trace_objects", "DELETED_ATTRIBUTE"));  // never freed: outlives the interpreter
-  return marker;
-}
+const Ref& deleted_marker() { return markers::deleted_attribute(); }
 
 // Whether the object's own tables hold the name: its __dict__ and, for a module, its _modules,
 // _parameters and _buffers (what `del` removes; a class attribute is not the instance's).

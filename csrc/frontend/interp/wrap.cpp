@@ -7,6 +7,7 @@
 #include "common/py_types.h"
 #include "frontend/interp/traced_keys.h"
 #include "frontend/interp/tracer.h"
+#include "frontend/interp/trace_markers.h"
 
 namespace cdynamo::interp {
 namespace {
@@ -524,8 +525,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         ValuePtr leaf = tensor_autograd_state(base, "is_leaf");
         if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_True) return Value::constant(Ref::borrow(Py_None));
         // Computed from tensors that require grad: a node, which the trace only tells from None.
-        static Ref& graph_grad_fn = *new Ref(import_attr("cdynamo._trace_objects", "GRAPH_GRAD_FN"));  // never freed: outlives the interpreter
-        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_False && !base->source) return Value::constant(graph_grad_fn);
+        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_False && !base->source) return Value::constant(markers::graph_grad_fn());
       }
       if (name == "_base" && !base->source) {
         // A tensor the graph computed: the fake tensors made the same views as eager, so the
