@@ -68,6 +68,9 @@ def fake_run(mode, what, fn, args, kwargs):
         with mode, _fake_tensor_log_held_back():  # an error here is reported as the trace's own
             return fn(*args, **kwargs)
     except _DATA_DEPENDENT as error:
+        known = _output_known_from_metadata(mode, fn, args, kwargs)
+        if known is not None:
+            return known
         if (type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None
                 and not _data_dependent_ops_break()):
             # An output whose size depends on the data (nonzero, a boolean mask, unique): the
@@ -86,6 +89,41 @@ def fake_run(mode, what, fn, args, kwargs):
         if type(error) in OP_ERRORS_RAISED_IN_TRACE:
             raise TraceOpError(message, error) from None
         raise TraceUnsupported(message) from None
+
+
+# Calls whose fake needs the data only for intermediate values: what they return has sizes the
+# arguments' metadata gives. CTC loss's kernel sizes its alignment table by the longest target
+# (a value of target_lengths); its loss is one number per sample, or their reduction.
+def _ctc_loss_like(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """A fake of F.ctc_loss's result: its shape, dtype, device and autograd history (from log_probs)."""
+    per_sample = (log_probs * 0).sum(dim=(0, 2)) if log_probs.dim() == 3 else (log_probs * 0).sum()
+    return per_sample if reduction == "none" else per_sample.sum()
+
+
+def _known_output_rules():
+    functional = torch.nn.functional
+    return {functional.ctc_loss: _ctc_loss_like}
+
+
+def traces_only_with_data(gm, node):
+    """Whether node calls what _known_output_rules stands in for (aten tracing, which runs the
+    real operator's fake, cannot trace it: the inductor runs such a node eagerly)."""
+    if node.op == "call_module":
+        return isinstance(gm.get_submodule(node.target), torch.nn.CTCLoss)
+    return node.op == "call_function" and callable(node.target) and node.target in _known_output_rules()
+
+
+def _output_known_from_metadata(mode, fn, args, kwargs):
+    """The fake result of a call in _known_output_rules (a function, or a CTCLoss module: its
+    attributes are the function's keywords), or None."""
+    if isinstance(fn, torch.nn.CTCLoss):
+        kwargs = dict(kwargs, blank=fn.blank, reduction=fn.reduction, zero_infinity=fn.zero_infinity)
+        fn = torch.nn.functional.ctc_loss
+    rule = _known_output_rules().get(fn) if callable(fn) else None
+    if rule is None:
+        return None
+    with mode:
+        return rule(*args, **kwargs)
 
 
 _CONCRETE_ONLY = "expected to contain only concrete integers"

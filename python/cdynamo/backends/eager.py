@@ -61,6 +61,7 @@ def aot_eager(gm, example_inputs):
     # Imported here: AOTAutograd and the decomposition table take about a second to import.
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException
     from torch.fx.experimental.symbolic_shapes import PendingUnbackedSymbolNotFound
 
     from ..inductor.targets import autograd_state_reason
@@ -85,6 +86,10 @@ def aot_eager(gm, example_inputs):
     except PendingUnbackedSymbolNotFound:
         # AOTAutograd's functionalization loses numbers read from tensors that its graphs hold
         # only in a write's bounds (out[start:end] = ... with start = t[i].item()): as captured.
+        return gm.forward
+    except DynamicOutputShapeException:
+        # An operator whose fake needs the data for an intermediate size (CTC loss: the frontend
+        # knew its result's sizes, _fake_runs._known_output_rules): aten tracing cannot run it.
         return gm.forward
     if not unwrap:
         return compiled

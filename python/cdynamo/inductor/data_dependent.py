@@ -1,6 +1,6 @@
 """Graphs with data-dependent sizes (nonzero, a boolean mask, unique, item() under
-capture_scalar_outputs) or checks of data (assert on a tensor): split at the nodes that create an
-unbacked size symbol and at the checks.
+capture_scalar_outputs), checks of data (assert on a tensor) or calls only a real run can trace
+(CTC loss): split at the nodes that create an unbacked size symbol, at the checks and at those calls.
 Those nodes run eagerly (aten's kernels decide the size from the data); the segments between
 them compile as graphs of their own, with the unbacked sizes they read as symbolic inputs.
 Assumes the frontend's example values (fakes of the trace's ShapeEnv) on every node."""
@@ -10,6 +10,7 @@ import operator
 import torch
 
 from .. import utils
+from .._fake_runs import traces_only_with_data
 from ..symbolic_graphs import example_value, unbacked_symbols
 
 
@@ -36,7 +37,10 @@ def compile_split(gm, example_inputs, compile_segment):
     # Checks of tensor data (_checks.check_node) run eagerly there too: an aten trace cannot keep a
     # Python raise, and the code around them still compiles.
     checks = {n for n in gm.graph.nodes if n.op == "call_function" and getattr(n.target, "_cdynamo_data_check", False)}
-    creators = set(creating_nodes(gm)) | checks
+    # So do calls whose fake needs the data for an intermediate size (CTC loss): the frontend knew
+    # their results' sizes, aten tracing cannot run them.
+    opaque = {n for n in gm.graph.nodes if traces_only_with_data(gm, n)}
+    creators = set(creating_nodes(gm)) | checks | opaque
     if not creators:
         return None
     runs = []  # consecutive call nodes of one kind: (eager, [nodes])

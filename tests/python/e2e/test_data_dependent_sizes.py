@@ -1,6 +1,7 @@
 """Operations whose output size depends on the data (a boolean mask, nonzero, unique, bincount,
 masked_select, repeat_interleave): captured in the graph with an unbacked size, as torch._dynamo
-does, instead of breaking it; the inductor runs them eagerly between compiled segments."""
+does, instead of breaking it; the inductor runs them eagerly between compiled segments. CTC loss,
+whose fake needs the data for an intermediate size only, is captured with its result's sizes."""
 import pytest
 import torch
 
@@ -297,3 +298,39 @@ def test_min_and_max_with_a_size_only_the_data_gives():
     compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
     assert same(compiled(x, 10), fn(x, 10)) and counter.frame_count == 1
     assert same(compiled(x, 60), fn(x, 60))  # a new k: automatic dynamic makes it a symbol
+
+
+class CTCHead(torch.nn.Module):
+    """An OCR/ASR head: CTC loss (its kernel sizes a table by the longest target, a value of
+    target_lengths; its result is one number per sample or their reduction) beside its logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(5, 6)
+        self.ctc = torch.nn.CTCLoss(zero_infinity=True)
+
+    def forward(self, x, targets, input_lengths, target_lengths):
+        log_probs = self.proj(x).log_softmax(-1)
+        per_sample = torch.nn.functional.ctc_loss(log_probs, targets, input_lengths, target_lengths, reduction="none")
+        return self.ctc(log_probs, targets, input_lengths, target_lengths), per_sample, log_probs.argmax(-1)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_ctc_loss_is_one_graph_with_eagers_losses_and_gradients(backend):
+    torch.manual_seed(0)
+    model, reference = CTCHead(), CTCHead()
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(12, 3, 5)
+    targets, input_lengths, target_lengths = torch.randint(1, 6, (3, 4)), torch.full((3,), 12), torch.tensor([4, 2, 3])
+    counter = CompileCounter()
+    compiled = cdynamo.compile(model, backend=counter if backend == "eager" else backend, fullgraph=True)
+    got, want = compiled(x, targets, input_lengths, target_lengths), reference(x, targets, input_lengths, target_lengths)
+    assert all(same(a, b) for a, b in zip(got, want))
+    (got[0] + got[1].sum()).backward()
+    (want[0] + want[1].sum()).backward()
+    assert same(model.proj.weight.grad, reference.proj.weight.grad)
+    if backend == "eager":
+        assert counter.frame_count == 1 and counter.op_count >= 4
+    with torch.no_grad():  # inference: the inductor compiles around the losses, run eagerly
+        assert all(same(a, b) for a, b in zip(compiled(x, targets, input_lengths, target_lengths),
+                                                reference(x, targets, input_lengths, target_lengths)))
