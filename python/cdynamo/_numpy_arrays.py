@@ -46,7 +46,12 @@ class TracedArray:
     dtype = property(lambda self: _NUMPY_DTYPE[str(self.tensor.dtype)])
     T = property(lambda self: TracedArray(self.tensor.permute(list(range(self.tensor.dim() - 1, -1, -1)))))
 
+    def __bool__(self):
+        return bool(self.tensor)  # NumPy's truth: its one value's (more raise), as the tensor's
+
     def __len__(self):
+        if self.tensor.dim() == 0:
+            raise TypeError("len() of unsized object")  # NumPy's error for a 0-d array
         return self.tensor.shape[0]
 
     def __getitem__(self, index):

@@ -167,3 +167,22 @@ def test_a_tensor_indexed_by_an_array_numpy_made_from_a_traced_tensor():
     counter = CompileCounter()
     got, want = cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)
     assert same(got[0], want[0]) and (got[1] == want[1]).all() and counter.frame_count == 1
+
+
+def test_truth_and_len_of_arrays_made_from_tensors_follow_numpy():
+    def f(x):
+        a = x.numpy()
+        picked = a[a.argmax()]  # one value, read from the data
+        if picked > 0:  # its truth is the data's: a graph break (eager reads it)
+            return x * 2, len(a)
+        return x - 1, len(a)
+
+    x = torch.tensor([0.5, -1.0, 2.0])
+    out = cdynamo.explain(f)(x)
+    assert out.graph_break_count >= 1 and same(out.out[0], f(x)[0]) and out.out[1] == 3
+
+    def length_of_one_value(x):
+        return len(x.numpy().sum())
+
+    with pytest.raises(TypeError, match="unsized object"):
+        cdynamo.optimize("eager")(length_of_one_value)(x)
