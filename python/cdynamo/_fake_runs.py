@@ -100,26 +100,26 @@ def _ctc_loss_like(log_probs, targets, input_lengths, target_lengths, blank=0, r
     return per_sample if reduction == "none" else per_sample.sum()
 
 
-def _known_output_rules():
-    functional = torch.nn.functional
-    return {functional.ctc_loss: _ctc_loss_like}
+def _known_output_rule(fn):
+    """The rule standing in for fn's fake (found by identity: a callable may not be hashable), or None."""
+    return _ctc_loss_like if fn is torch.nn.functional.ctc_loss else None
 
 
 def traces_only_with_data(gm, node):
-    """Whether node calls what _known_output_rules stands in for (aten tracing, which runs the
+    """Whether node calls what _known_output_rule stands in for (aten tracing, which runs the
     real operator's fake, cannot trace it: the inductor runs such a node eagerly)."""
     if node.op == "call_module":
         return isinstance(gm.get_submodule(node.target), torch.nn.CTCLoss)
-    return node.op == "call_function" and callable(node.target) and node.target in _known_output_rules()
+    return node.op == "call_function" and _known_output_rule(node.target) is not None
 
 
 def _output_known_from_metadata(mode, fn, args, kwargs):
-    """The fake result of a call in _known_output_rules (a function, or a CTCLoss module: its
+    """The fake result of a call _known_output_rule knows (a function, or a CTCLoss module: its
     attributes are the function's keywords), or None."""
     if isinstance(fn, torch.nn.CTCLoss):
         kwargs = dict(kwargs, blank=fn.blank, reduction=fn.reduction, zero_infinity=fn.zero_infinity)
         fn = torch.nn.functional.ctc_loss
-    rule = _known_output_rules().get(fn) if callable(fn) else None
+    rule = _known_output_rule(fn)
     if rule is None:
         return None
     with mode:

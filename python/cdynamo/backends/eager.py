@@ -89,7 +89,7 @@ def aot_eager(gm, example_inputs):
         return gm.forward
     except DynamicOutputShapeException:
         # An operator whose fake needs the data for an intermediate size (CTC loss: the frontend
-        # knew its result's sizes, _fake_runs._known_output_rules): aten tracing cannot run it.
+        # knew its result's sizes, _fake_runs._known_output_rule): aten tracing cannot run it.
         return gm.forward
     if not unwrap:
         return compiled
