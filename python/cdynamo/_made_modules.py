@@ -32,6 +32,10 @@ class AtTraceTime:
     def __call__(self, *args, **kwargs):
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+        # A module's sizes are numbers: a symbolic one (nn.Linear(x.shape[-1], 2) with that
+        # dimension dynamic) is specialised to its value, guarded, as a graph would read it.
+        args, kwargs = _specialized(args), {name: _specialized(value) for name, value in kwargs.items()}
+
         # A module made on a GPU draws from its generator: put back too (such a module is
         # refused, and eager then makes it once, as the program does).
         cuda_before = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
@@ -49,6 +53,14 @@ class AtTraceTime:
         if not torch.equal(start, after):
             self.rng_after = after
         return result
+
+
+def _specialized(value):
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)](value)
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_specialized(item) for item in value)
+    return value
 
 
 def refusal(module):

@@ -309,8 +309,10 @@ ValuePtr Tracer::fold(Handle fn, const std::vector<ValuePtr>& args, const graph:
     return false;
   };
   PyObject* result = PyObject_Call(fn.ptr(), tuple.ptr(), dict.ptr());
-  if (!result && !concrete && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    // Asking whether the arguments hold symbols calls Python: with the TypeError set aside.
+  // A TypeError (a builtin that takes no SymInt), or a RuntimeError from torch's kernels that
+  // take concrete sizes only ("SymIntArrayRef expected to contain only concrete integers").
+  if (!result && !concrete && (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_RuntimeError))) {
+    // Asking whether the arguments hold symbols calls Python: with the error set aside.
     bool symbolic = false;
     keeping_pending_error([&] { symbolic = graph::holds_symbolic(tuple.ptr()) || symbolic_keywords(); });
     if (!symbolic) return Value::constant(checked(result));

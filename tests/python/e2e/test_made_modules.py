@@ -165,3 +165,19 @@ def test_a_layer_made_on_the_gpu_is_refused_and_runs_as_eager_does():
         torch.manual_seed(7)
         results.append((fn(x), torch.cuda.get_rng_state()))
     assert same(results[0][0], results[1][0]) and torch.equal(results[0][1], results[1][1])
+
+
+def test_a_layer_sized_by_a_symbolic_dimension_specialises_it():
+    # dynamic=True: x.shape[-1] is symbolic; the layer's size is its value, guarded (a new
+    # width traces again), and the call is compiled, not left to eager.
+    def f(x):
+        return nn.Linear(x.shape[-1], 2)(x)
+
+    compiled = cdynamo.optimize("eager", nopython=True, dynamic=True)(f)
+    for width in (4, 4, 6):
+        x = torch.ones(3, width)
+        torch.manual_seed(width)
+        want, want_state = f(x), torch.get_rng_state()
+        torch.manual_seed(width)
+        assert same(compiled(x), want) and torch.equal(torch.get_rng_state(), want_state)
+    assert counters["stats"]["frames_compiled"] == 3
