@@ -14,7 +14,7 @@ namespace {
 
 // A def the trace made with a default only the trace holds (_trace_objects.TRACED_DEFAULT).
 bool holds_traced_default(Handle function) {
-  const Ref& marker = interp::markers::traced_default();
+  const Ref& marker = interp::markers::marker(interp::markers::Marker::TracedDefault);
   if (!function || !PyFunction_Check(function.ptr())) return false;
   PyObject* defaults = PyFunction_GetDefaults(function.ptr());  // borrowed, may be null
   for (Py_ssize_t i = 0; defaults && i < PyTuple_GET_SIZE(defaults); ++i)
@@ -124,7 +124,7 @@ void rebuild_value(CodeBuilder& code, const ValuePtr& value, const std::vector<V
     }
     case ValueKind::Constant: {
       if (!value->obj) throw InternalError("constant without an object");
-      if (value->obj.ptr() == interp::markers::graph_grad_fn().ptr())
+      if (value->obj.ptr() == interp::markers::marker(interp::markers::Marker::GraphGradFn).ptr())
         throw interp::Unsupported("returning the grad_fn of a tensor the compiled graph computes (the graph makes no such autograd node)");
       static Ref& generator_type = *new Ref(import_attr("torch", "Generator"));  // never freed: outlives the interpreter
       if (PyObject_TypeCheck(value->obj.ptr(), reinterpret_cast<PyTypeObject*>(generator_type.ptr())) &&
@@ -413,7 +413,7 @@ int emit_object_table(CodeBuilder& code, const std::vector<ValuePtr>& roots, con
     rebuild(code, object, outputs, depth + 2);
     if (object->kind == ValueKind::Function) {
       // Its cells' contents (EMPTY_CELL where nothing was stored), then its __dict__ or None.
-      const Ref& empty_cell = interp::markers::empty_cell();
+      const Ref& empty_cell = interp::markers::marker(interp::markers::Marker::EmptyCell);
       for (size_t i = 0; i < object->items.size(); ++i) {
         const ValuePtr& cell = object->items[i];
         if (cell && cell->kind == ValueKind::Cell && !cell->items.empty() && cell->items[0])

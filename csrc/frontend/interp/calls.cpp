@@ -654,39 +654,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     const bool keep = (is_op && Ref(check(PyObject_CallOneArg(writes, fn.ptr()))).ptr() == Py_True) || fn.ptr() == tensor_setitem.ptr();
     return graph_.call("call_function", fn, args, kwargs, name + "()", keep);
   }
-  if (policy == "construct_module") {
-    // A module made inside the function (transformers' ACT2FN[name], nn.ReLU()(x)): made now,
-    // once, from constant arguments, when it holds no parameters or buffers; eager makes a new one
-    // per call, which no stateless module can tell apart. One with parameters (a head built on
-    // the first call) is made now too, for this call only (serve_one_call_with).
-    // A container of the frame's modules (nn.Sequential(*list(m.children())[:-1])) holds no
-    // state of its own: its children are the frame's, called as they are.
-    ValuePtr made;
-    std::vector<Ref> children;
-    Ref construction;
-    if (all_constant(args, kwargs)) {
-      construction = at_trace_time(fn);
-      made = fold(construction, args, kwargs);
-    } else if (Ref arguments = module_container_arguments(args, kwargs, children)) {
-      made = Value::constant(check(PyObject_Call(fn.ptr(), PyTuple_GET_ITEM(arguments.ptr(), 0), PyTuple_GET_ITEM(arguments.ptr(), 1))));
-    } else {
-      unsupported("constructing an nn.Module from traced values inside a compiled function");
-    }
-    Ref listed = check(PyList_New(0));
-    for (const Ref& child : children) check_status(PyList_Append(listed.ptr(), child.ptr()));
-    const bool has_state = PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {made->obj, listed}).ptr());
-    if (has_state || (construction && Ref(check(PyObject_GetAttrString(construction.ptr(), "rng_after"))).ptr() != Py_None)) {
-      if (!construction) unsupported("constructing an nn.Module with parameters or buffers from traced values inside a compiled function");
-      serve_one_call_with(made, construction);
-    }
-    for (const Ref& child : children)  // a container of modules made for this call is one too
-      if (made_with_state_.contains(child.ptr())) made_with_state_.insert(made->obj.ptr());
-    made->kind = ValueKind::NNModule;
-    made->module_path = std::string(made_with_state_.contains(made->obj.ptr()) ? kMadeWithState : "made_") +
-                        std::to_string(++modules_made_) + "_" + name;
-    keep_alive_.push_back(made->obj);
-    return made;
-  }
+  if (policy == "construct_module") return construct_module(fn, args, kwargs, name);
   if (policy == "graph_autograd_function") {
     Ref node = call_helper("cdynamo._special_calls", "autograd_function_node", {fn});
     keep_alive_.push_back(node);

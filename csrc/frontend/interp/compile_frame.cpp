@@ -86,6 +86,16 @@ struct ContextBlockScope {
 // on it).
 thread_local bool torch_function_on_at_entry = true;
 
+// A refusal of the whole frame, reported at its first line (no instruction of it is to blame).
+Unsupported frame_refusal(PyCodeObject* code, const std::string& reason, bool silent = false) {
+  Unsupported refused(reason);
+  refused.filename = to_std_string(code->co_filename);
+  refused.line = code->co_firstlineno;
+  refused.function = to_std_string(code->co_qualname);
+  refused.silent = silent;
+  return refused;
+}
+
 // The backend's callable for the traced graph, run with the hook off (as TorchDynamo's is:
 // whatever Python the backend's runtime executes is not user code to trace).
 // A graph with tensor-subclass inputs or results runs on plain tensors, its outputs given the
@@ -94,13 +104,7 @@ Ref compile_graph(Tracer& tracer, PyCodeObject* code, PyObject* callback, const 
   Ref graph_module = tracer.graph().build_graph_module(to_std_string(code->co_qualname));
   if (tracer.made_modules_with_state()) {
     Ref reason = call_helper("cdynamo._made_modules", "random_draws_in", {graph_module});
-    if (reason.ptr() != Py_None) {
-      Unsupported refused(to_std_string(reason));
-      refused.filename = to_std_string(code->co_filename);
-      refused.line = code->co_firstlineno;
-      refused.function = to_std_string(code->co_qualname);
-      throw refused;
-    }
+    if (reason.ptr() != Py_None) throw frame_refusal(code, to_std_string(reason));
   }
   Ref example_inputs = check(PyList_New(0));
   for (const auto& input : tracer.graph().inputs()) check_status(PyList_Append(example_inputs.ptr(), input.example.ptr()));
@@ -297,14 +301,8 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
       collect_outputs(result.return_value, outputs);
       for (const auto& effect : result.side_effects) collect_symbolic_outputs(tracer.graph(), effect.value, outputs);
       collect_symbolic_outputs(tracer.graph(), result.return_value, outputs);
-      if (tracer.graph().op_count() == 0) {
-        Unsupported nothing("the function runs no tensor operations (nothing to compile)");
-        nothing.filename = to_std_string(code->co_filename);
-        nothing.line = code->co_firstlineno;
-        nothing.function = to_std_string(code->co_qualname);
-        nothing.silent = true;
-        throw nothing;
-      }
+      if (tracer.graph().op_count() == 0)
+        throw frame_refusal(code, "the function runs no tensor operations (nothing to compile)", true);
       tracer.graph().set_output(outputs);
       Ref compiled = compile_graph(tracer, code, callback, outputs);
       compiled_frame.transformed_code = codegen::transformed_code(code, compiled, tracer.graph().inputs(),

@@ -281,7 +281,7 @@ namespace {
 // tensor the graph computes: calls bind the Value, made_defaults_; such a function cannot leave).
 // Null for defaults of another shape.
 Ref defaults_object(const ValuePtr& defaults) {
-  const Ref& marker = markers::traced_default();
+  const Ref& marker = markers::marker(markers::Marker::TracedDefault);
   if (defaults->is_fully_constant()) return defaults->as_python_constant();
   auto constant_or_marker = [&](const ValuePtr& item) { return item->is_fully_constant() ? item->as_python_constant() : marker; };
   if (defaults->kind == ValueKind::Tuple) {

@@ -162,7 +162,7 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
     if (PyErr_Occurred()) throw PythonError();
     Ref ran = at_trace_time(function);
     Ref result = checked(PyObject_Call(ran.ptr(), positional.ptr(), keywords.ptr()));
-    follow_generator(ran);
+    follow_generator(Ref(check(PyObject_GetAttrString(ran.ptr(), "rng_after"))));
     if (result.ptr() == module->obj.ptr()) return module;
     if (result.ptr() == Py_None) return Value::constant(std::move(result));
     unsupported("Module." + to_std_string(name) + "() on a module made in the function returns a " + Py_TYPE(result.ptr())->tp_name);
@@ -176,15 +176,52 @@ ValuePtr Tracer::module_method_now(const ValuePtr& module, Handle function, cons
   unsupported("Module." + to_std_string(name) + "() on a module made in the function returns a " + Py_TYPE(result.ptr())->tp_name);
 }
 
+// A module made inside the function (transformers' ACT2FN[name], nn.ReLU()(x)): made now,
+// once, from constant arguments, when it holds no parameters or buffers; eager makes a new one
+// per call, which no stateless module can tell apart. One with parameters (a head built on the
+// first call), or whose construction drew random numbers, is made now too, for this call only
+// (serve_one_call_with). A container of the frame's modules (nn.Sequential(*list(m.children())[:-1]))
+// holds no state of its own: its children are the frame's, called as they are; a container of
+// modules made for this call is made for it too.
+ValuePtr Tracer::construct_module(Handle cls, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs,
+                                  const std::string& name) {
+  ValuePtr made;
+  std::vector<Ref> children;
+  Ref rng_after = Ref::borrow(Py_None);
+  const bool from_constants = all_constant(args, kwargs);
+  if (from_constants) {
+    Ref construction = at_trace_time(cls);
+    made = fold(construction, args, kwargs);
+    rng_after = check(PyObject_GetAttrString(construction.ptr(), "rng_after"));
+  } else if (Ref arguments = module_container_arguments(args, kwargs, children)) {
+    made = Value::constant(check(PyObject_Call(cls.ptr(), PyTuple_GET_ITEM(arguments.ptr(), 0), PyTuple_GET_ITEM(arguments.ptr(), 1))));
+  } else {
+    unsupported("constructing an nn.Module from traced values inside a compiled function");
+  }
+  Ref listed = check(PyList_New(0));
+  for (const Ref& child : children) check_status(PyList_Append(listed.ptr(), child.ptr()));
+  const bool has_state = PyObject_IsTrue(call_helper("cdynamo._trace_support", "module_has_state", {made->obj, listed}).ptr());
+  if (has_state && !from_constants)
+    unsupported("constructing an nn.Module with parameters or buffers from traced values inside a compiled function");
+  if (has_state || rng_after.ptr() != Py_None) serve_one_call_with(made, rng_after);
+  for (const Ref& child : children)
+    if (made_with_state_.contains(child.ptr())) made_with_state_.insert(made->obj.ptr());
+  made->kind = ValueKind::NNModule;
+  made->module_path = std::string(made_with_state_.contains(made->obj.ptr()) ? kMadeWithState : "made_") +
+                      std::to_string(++modules_made_) + "_" + name;
+  keep_alive_.push_back(made->obj);
+  return made;
+}
+
 // A torch.nn module made with parameters or buffers at trace time, from constants: it serves
 // the call whose trace made it, which also leaves the global generator where eager's
 // construction leaves it (_made_modules.AtTraceTime drew the weights and put it back). The
 // entry's guard (an empty token, filled after that call) then fails: the next call traces again,
 // and makes the module again where eager would (or takes the branch a stored module leads to).
-void Tracer::serve_one_call_with(const ValuePtr& made, Handle construction) {
+void Tracer::serve_one_call_with(const ValuePtr& made, Handle rng_after) {
   Ref refusal = call_helper("cdynamo._made_modules", "refusal", {made->obj});
   if (refusal.ptr() != Py_None) unsupported(to_std_string(refusal));
-  follow_generator(construction);
+  follow_generator(rng_after);
   made_with_state_.insert(made->obj.ptr());
   if (one_call_token_) return;
   one_call_token_ = check(PyDict_New());
@@ -198,10 +235,9 @@ Ref Tracer::at_trace_time(Handle fn) {
   return check(PyObject_CallFunctionObjArgs(wrapper_type.ptr(), fn.ptr(), generator_state_ ? generator_state_.ptr() : Py_None, nullptr));
 }
 
-void Tracer::follow_generator(Handle ran) {
-  Ref rng_after = check(PyObject_GetAttrString(ran.ptr(), "rng_after"));
+void Tracer::follow_generator(Handle rng_after) {
   if (rng_after.ptr() == Py_None) return;
-  generator_state_ = rng_after;
+  generator_state_ = Ref::borrow(rng_after.ptr());
   defer_call(Value::constant(call_helper("cdynamo._made_modules", "rng_advance", {rng_after})), {}, {},
              "the global generator's advance by a module made in the trace");
 }

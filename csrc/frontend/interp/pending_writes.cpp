@@ -41,7 +41,7 @@ ValuePtr Tracer::pending_class_attribute(PyTypeObject* type, const std::string& 
 namespace {
 
 // The value a pending write of a deleted attribute holds (the replay deletes it: DELETE_ATTR).
-const Ref& deleted_marker() { return markers::deleted_attribute(); }
+const Ref& deleted_marker() { return markers::marker(markers::Marker::DeletedAttribute); }
 
 // Whether the object's own tables hold the name: its __dict__ and, for a module, its _modules,
 // _parameters and _buffers (what `del` removes; a class attribute is not the instance's).

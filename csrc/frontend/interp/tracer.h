@@ -455,6 +455,8 @@ class Tracer {
   std::map<PyObject*, std::vector<ValuePtr>> context_sets_;
   void check_context_vars_reset() const;
   Ref module_container_arguments(const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, std::vector<Ref>& children);
+  // An nn.Module class called in the trace (call policy construct_module), module_calls.cpp.
+  ValuePtr construct_module(Handle cls, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs, const std::string& name);
   ValuePtr fold(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   std::string callable_policy(Handle fn);
   bool is_graph_callable_object(Handle obj);
@@ -543,11 +545,12 @@ class Tracer {
   int modules_made_ = 0;  // nn.Modules made inside the traced code
   // A module made with parameters (a lazily built head): this compile serves one call, the one
   // whose trace made it (module_calls.cpp, serve_one_call_with).
-  void serve_one_call_with(const ValuePtr& made, Handle construction);
+  void serve_one_call_with(const ValuePtr& made, Handle rng_after);
   // fn wrapped to run at trace time from the global generator's state the trace's earlier such
-  // calls left (_made_modules.AtTraceTime); follow_generator takes the state it leaves.
+  // calls left (_made_modules.AtTraceTime); its rng_after (None: it drew nothing) is what
+  // follow_generator takes.
   Ref at_trace_time(Handle fn);
-  void follow_generator(Handle ran);
+  void follow_generator(Handle rng_after);
   Ref one_call_token_;  // empty until that call ran: its entry's guard
   Ref generator_state_;  // where the calls at trace time left the global generator (null: untouched)
   std::unordered_set<PyObject*> made_with_state_;  // those modules (kept alive in keep_alive_)

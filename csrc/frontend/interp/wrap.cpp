@@ -525,7 +525,7 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
         ValuePtr leaf = tensor_autograd_state(base, "is_leaf");
         if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_True) return Value::constant(Ref::borrow(Py_None));
         // Computed from tensors that require grad: a node, which the trace only tells from None.
-        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_False && !base->source) return Value::constant(markers::graph_grad_fn());
+        if (leaf && leaf->is_constant() && leaf->obj.ptr() == Py_False && !base->source) return Value::constant(markers::marker(markers::Marker::GraphGradFn));
       }
       if (name == "_base" && !base->source) {
         // A tensor the graph computed: the fake tensors made the same views as eager, so the

@@ -208,10 +208,11 @@ def associative_scan_(combine_fn, xs, dim, reverse=False, combine_mode="pointwis
 
 
 def hop_map_(f, xs, *args):
-    """torch._higher_order_ops.map(f, xs, *args): f of each slice of xs's leading dimension (xs a
-    tensor, or tuples, lists and dicts of them) and of args, the results stacked: the semantics
-    torch documents for it, unrolled (each step's operations are nodes of the graph)."""
-    flat_xs = _tensor_leaves(xs)
+    """torch._higher_order_ops.map(f, xs, *args): f of each slice of xs's leading dimension (a
+    pytree of tensors) and of args, the results stacked: the semantics torch documents for it,
+    unrolled (each step's operations are nodes of the graph; pytree is traced)."""
+    pytree = torch.utils._pytree
+    flat_xs, spec = pytree.tree_flatten(xs)
     if not all(isinstance(t, torch.Tensor) for t in flat_xs):
         raise RuntimeError(f"Mapped xs can only consist of tensors. Got xs {flat_xs}.")
     shapes = [t.shape for t in flat_xs]
@@ -220,33 +221,9 @@ def hop_map_(f, xs, *args):
         raise RuntimeError("Leading dimensions of mapped xs cannot be 0.")
     if any(shape[0] != length for shape in shapes):
         raise RuntimeError(f"Leading dimensions of mapped xs must be consistent. Got shapes {shapes}.")
-    steps = [f(_sliced(xs, i), *args) for i in range(length)]
-    return _stacked(steps)
-
-
-def _tensor_leaves(tree):
-    if isinstance(tree, (tuple, list)):
-        return [leaf for item in tree for leaf in _tensor_leaves(item)]
-    if isinstance(tree, dict):
-        return [leaf for item in tree.values() for leaf in _tensor_leaves(item)]
-    return [tree]
-
-
-def _sliced(tree, i):
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(_sliced(item, i) for item in tree)
-    if isinstance(tree, dict):
-        return {key: _sliced(item, i) for key, item in tree.items()}
-    return tree.select(0, i)
-
-
-def _stacked(steps):
-    first = steps[0]
-    if isinstance(first, (tuple, list)):
-        return type(first)(_stacked([step[k] for step in steps]) for k in range(len(first)))
-    if isinstance(first, dict):
-        return {key: _stacked([step[key] for step in steps]) for key in first}
-    return torch.stack(steps)
+    steps = [pytree.tree_flatten(f(pytree.tree_unflatten([t.select(0, i) for t in flat_xs], spec), *args))
+             for i in range(length)]
+    return pytree.tree_unflatten([torch.stack(list(leaves)) for leaves in zip(*(flat for flat, _ in steps))], steps[0][1])
 
 
 def variable_(data, requires_grad=False, volatile=False):

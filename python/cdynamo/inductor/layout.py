@@ -5,6 +5,8 @@ outweigh the weight reorders it costs), and everything between them follows.
 Assumes the functional, decomposed aten graph of compile_fx.aten_graph, with fake tensors in
 node.meta["val"]. Eager semantics are kept: values returned from the graph get the strides
 eager gives them."""
+import math
+
 import torch
 import torch.fx
 
@@ -242,16 +244,9 @@ def _relayout_pays(convs):
     activations = weights = 0
     for conv in convs:
         where = _CONVOLUTIONS[conv.target]
-        activations += _hinted_numel(meta_value(conv.args[where["input"]]))
-        weights += _hinted_numel(meta_value(conv.args[where["weight"]]))
+        activations += math.prod(hinted(meta_value(conv.args[where["input"]]).shape))
+        weights += math.prod(hinted(meta_value(conv.args[where["weight"]]).shape))
     return activations >= _CPU_ACTIVATIONS_PER_WEIGHT * weights
-
-
-def _hinted_numel(t):
-    count = 1
-    for size in t.shape:
-        count *= hint(size)
-    return count
 
 
 def prefer_channels_last(gm):
