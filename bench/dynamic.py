@@ -3,7 +3,9 @@ ResNet-18, compiled by cdynamo and by torch.compile (same backend kind, same thr
 system and model in a process of its own. Per row: compiles over the sweep, total compile time
 (first call at each shape, minus an eager call at that shape), steady-state time per call of the
 dynamic compile against a static compile of the same shape, and the per-call cost of the shape
-guard (a tiny function, dynamic vs static). --mode train times training steps (forward, the
+guard (a tiny function, dynamic vs static). A throwaway process first compiles a tiny training
+step with each system, so that Python's first import of the compilers' modules (their bytecode
+caches, seconds on a fresh machine) counts for neither. --mode train times training steps (forward, the
 mean of the first output, backward); --mode reduce-overhead gives both compilers that mode.
 
     PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
@@ -167,6 +169,17 @@ def child(model_name, system, backend, size, device, mode, with_one=False, vary=
                       "eager_ms": eager_ms}))
 
 
+def warm_child(device):
+    """One tiny training compile per system, in a throwaway process: on a fresh machine the first
+    import of torch's and Triton's compiler modules writes their bytecode caches (seconds), which
+    would otherwise count in the compile time of whichever system the sweep runs first."""
+    for system in ("cdynamo", "torch.compile"):
+        step = as_step(compiler(system, "inductor", None, "train")(torch.nn.Linear(8, 8).to(device)), "train")
+        step(torch.randn(4, 8, device=device))
+        reset(system)
+    print(json.dumps({"warm": True}))
+
+
 def guard_cost_child(system):
     """Per-call seconds of a tiny compiled function, dynamic=True then dynamic=False."""
     source = "def f(x, y):\n    return x + y\n"
@@ -214,12 +227,18 @@ def main():
                         help="GPT-2 and BERT: sweep the sequence length (2 sequences) or the batch (64 tokens)")
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--guard-cost")
+    parser.add_argument("--warm", action="store_true")
     options = parser.parse_args()
     if options.child:
         return child(options.child[0], options.child[1], options.backend, options.size, options.device, options.mode,
                      options.with_one, options.vary)
     if options.guard_cost:
         return guard_cost_child(options.guard_cost)
+    if options.warm:
+        return warm_child(options.device)
+    warmed = run_child(["--warm", "--device", options.device])
+    if "error" in warmed:
+        print(f"(warming the imports failed: {warmed['error'][:200]})")
     print(f"torch {torch.__version__}, {options.device}, threads {torch.get_num_threads()}, backend {options.backend}, "
           f"size {options.size}, mode {options.mode}, {SWEEP} shapes per model"
           + f", varying the {options.vary if options.vary == 'batch' else 'sequence length'} for GPT-2 and BERT"

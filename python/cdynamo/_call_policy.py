@@ -173,6 +173,9 @@ def _inspection_functions():
             inspect.ismethod)
 
 
+# Changes to the warning filters: made after the graph, in order with the warnings.warn calls they govern.
+_WARNING_FILTER_CHANGES = (warnings.simplefilter, warnings.filterwarnings, warnings.resetwarnings)
+
 # cdynamo.allow_in_graph / disallow_in_graph: id(fn) -> fn (kept alive, so the id stays its own).
 ALLOWED_IN_GRAPH = {}
 DISALLOWED_IN_GRAPH = {}
@@ -287,7 +290,7 @@ def classify_callable(fn):
         return "fold_numpy"
     if (getattr(fn, "__module__", None) or "").startswith("numpy.random"):
         return "unsupported:numpy.random draws from numpy's global random state"
-    if fn is print or fn is warnings.warn:
+    if fn is print or fn is warnings.warn or fn in _WARNING_FILTER_CHANGES:
         return "deferred_call"  # made after the graph, with the arguments the trace knows
     if getattr(fn, "__name__", None) == "fromkeys" and isinstance(getattr(fn, "__self__", None), type) \
             and issubclass(fn.__self__, dict):

@@ -436,6 +436,22 @@ ValuePtr Tracer::identity_of(const ValuePtr& value) {
 
 // What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
 // its class or function, never state the trace changes. Null when there is none.
+// inspect's predicates that are one isinstance() check, and the type each checks for.
+static PyObject* predicate_type(const std::string& name) {
+  if (name == "isclass") return reinterpret_cast<PyObject*>(&PyType_Type);
+  if (name == "isfunction") return reinterpret_cast<PyObject*>(&PyFunction_Type);
+  if (name == "ismethod") return reinterpret_cast<PyObject*>(&PyMethod_Type);
+  return nullptr;
+}
+
+ValuePtr Tracer::type_predicate(Handle fn, const std::string& name, const std::vector<ValuePtr>& args) {
+  PyObject* checked_type = predicate_type(name);
+  if (!checked_type || args.size() != 1 || fn.ptr() != import_attr("inspect", name.c_str()).ptr()) return nullptr;
+  std::vector<ValuePtr> isinstance_args{args[0], Value::constant(Ref::borrow(checked_type))};
+  graph::KwArgs no_kwargs;
+  return builtin_isinstance(fn, isinstance_args, no_kwargs);
+}
+
 Ref Tracer::inspected_object(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Constant:
@@ -534,7 +550,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
       if (args[i]->kind == ValueKind::NewObject && name != "fields" && name != "is_dataclass")
         unsupported(name + "() of a " + args[i]->describe());
       Ref object = inspected_object(args[i]);
-      if (!object) unsupported(name + "() of a " + args[i]->describe());
+      if (!object) {
+        // inspect's is*() predicates are isinstance checks: any value whose type the trace knows
+        // (a tensor, a container, an instance it made) answers by that type.
+        if (ValuePtr answer = type_predicate(fn, name, args)) return answer;
+        unsupported(name + "() of a " + args[i]->describe());
+      }
       PyTuple_SET_ITEM(tuple.ptr(), i, object.release());
     }
     if (!kwargs.empty() || !all_constant({}, kwargs)) unsupported(name + "() with keyword arguments");

@@ -438,6 +438,8 @@ class Tracer {
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
+  // inspect.isclass/isfunction/ismethod(value) answered by the value's type, or null.
+  ValuePtr type_predicate(Handle fn, const std::string& name, const std::vector<ValuePtr>& args);
   ValuePtr context_var_get(Ref var, Ref default_value);
   ValuePtr max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   ValuePtr extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);

@@ -465,6 +465,11 @@ Ref Tracer::type_of(const ValuePtr& value) {
       if (value->obj && PyFunction_Check(value->obj.ptr())) return Ref::borrow(reinterpret_cast<PyObject*>(&PyMethod_Type));
       unsupported("type() of a " + value->describe());
     case ValueKind::Generator: return Ref::borrow(reinterpret_cast<PyObject*>(&PyGen_Type));
+    case ValueKind::TensorMethod: {  // bound as on a real tensor: a builtin method, or a Python one's
+      if (value->items.empty() || !value->items[0]->fake) unsupported("type() of a " + value->describe());
+      Ref bound = check(PyObject_GetAttrString(value->items[0]->fake.ptr(), value->name.c_str()));
+      return Ref::borrow(reinterpret_cast<PyObject*>(Py_TYPE(bound.ptr())));
+    }
     case ValueKind::NewObject: return value->cls;
     case ValueKind::Constant:
       // A number the trace holds as a symbol is a plain int, float or bool at run time.

@@ -14,6 +14,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, map, Variable,
 #                   legacy constructors, jit.annotate, functions decorated with @torch.no_grad() / @torch.enable_grad()
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
+#   warning_filters.py  warnings.catch_warnings (its entry and exit made after the graph)
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES and
 # replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
@@ -55,6 +56,7 @@ from .ordering import (
     heappush_, heappushpop_, heapreplace_, insort_left_, insort_right_, max_, max_by_keys_, min_, min_by_keys_, sorted_,
     sorted_by_keys_, cmp_to_key_,
 )
+from .warning_filters import catch_warnings_
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
@@ -91,6 +93,7 @@ _BY_OBJECT = {
     itertools.compress: compress_,
     itertools.tee: tee_,
     contextlib.nullcontext: nullcontext_,
+    __import__("warnings").catch_warnings: catch_warnings_,
     functools.cached_property.__get__: cached_property_get_,
     __import__("copy").deepcopy: deepcopy_,
     __import__("copy").copy: copy_,
