@@ -436,20 +436,18 @@ ValuePtr Tracer::identity_of(const ValuePtr& value) {
 
 // What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
 // its class or function, never state the trace changes. Null when there is none.
-// inspect's predicates that are one isinstance() check, and the type each checks for.
-static PyObject* predicate_type(const std::string& name) {
-  if (name == "isclass") return reinterpret_cast<PyObject*>(&PyType_Type);
-  if (name == "isfunction") return reinterpret_cast<PyObject*>(&PyFunction_Type);
-  if (name == "ismethod") return reinterpret_cast<PyObject*>(&PyMethod_Type);
-  return nullptr;
-}
-
-ValuePtr Tracer::type_predicate(Handle fn, const std::string& name, const std::vector<ValuePtr>& args) {
-  PyObject* checked_type = predicate_type(name);
-  if (!checked_type || args.size() != 1 || fn.ptr() != import_attr("inspect", name.c_str()).ptr()) return nullptr;
-  std::vector<ValuePtr> isinstance_args{args[0], Value::constant(Ref::borrow(checked_type))};
-  graph::KwArgs no_kwargs;
-  return builtin_isinstance(fn, isinstance_args, no_kwargs);
+// A generator or iterator argument of a graph node (clip_grad_norm_(model.parameters())): the
+// operator would consume it; the node takes the list of what it yields, and it is left
+// exhausted. An nn.ParameterList (torch.autograd.grad(loss, self.vars)): its parameters.
+void Tracer::iterables_as_lists(std::vector<ValuePtr>& args, graph::KwArgs& kwargs) {
+  static Ref& parameter_list = *new Ref(import_attr("torch.nn", "ParameterList"));  // never freed: outlives the interpreter
+  auto as_list = [&](ValuePtr& arg) {
+    if (arg->kind == ValueKind::Generator || arg->kind == ValueKind::Iterator ||
+        (arg->kind == ValueKind::NNModule && PyObject_TypeCheck(arg->obj.ptr(), as_type(parameter_list))))
+      arg = Value::sequence(ValueKind::List, iterate(arg));
+  };
+  for (ValuePtr& arg : args) as_list(arg);
+  for (auto& [name, value] : kwargs) as_list(value);
 }
 
 Ref Tracer::inspected_object(const ValuePtr& value) {
@@ -653,11 +651,7 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (ValuePtr overridden = torch_function_override(fn, args, kwargs)) return overridden;
     if (ValuePtr drawn = random_with_generator(fn, args, kwargs, name + "()")) return drawn;
     arrays_as_tensors(args, kwargs);  // torch.where(mask, x, table): the array's values
-    // A generator or iterator argument (clip_grad_norm_(model.parameters())): the operator would
-    // consume it; the node takes the list of what it yields, and it is left exhausted.
-    for (ValuePtr& arg : args)
-      if (arg->kind == ValueKind::Generator || arg->kind == ValueKind::Iterator)
-        arg = Value::sequence(ValueKind::List, iterate(arg));
+    iterables_as_lists(args, kwargs);
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();
@@ -682,7 +676,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     return graph_.call("call_function", node, args, kwargs, callable_name(node) + "()");
   }
   if (policy == "graph_transform") return call_transformed(std::move(args), std::move(kwargs));
-  if (policy == "autograd_grad") return autograd_grad_in_graph(fn, args, kwargs);
+  if (policy == "autograd_grad") {
+    iterables_as_lists(args, kwargs);
+    return autograd_grad_in_graph(fn, args, kwargs);
+  }
   if (policy == "make_generator") return make_generator(args, kwargs);
   if (policy == "after_graph") return defer_after_graph(std::move(args));
   if (policy == "deferred_call") return defer_call(Value::constant(Ref::borrow(fn.ptr())), std::move(args), std::move(kwargs), name + "()");

@@ -129,6 +129,9 @@ ValuePtr Tracer::call_special_method_builtin(Handle fn, const std::vector<ValueP
     PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(number->obj.ptr()));
     if (type == (to_float ? sym_float : sym_int)) return number;  // the item is of that kind already
     if (to_float && type == sym_int) return call_value(Value::constant(Ref::borrow(to_sym_float)), {number}, {});
+    // int() of a float item: its truncation, a symbolic int (int() of the float would need its value).
+    static PyObject* const to_sym_int = import_attr("torch", "sym_int").release();  // never freed: outlives the interpreter
+    if (!to_float && type == sym_float) return call_value(Value::constant(Ref::borrow(to_sym_int)), {number}, {});
     return call_value(Value::constant(Ref::borrow(fn.ptr())), {number}, {});
   }
   if (args.empty() || !kwargs.empty() || (args[0]->kind != ValueKind::NewObject && args[0]->kind != ValueKind::Object))

@@ -64,8 +64,9 @@ const OperatorMethods* operator_methods(const std::string& what) {
   return nullptr;
 }
 
+// An instance whose operators are its class's Python methods or object's defaults (identity).
 bool is_object(const ValuePtr& value) {
-  return value->kind == ValueKind::NewObject || value->kind == ValueKind::Object;
+  return value->kind == ValueKind::NewObject || value->kind == ValueKind::Object || value->kind == ValueKind::NNModule;
 }
 
 }  // namespace
@@ -375,6 +376,15 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
       static Ref& method = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__getitem__")));  // never freed: outlives the interpreter
       if (ValuePtr overridden = torch_function_override(method, {container, key}, {})) {
         push(overridden);
+        return;
+      }
+    }
+    if (key->is_fully_constant()) {
+      // An int only the data gives (from item()): indexed through select() and slices, which take it.
+      static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed: outlives the interpreter
+      Ref needs_views = call_helper("cdynamo._polyfills", "needs_index_by_views", {key->as_python_constant()});
+      if (PyObject_IsTrue(needs_views.ptr()) == 1) {
+        push(inline_call(index_by_views, {container, key}, {}));
         return;
       }
     }

@@ -438,6 +438,7 @@ class Tracer {
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);
+  void iterables_as_lists(std::vector<ValuePtr>& args, graph::KwArgs& kwargs);
   // inspect.isclass/isfunction/ismethod(value) answered by the value's type, or null.
   ValuePtr type_predicate(Handle fn, const std::string& name, const std::vector<ValuePtr>& args);
   ValuePtr context_var_get(Ref var, Ref default_value);

@@ -424,3 +424,38 @@ def _decorated_replacement(fn):
             return None
     _decorated[fn] = found
     return found
+
+
+def _is_basic_index_part(part):
+    return part is None or part is Ellipsis or isinstance(part, (slice, torch.SymInt)) or \
+        (isinstance(part, int) and not isinstance(part, bool))
+
+
+def needs_index_by_views(index):
+    """index is a basic one (ints, slices, None, ...) holding an int only the data gives (an
+    unbacked one, from item()): torch's indexing takes no such number (index_by_views_ does)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(_is_basic_index_part(part) for part in parts) and \
+        any(isinstance(part, torch.SymInt) and free_unbacked_symbols(part) for part in parts)
+
+
+def index_by_views_(tensor, index):
+    """tensor[index] for such an index, as the views eager's indexing returns: select() per int,
+    a slice per slice, unsqueeze() per None."""
+    parts = index if isinstance(index, tuple) else (index,)
+    consumed = sum(1 for part in parts if part is not None and part is not Ellipsis)
+    result, dim = tensor, 0
+    for part in parts:
+        if part is Ellipsis:
+            dim += tensor.dim() - consumed
+        elif part is None:
+            result = result.unsqueeze(dim)
+            dim += 1
+        elif isinstance(part, slice):
+            result = result[(slice(None),) * dim + (part,)]
+            dim += 1
+        else:
+            result = result.select(dim, part)
+    return result

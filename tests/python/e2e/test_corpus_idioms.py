@@ -1,5 +1,7 @@
 """Capture of idioms found by the seventeenth session's corpus modules: inspect's predicates on
-any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside them."""
+any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside them, modules
+compared with strings, int() of float tensors, indexing by ints the data gives, ParameterLists
+passed to autograd.grad."""
 import inspect
 import warnings
 
@@ -93,3 +95,74 @@ def test_catch_warnings_that_records_is_refused_with_the_reason():
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         assert same(cdynamo.compile(fn, backend="eager")(torch.ones(2)), fn(torch.ones(2)))
+
+
+def test_a_module_compared_with_a_string_is_compared_by_identity():
+    # xDeepFM's CIN: `if self.activation is None or self.activation == "linear"` on a module.
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.activation = torch.nn.PReLU()
+
+        def forward(self, x):
+            if self.activation is None or self.activation == "linear":
+                return x
+            return self.activation(x), self.activation != "relu", self.activation == self.activation
+
+    counter = CompileCounter()
+    model, x = Layer(), torch.randn(3)
+    assert same(cdynamo.compile(model, backend=counter, fullgraph=True)(x), model(x))
+    assert counter.frame_count == 1
+
+
+def test_int_of_a_float_tensor_is_its_truncation_in_the_graph():
+    # SpeechBrain's statistics pooling: n = int(torch.round(lengths[i] * T)); x[i, 0:n].
+    def fn(lengths, x):
+        n = int(torch.round(lengths[1] * x.shape[1]))
+        return x[1, 0:n].mean(), n, int(-lengths[2] * 3)
+
+    counter = CompileCounter()
+    compiled = cdynamo.compile(fn, backend=counter, fullgraph=True)
+    x = torch.randn(3, 8)
+    for lengths in (torch.tensor([1.0, 0.75, 0.5]), torch.tensor([1.0, 0.25, 0.9])):
+        assert same(compiled(lengths, x), fn(lengths, x))
+    assert counter.frame_count == 1
+    with pytest.raises(ValueError, match="NaN"):  # int() of NaN raises, as in eager
+        compiled(torch.tensor([1.0, float("nan"), 0.5]), x)
+
+
+def test_indexing_by_an_int_only_the_data_gives_returns_eagers_views():
+    # The BiLSTM-CRF tutorial's log_sum_exp: vec[0][argmax(vec)], with argmax's item().
+    def fn(vec):
+        i = vec[0].argmax().item()
+        row = vec[i - 1]
+        row.mul_(2)  # a view: the write reaches vec, as in eager
+        return vec[0][i] + 1, vec[0, i], vec[:, i], vec[..., i:, None, i - 2]
+
+    counter = CompileCounter()
+    x = torch.randn(5, 5)
+    got, want = x.clone(), x.clone()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(got), fn(want))
+    assert same(got, want)
+    assert counter.frame_count == 1
+
+
+def test_a_parameter_list_passed_to_autograd_grad_is_its_parameters():
+    # MAML: torch.autograd.grad(loss, self.vars) with vars an nn.ParameterList.
+    class Learner(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.vars = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(3, 3)), torch.nn.Parameter(torch.randn(3))])
+
+        def forward(self, x):
+            with torch.enable_grad():
+                loss = (x @ self.vars[0] + self.vars[1]).pow(2).sum()
+                grads = torch.autograd.grad(loss, self.vars)
+            fast = [p - 0.1 * g for p, g in zip(self.vars, grads)]
+            return x @ fast[0] + fast[1], torch.stack(list(self.vars[1:]) * 2).sum()
+
+    counter = CompileCounter()
+    model, x = Learner(), torch.randn(2, 3)
+    with torch.no_grad():
+        assert same(cdynamo.compile(model, backend=counter, fullgraph=True)(x), model(x))
+    assert counter.frame_count == 1
