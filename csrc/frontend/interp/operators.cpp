@@ -365,6 +365,21 @@ void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
   binary_op(PyTuple_GET_ITEM(ops.ptr(), op), "comparison", std::move(lhs), std::move(rhs));
 }
 
+// t[i] with i a 0-d integer tensor, alone or in a tuple: eager indexes by i.item(), a view as by
+// an int; here that item is an unbacked int in the graph (capture_scalar_outputs).
+ValuePtr Tracer::integer_tensor_indices_as_items(const ValuePtr& key) {
+  auto is_index_tensor = [](const ValuePtr& part) {
+    if (!part->is_tensor() || part->cls) return false;
+    return PyObject_IsTrue(call_helper("cdynamo._polyfills", "is_integer_index_tensor", {part->fake}).ptr()) == 1;
+  };
+  auto as_item = [&](const ValuePtr& part) { return is_index_tensor(part) ? call_value(load_attr(part, "item"), {}, {}) : part; };
+  if (key->kind != ValueKind::Tuple) return as_item(key);
+  if (std::none_of(key->items.begin(), key->items.end(), is_index_tensor)) return key;
+  std::vector<ValuePtr> parts;
+  for (const ValuePtr& part : key->items) parts.push_back(as_item(part));
+  return Value::sequence(ValueKind::Tuple, std::move(parts));
+}
+
 void Tracer::subscript(ValuePtr container, ValuePtr key) {
   static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
   if (is_frame_globals(container)) {
@@ -379,6 +394,7 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
         return;
       }
     }
+    if (capture_scalar_outputs) key = integer_tensor_indices_as_items(key);
     if (key->is_fully_constant()) {
       // An int only the data gives (from item()): indexed through select() and slices, which take it.
       static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed: outlives the interpreter

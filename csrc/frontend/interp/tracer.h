@@ -224,6 +224,7 @@ class Tracer {
   void unary_op(const char* name, ValuePtr operand);
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);
+  ValuePtr integer_tensor_indices_as_items(const ValuePtr& key);
   bool contains(ValuePtr container, const ValuePtr& item);  // `item in container`
   void delete_subscript(ValuePtr container, ValuePtr key);  // DELETE_SUBSCR on trace-owned lists and dicts
   void store_subscript(ValuePtr container, ValuePtr key, ValuePtr value);

@@ -61,7 +61,7 @@ from .warning_filters import catch_warnings_
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
-    index_by_views_, needs_index_by_views,
+    index_by_views_, is_integer_index_tensor, needs_index_by_views,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}

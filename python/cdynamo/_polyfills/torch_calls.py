@@ -431,6 +431,13 @@ def _is_basic_index_part(part):
         (isinstance(part, int) and not isinstance(part, bool))
 
 
+def is_integer_index_tensor(tensor):
+    """tensor, as an index, stands for the int it holds (eager indexing reads item() of a 0-d
+    tensor of an integer type, bool and uint8 masks apart)."""
+    return tensor.dim() == 0 and not tensor.dtype.is_floating_point and not tensor.dtype.is_complex and \
+        tensor.dtype not in (torch.bool, torch.uint8)
+
+
 def needs_index_by_views(index):
     """index is a basic one (ints, slices, None, ...) holding an int only the data gives (an
     unbacked one, from item()): torch's indexing takes no such number (index_by_views_ does)."""

@@ -166,3 +166,22 @@ def test_a_parameter_list_passed_to_autograd_grad_is_its_parameters():
     with torch.no_grad():
         assert same(cdynamo.compile(model, backend=counter, fullgraph=True)(x), model(x))
     assert counter.frame_count == 1
+
+
+def test_zero_dim_integer_tensors_index_as_the_ints_they_hold():
+    # The BiLSTM-CRF tutorial's _score_sentence: transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]].
+    def fn(transitions, feats, tags):
+        score = torch.zeros(1)
+        for i, feat in enumerate(feats):
+            score = score + transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
+        row = transitions[tags[0]]
+        row.add_(1)  # a view, as indexing by an int gives
+        return score, transitions[:, tags[-1]], transitions[tags[0].to(torch.int32)]
+
+    counter = CompileCounter()
+    feats, tags = torch.randn(3, 4), torch.tensor([0, 2, 1, 3])
+    got = torch.randn(4, 4)
+    want = got.clone()
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(got, feats, tags), fn(want, feats, tags))
+    assert same(got, want)
+    assert counter.frame_count == 1
