@@ -434,8 +434,6 @@ ValuePtr Tracer::identity_of(const ValuePtr& value) {
   return Value::constant(check(PyLong_FromVoidPtr(value.get())));
 }
 
-// What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
-// its class or function, never state the trace changes. Null when there is none.
 // A generator or iterator argument of a graph node (clip_grad_norm_(model.parameters())): the
 // operator would consume it; the node takes the list of what it yields, and it is left
 // exhausted. An nn.ParameterList (torch.autograd.grad(loss, self.vars)): its parameters.
@@ -450,6 +448,8 @@ void Tracer::iterables_as_lists(std::vector<ValuePtr>& args, graph::KwArgs& kwar
   for (auto& [name, value] : kwargs) as_list(value);
 }
 
+// What an inspection function (inspect.signature, dataclasses.fields) may look at for a value:
+// its class or function, never state the trace changes. Null when there is none.
 Ref Tracer::inspected_object(const ValuePtr& value) {
   switch (value->kind) {
     case ValueKind::Constant:

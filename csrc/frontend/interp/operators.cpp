@@ -365,8 +365,9 @@ void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
   binary_op(PyTuple_GET_ITEM(ops.ptr(), op), "comparison", std::move(lhs), std::move(rhs));
 }
 
-// t[i] with i a 0-d integer tensor, alone or in a tuple: eager indexes by i.item(), a view as by
-// an int; here that item is an unbacked int in the graph (capture_scalar_outputs).
+// t[i] with i a 0-d integer tensor, alone or in a tuple of basic indices: eager indexes by
+// i.item(), a view as by an int; here that item is an unbacked int in the graph
+// (capture_scalar_outputs). Beside other tensors (advanced indexing) the key stays as it is.
 ValuePtr Tracer::integer_tensor_indices_as_items(const ValuePtr& key) {
   auto is_index_tensor = [](const ValuePtr& part) {
     if (!part->is_tensor() || part->cls) return false;
@@ -374,7 +375,10 @@ ValuePtr Tracer::integer_tensor_indices_as_items(const ValuePtr& key) {
   };
   auto as_item = [&](const ValuePtr& part) { return is_index_tensor(part) ? call_value(load_attr(part, "item"), {}, {}) : part; };
   if (key->kind != ValueKind::Tuple) return as_item(key);
-  if (std::none_of(key->items.begin(), key->items.end(), is_index_tensor)) return key;
+  auto other_tensor = [&](const ValuePtr& part) { return !part->is_fully_constant() && !is_index_tensor(part); };
+  if (std::none_of(key->items.begin(), key->items.end(), is_index_tensor) ||
+      std::any_of(key->items.begin(), key->items.end(), other_tensor))
+    return key;
   std::vector<ValuePtr> parts;
   for (const ValuePtr& part : key->items) parts.push_back(as_item(part));
   return Value::sequence(ValueKind::Tuple, std::move(parts));

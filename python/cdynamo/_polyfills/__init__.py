@@ -18,7 +18,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   warning_filters.py  warnings.catch_warnings (its entry and exit made after the graph)
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES,
-# index_by_views_, needs_index_by_views and replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
+# index_by_views_, is_integer_index_tensor, needs_index_by_views and replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
 import collections
 import contextlib
 import functools
