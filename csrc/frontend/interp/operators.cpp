@@ -127,7 +127,9 @@ ValuePtr Tracer::object_operator(const std::string& what, const ValuePtr& lhs, c
         PyObject* object_default = _PyType_Lookup(&PyBaseObject_Type, key.ptr());
         if (ValuePtr result = storage_operator(name, methods->forward, reflected, self, reflected ? lhs : rhs, found))
           return result;
-        if (found && found != object_default) unsupported(what + " on a " + self->describe() + " (a builtin " + name + ")");
+        if (found && found != object_default)
+          unsupported(what + " on a " + self->describe() + (PyFunction_Check(found) ? " (its " + std::string(name) + " is library code, not traced)"
+                                                                                    : " (a builtin " + std::string(name) + ")"));
       }
       continue;
     }
