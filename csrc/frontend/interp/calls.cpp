@@ -652,6 +652,10 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     if (ValuePtr drawn = random_with_generator(fn, args, kwargs, name + "()")) return drawn;
     arrays_as_tensors(args, kwargs);  // torch.where(mask, x, table): the array's values
     iterables_as_lists(args, kwargs);
+    static Ref& tensor_fn = *new Ref(import_attr("torch", "tensor"));        // never freed: outlive
+    static Ref& as_tensor_fn = *new Ref(import_attr("torch", "as_tensor"));  // the interpreter
+    if (fn.ptr() == tensor_fn.ptr() || fn.ptr() == as_tensor_fn.ptr())
+      if (ValuePtr stacked = tensor_of_unbacked_numbers(nullptr, args, kwargs)) return stacked;
     if (all_constant(args, kwargs)) {
       Ref module = steal(PyObject_GetAttrString(fn.ptr(), "__module__"));
       PyErr_Clear();
@@ -760,6 +764,8 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   }
   if (name == "new_tensor" && !args.empty() && is_constant_array(args[0]))  // its values, in self's dtype
     args[0] = Value::constant(check(PyObject_CallMethod(args[0]->obj.ptr(), "tolist", nullptr)));
+  if (name == "new_tensor" || name == "new")
+    if (ValuePtr stacked = tensor_of_unbacked_numbers(self, args, kwargs)) return stacked;
   arrays_as_tensors(args, kwargs);
   std::vector<ValuePtr> all_args{self};
   all_args.insert(all_args.end(), args.begin(), args.end());

@@ -367,25 +367,6 @@ void Tracer::compare_op(int op, ValuePtr lhs, ValuePtr rhs) {
   binary_op(PyTuple_GET_ITEM(ops.ptr(), op), "comparison", std::move(lhs), std::move(rhs));
 }
 
-// t[i] with i a 0-d integer tensor, alone or in a tuple of basic indices: eager indexes by
-// i.item(), a view as by an int; here that item is an unbacked int in the graph
-// (capture_scalar_outputs). Beside other tensors (advanced indexing) the key stays as it is.
-ValuePtr Tracer::integer_tensor_indices_as_items(const ValuePtr& key) {
-  auto is_index_tensor = [](const ValuePtr& part) {
-    if (!part->is_tensor() || part->cls) return false;
-    return PyObject_IsTrue(call_helper("cdynamo._polyfills", "is_integer_index_tensor", {part->fake}).ptr()) == 1;
-  };
-  auto as_item = [&](const ValuePtr& part) { return is_index_tensor(part) ? call_value(load_attr(part, "item"), {}, {}) : part; };
-  if (key->kind != ValueKind::Tuple) return as_item(key);
-  auto other_tensor = [&](const ValuePtr& part) { return !part->is_fully_constant() && !is_index_tensor(part); };
-  if (std::none_of(key->items.begin(), key->items.end(), is_index_tensor) ||
-      std::any_of(key->items.begin(), key->items.end(), other_tensor))
-    return key;
-  std::vector<ValuePtr> parts;
-  for (const ValuePtr& part : key->items) parts.push_back(as_item(part));
-  return Value::sequence(ValueKind::Tuple, std::move(parts));
-}
-
 void Tracer::subscript(ValuePtr container, ValuePtr key) {
   static Ref& getitem = *new Ref(import_attr("operator", "getitem"));  // never freed: outlives the interpreter
   if (is_frame_globals(container)) {
@@ -400,15 +381,9 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
         return;
       }
     }
-    if (capture_scalar_outputs) key = integer_tensor_indices_as_items(key);
-    if (key->is_fully_constant()) {
-      // An int only the data gives (from item()): indexed through select() and slices, which take it.
-      static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed: outlives the interpreter
-      Ref needs_views = call_helper("cdynamo._polyfills", "needs_index_by_views", {key->as_python_constant()});
-      if (PyObject_IsTrue(needs_views.ptr()) == 1) {
-        push(inline_call(index_by_views, {container, key}, {}));
-        return;
-      }
+    if (ValuePtr indexed = index_by_unbacked_ints(container, key)) {
+      push(indexed);
+      return;
     }
     std::vector<ValuePtr> operands{container, key};
     graph::KwArgs none;

@@ -13,12 +13,14 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   copying.py      copy.copy and copy.deepcopy
 #   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, map, Variable,
 #                   legacy constructors, jit.annotate, functions decorated with @torch.no_grad() / @torch.enable_grad(),
-#                   tensor indexing by ints only the data gives (index_by_views_)
+#                   tensor indexing by ints only the data gives (index_by_views_), torch.tensor of such numbers
+#                   (tensor_of_numbers_)
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   warning_filters.py  warnings.catch_warnings (its entry and exit made after the graph)
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES,
-# index_by_views_, is_integer_index_tensor, needs_index_by_views and replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
+# index_by_views_, is_integer_index_tensor, needs_index_by_views, holds_unbacked_numbers, tensor_of_numbers_,
+# new_tensor_of_numbers_ and replacement_for from cdynamo._polyfills, _trace_objects imports STAND_IN_CLASSES.
 import collections
 import contextlib
 import functools
@@ -61,7 +63,8 @@ from .warning_filters import catch_warnings_
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
-    index_by_views_, is_integer_index_tensor, needs_index_by_views,
+    index_by_views_, is_integer_index_tensor, needs_index_by_views, holds_unbacked_numbers, tensor_of_numbers_,
+    new_tensor_of_numbers_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}

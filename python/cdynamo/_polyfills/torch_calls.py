@@ -466,3 +466,53 @@ def index_by_views_(tensor, index):
         else:
             result = result.select(dim, part)
     return result
+
+
+def _shape_and_numbers(data, depth=0):
+    """(shape, numbers in row-major order) of nested lists or tuples of numbers, as torch.tensor
+    reads them; ValueError for ragged data, as eager's."""
+    if not isinstance(data, (list, tuple)):
+        return (), [data]
+    parts = [_shape_and_numbers(item, depth + 1) for item in data]
+    inner = parts[0][0] if parts else ()
+    for shape, _ in parts:
+        if shape != inner:
+            got = shape[0] if shape else "a number"
+            raise ValueError(f"expected sequence of length {inner[0] if inner else 0} at dim {depth + 1} (got {got})")
+    return (len(data),) + inner, [number for _, numbers in parts for number in numbers]
+
+
+def holds_unbacked_numbers(data):
+    """data (nested lists or tuples of numbers) holds a number only the data gives (from item() or
+    tolist()): torch.tensor cannot read it (tensor_of_numbers_ stacks it)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    if not isinstance(data, (list, tuple)):
+        return False
+    _, numbers = _shape_and_numbers(data)
+    kinds = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
+    return all(isinstance(n, kinds) for n in numbers) and \
+        any(isinstance(n, (torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(n) for n in numbers)
+
+
+def _inferred_dtype(numbers):
+    if any(isinstance(n, (float, torch.SymFloat)) for n in numbers):
+        return torch.get_default_dtype()
+    if numbers and all(isinstance(n, (bool, torch.SymBool)) for n in numbers):
+        return torch.bool
+    return torch.int64
+
+
+def tensor_of_numbers_(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor(data) for data holding such numbers: each a 0-d tensor, stacked to data's
+    shape (the dtype inferred as torch.tensor infers it)."""
+    shape, numbers = _shape_and_numbers(data)
+    dtype = _inferred_dtype(numbers) if dtype is None else dtype
+    result = torch.stack([torch.scalar_tensor(n, dtype=dtype, device=device) for n in numbers]).reshape(shape)
+    return result.requires_grad_() if requires_grad else result
+
+
+def new_tensor_of_numbers_(self, data, dtype=None, device=None, requires_grad=False):
+    """self.new_tensor(data) / self.new(data) for such data: in self's dtype and on its device."""
+    return tensor_of_numbers_(data, dtype=self.dtype if dtype is None else dtype,
+                              device=self.device if device is None else device, requires_grad=requires_grad)

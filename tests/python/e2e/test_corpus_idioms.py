@@ -1,7 +1,7 @@
 """Capture of idioms found by the seventeenth session's corpus modules: inspect's predicates on
 any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside them, modules
 compared with strings, int() of float tensors, indexing by ints the data gives, ParameterLists
-passed to autograd.grad."""
+passed to autograd.grad, tensors made from numbers the data gives."""
 import inspect
 import warnings
 
@@ -185,3 +185,26 @@ def test_zero_dim_integer_tensors_index_as_the_ints_they_hold():
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(got, feats, tags), fn(want, feats, tags))
     assert same(got, want)
     assert counter.frame_count == 1
+
+
+def test_tensors_made_from_numbers_only_the_data_gives():
+    # ESPnet's make_pad_mask: lengths.tolist(), then seq_range.new(lengths).
+    def make_pad_mask(lengths):
+        lengths = lengths.long().tolist()
+        seq_range = torch.arange(0, 6, dtype=torch.int64).unsqueeze(0).expand(len(lengths), 6)
+        return seq_range >= seq_range.new(lengths).unsqueeze(-1)
+
+    def fn(x, t):
+        a, b = t.tolist()
+        return (torch.tensor([a, 2]), torch.tensor([[a, b], [b, a]], dtype=torch.float32), x.new_tensor([a * 1.5, b]),
+                torch.as_tensor([a > 1, True]), torch.tensor([a, 2.5]) * x[0])
+
+    counter = CompileCounter()
+    x, t = torch.randn(3), torch.tensor([3, 1])
+    got, want = cdynamo.compile(fn, backend=counter, fullgraph=True)(x, t), fn(x, t)
+    assert same(got, want) and [g.dtype for g in got] == [w.dtype for w in want]
+    lengths = torch.tensor([2, 5, 6])
+    assert same(cdynamo.compile(make_pad_mask, backend=counter, fullgraph=True)(lengths), make_pad_mask(lengths))
+    assert counter.frame_count == 2
+    with pytest.raises(ValueError, match="expected sequence of length 2 at dim 1"):  # ragged, as eager raises
+        cdynamo.compile(lambda t: torch.tensor([t.tolist(), [1]]), backend="eager", fullgraph=True)(t)
