@@ -431,11 +431,15 @@ def _is_basic_index_part(part):
         (isinstance(part, int) and not isinstance(part, bool))
 
 
+def is_integer_indices(tensor):
+    """tensor, as an index, holds integer indices (bool and uint8 tensors are masks)."""
+    return not tensor.dtype.is_floating_point and not tensor.dtype.is_complex and tensor.dtype not in (torch.bool, torch.uint8)
+
+
 def is_integer_index_tensor(tensor):
     """tensor, as an index, stands for the int it holds (eager indexing reads item() of a 0-d
     tensor of an integer type, bool and uint8 masks apart)."""
-    return tensor.dim() == 0 and not tensor.dtype.is_floating_point and not tensor.dtype.is_complex and \
-        tensor.dtype not in (torch.bool, torch.uint8)
+    return tensor.dim() == 0 and is_integer_indices(tensor)
 
 
 def needs_index_by_views(index):
@@ -449,11 +453,12 @@ def needs_index_by_views(index):
 
 
 def index_by_views_(tensor, index):
-    """tensor[index] for such an index, as the views eager's indexing returns: select() per int,
-    a slice per slice, unsqueeze() per None."""
+    """tensor[index] for such an index, as eager's indexing computes it: select() per int, a slice
+    per slice, unsqueeze() per None (views), then the integer index tensors, each at the dimension
+    it reached, in one advanced indexing."""
     parts = index if isinstance(index, tuple) else (index,)
     consumed = sum(1 for part in parts if part is not None and part is not Ellipsis)
-    result, dim = tensor, 0
+    result, dim, advanced = tensor, 0, {}
     for part in parts:
         if part is Ellipsis:
             dim += tensor.dim() - consumed
@@ -463,8 +468,13 @@ def index_by_views_(tensor, index):
         elif isinstance(part, slice):
             result = result[(slice(None),) * dim + (part,)]
             dim += 1
+        elif isinstance(part, torch.Tensor):
+            advanced[dim] = part
+            dim += 1
         else:
             result = result.select(dim, part)
+    if advanced:
+        result = result[tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))]
     return result
 
 

@@ -176,7 +176,8 @@ def test_zero_dim_integer_tensors_index_as_the_ints_they_hold():
             score = score + transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
         row = transitions[tags[0]]
         row.add_(1)  # a view, as indexing by an int gives
-        return score, transitions[:, tags[-1]], transitions[tags[0].to(torch.int32)]
+        beside_index_tensors = (transitions[tags[1:3], tags[0]], transitions[None, tags[:2], tags[3]])
+        return score, transitions[:, tags[-1]], transitions[tags[0].to(torch.int32)], transitions[1:, tags[0]], beside_index_tensors
 
     counter = CompileCounter()
     feats, tags = torch.randn(3, 4), torch.tensor([0, 2, 1, 3])
