@@ -151,18 +151,13 @@ ValuePtr Tracer::builtin_len(Handle, std::vector<ValuePtr>& args, graph::KwArgs&
   return nullptr;
 }
 
-// inspect's predicates that are one isinstance() check, and the type each checks for.
-static PyObject* predicate_type(const std::string& name) {
-  if (name == "isclass") return reinterpret_cast<PyObject*>(&PyType_Type);
-  if (name == "isfunction") return reinterpret_cast<PyObject*>(&PyFunction_Type);
-  if (name == "ismethod") return reinterpret_cast<PyObject*>(&PyMethod_Type);
-  return nullptr;
-}
-
 ValuePtr Tracer::type_predicate(Handle fn, const std::string& name, const std::vector<ValuePtr>& args) {
-  PyObject* checked_type = predicate_type(name);
-  if (!checked_type || args.size() != 1 || fn.ptr() != import_attr("inspect", name.c_str()).ptr()) return nullptr;
-  std::vector<ValuePtr> isinstance_args{args[0], Value::constant(Ref::borrow(checked_type))};
+  // inspect's predicates that are one isinstance() check, and the type each checks for.
+  static const std::pair<const char*, PyTypeObject*> kPredicates[] = {
+      {"isclass", &PyType_Type}, {"isfunction", &PyFunction_Type}, {"ismethod", &PyMethod_Type}};
+  const auto* row = std::find_if(std::begin(kPredicates), std::end(kPredicates), [&](const auto& r) { return name == r.first; });
+  if (row == std::end(kPredicates) || args.size() != 1 || fn.ptr() != import_attr("inspect", row->first).ptr()) return nullptr;
+  std::vector<ValuePtr> isinstance_args{args[0], Value::constant(Ref::borrow(reinterpret_cast<PyObject*>(row->second)))};
   graph::KwArgs no_kwargs;
   return builtin_isinstance(fn, isinstance_args, no_kwargs);
 }

@@ -225,8 +225,7 @@ class Tracer {
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);
   // unbacked_numbers.cpp: numbers only the data gives where torch's Python entry points read numbers.
-  ValuePtr integer_tensor_indices_as_items(const ValuePtr& key);
-  ValuePtr index_by_unbacked_ints(const ValuePtr& container, ValuePtr key);  // null: not such a key
+  ValuePtr index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key);  // null: not such a key
   ValuePtr tensor_of_unbacked_numbers(const ValuePtr& self, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   bool contains(ValuePtr container, const ValuePtr& item);  // `item in container`
   void delete_subscript(ValuePtr container, ValuePtr key);  // DELETE_SUBSCR on trace-owned lists and dicts

@@ -16,40 +16,45 @@ bool fake_answers(const char* question, const ValuePtr& part) {
          PyObject_IsTrue(call_helper("cdynamo._polyfills", question, {part->fake}).ptr()) == 1;
 }
 
-}  // namespace
-
-// t[i] with i a 0-d integer tensor, alone or in a tuple: eager indexes by i.item(), as by an int
-// (a view, or a select before the advanced indexing of other index tensors); here that item is
-// an unbacked int in the graph (capture_scalar_outputs).
-ValuePtr Tracer::integer_tensor_indices_as_items(const ValuePtr& key) {
-  auto is_index_tensor = [](const ValuePtr& part) { return fake_answers("is_integer_index_tensor", part); };
-  auto as_item = [&](const ValuePtr& part) { return is_index_tensor(part) ? call_value(load_attr(part, "item"), {}, {}) : part; };
-  if (key->kind != ValueKind::Tuple) return as_item(key);
-  if (std::none_of(key->items.begin(), key->items.end(), is_index_tensor)) return key;
-  std::vector<ValuePtr> parts;
-  for (const ValuePtr& part : key->items) parts.push_back(as_item(part));
-  return Value::sequence(ValueKind::Tuple, std::move(parts));
+// A 0-d integer tensor as an index: eager reads its item(). The rank is asked first, in C++, so
+// that the usual index tensors cost no Python call.
+bool is_zero_dim_index(const ValuePtr& part) {
+  if (!part->is_tensor() || part->cls) return false;
+  Ref rank = check(PyObject_GetAttrString(part->fake.ptr(), "ndim"));
+  return PyLong_AsLong(rank.ptr()) == 0 && fake_answers("is_integer_index_tensor", part);
 }
 
-// A key of ints, slices, None, ... and integer index tensors, holding an int only the data gives:
-// indexed by the stand-in, through select() and slices, which take it (torch's indexing does not).
-ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, ValuePtr key) {
-  auto parts_of = [](const ValuePtr& k) { return k->kind == ValueKind::Tuple ? k->items : std::vector<ValuePtr>{k}; };
-  auto indexable = [](const ValuePtr& part) { return part->is_fully_constant() || fake_answers("is_integer_indices", part); };
+bool holds_symbolic_constant(const ValuePtr& part) {
+  return part->is_fully_constant() && graph::holds_symbolic(part->as_python_constant().ptr());
+}
+
+std::vector<ValuePtr> parts_of(const ValuePtr& key) {
+  return key->kind == ValueKind::Tuple ? key->items : std::vector<ValuePtr>{key};
+}
+
+}  // namespace
+
+// A key of ints, slices, None, ... and integer index tensors, holding an int only the data gives
+// (or, under capture_scalar_outputs, a 0-d integer tensor, which eager reads as its item(): a
+// view, or a select before the advanced indexing of the other index tensors): indexed by the
+// stand-in, through select() and slices, which take such an int (torch's indexing does not).
+ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key) {
   std::vector<ValuePtr> parts = parts_of(key);
+  const bool reads_items = capture_scalar_outputs && std::any_of(parts.begin(), parts.end(), is_zero_dim_index);
+  if (!reads_items && std::none_of(parts.begin(), parts.end(), holds_symbolic_constant)) return nullptr;
+  auto indexable = [](const ValuePtr& part) { return part->is_fully_constant() || fake_answers("is_integer_indices", part); };
   if (!std::all_of(parts.begin(), parts.end(), indexable)) return nullptr;  // a mask: torch's own indexing
-  if (capture_scalar_outputs) parts = parts_of(key = integer_tensor_indices_as_items(key));
   Ref shape = check(PyTuple_New(static_cast<Py_ssize_t>(parts.size())));  // index tensors as slices
   for (size_t i = 0; i < parts.size(); ++i) {
-    Ref part;
-    if (parts[i]->is_fully_constant()) part = parts[i]->as_python_constant();
-    else part = check(PySlice_New(nullptr, nullptr, nullptr));
+    if (reads_items && is_zero_dim_index(parts[i])) parts[i] = call_value(load_attr(parts[i], "item"), {}, {});
+    Ref part = parts[i]->is_fully_constant() ? parts[i]->as_python_constant() : check(PySlice_New(nullptr, nullptr, nullptr));
     PyTuple_SET_ITEM(shape.ptr(), static_cast<Py_ssize_t>(i), part.release());
   }
   Ref needs_views = call_helper("cdynamo._polyfills", "needs_index_by_views", {shape});
   if (PyObject_IsTrue(needs_views.ptr()) != 1) return nullptr;
   static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed: outlives the interpreter
-  return inline_call(index_by_views, {container, key}, {});
+  ValuePtr read_key = key->kind == ValueKind::Tuple ? Value::sequence(ValueKind::Tuple, std::move(parts)) : parts[0];
+  return inline_call(index_by_views, {container, read_key}, {});
 }
 
 // torch.tensor(data), torch.as_tensor(data), t.new_tensor(data), t.new(data) with data nested lists
@@ -57,7 +62,7 @@ ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, ValuePtr key)
 // would need their values). `self` is the tensor of the methods, null for the functions.
 ValuePtr Tracer::tensor_of_unbacked_numbers(const ValuePtr& self, const std::vector<ValuePtr>& args,
                                             const graph::KwArgs& kwargs) {
-  if (args.empty() || !args[0]->is_sequence() || !args[0]->is_fully_constant()) return nullptr;
+  if (args.empty() || !args[0]->is_sequence() || !holds_symbolic_constant(args[0])) return nullptr;
   Ref holds = call_helper("cdynamo._polyfills", "holds_unbacked_numbers", {args[0]->as_python_constant()});
   if (PyObject_IsTrue(holds.ptr()) != 1) return nullptr;
   std::vector<ValuePtr> stand_in_args(args.begin(), args.end());
