@@ -147,11 +147,15 @@ def child(model_name, system, backend, size, device, mode, with_one=False, vary=
             profiler.dump_stats(os.path.join(os.environ["DYNAMIC_PROFILE_DIR"], f"{model_name}-{system}-{mode}.prof"))
         compiles, breaks = compile_count(system)
         steady_k = SWEEP // 2
-        steady_dynamic = statistics.median(timed(compiled, inputs[steady_k], device) for _ in range(20))
+        # Each sample averages 5 steps: a step of a few ms is launch-bound, and single steps
+        # vary by more than the difference measured.
+        steady_dynamic = statistics.median(timed(compiled, inputs[steady_k], device, 5) for _ in range(20))
+        kernel_profile(f"{model_name}-{system}-{mode}-dynamic", compiled, inputs[steady_k], device)
         reset(system)  # the static compile must not find the dynamic one's cache entries
         static = as_step(compiler(system, backend, False, mode)(model), mode)
         timed(static, inputs[steady_k], device)
-        steady_static = statistics.median(timed(static, inputs[steady_k], device) for _ in range(20))
+        steady_static = statistics.median(timed(static, inputs[steady_k], device, 5) for _ in range(20))
+        kernel_profile(f"{model_name}-{system}-{mode}-static", static, inputs[steady_k], device)
         eager_ms = statistics.median(timed(eager, inputs[steady_k], device) for _ in range(5)) * 1e3
     compile_total = sum(max(0.0, f - e) for f, e in zip(first_calls, eager_times))
     notes = {}
@@ -167,6 +171,23 @@ def child(model_name, system, backend, size, device, mode, with_one=False, vary=
     print(json.dumps({"compiles": compiles, "breaks": breaks, "compile_s": compile_total, "notes": notes,
                       "steady_dynamic_ms": steady_dynamic * 1e3, "steady_static_ms": steady_static * 1e3,
                       "eager_ms": eager_ms}))
+
+
+def kernel_profile(name, step, args, device):
+    """With DYNAMIC_KERNEL_PROFILE=dir: where 10 steady steps spend their time, per kernel and
+    operator (torch.profiler), written to dir/name.txt: what differs between the dynamic and
+    the static compile's steps."""
+    folder = os.environ.get("DYNAMIC_KERNEL_PROFILE")
+    if not folder:
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        timed(step, args, device, 10)
+    sort_by = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    with open(os.path.join(folder, f"{name}.txt"), "w") as f:
+        f.write(prof.key_averages().table(sort_by=sort_by, row_limit=40, max_name_column_width=90))
 
 
 def warm_child(device):

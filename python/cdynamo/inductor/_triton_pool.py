@@ -53,9 +53,15 @@ module.serve(Connection(fd))
 """
 
 
+# Pools of fewer workers than this get help from the thread waiting for their kernels
+# (triton_build._help_pool); larger ones compile alone.
+HELPED_BELOW = 4
+
+
 def worker_count():
-    """CDYNAMO_TRITON_WORKERS if set, else one less than the usable cores (the thread waiting for
-    a graph's kernels compiles too), at least 1 and at most MAX_WORKERS."""
+    """CDYNAMO_TRITON_WORKERS if set, else one less than the usable cores (the waiting process
+    keeps one: it loads each finished kernel, and compiles too where the pool is small), at least
+    1 and at most MAX_WORKERS."""
     configured = os.environ.get("CDYNAMO_TRITON_WORKERS")
     if configured:
         return max(1, int(configured))
@@ -134,6 +140,7 @@ class WorkerPool:
     """size workers behind one queue; fallback(task) -> reply runs a task when no worker can."""
 
     def __init__(self, size, fallback):
+        self.size = size
         self.tasks = queue.SimpleQueue()
         self.fallback = fallback
         self.lock = threading.Lock()

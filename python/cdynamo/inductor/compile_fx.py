@@ -221,14 +221,15 @@ def _with_new_leaves_outside(gm, example_inputs):
 
 
 def _compile_fx(gm, example_inputs):
-    reason = targets.unsupported_reason(gm, example_inputs, selfcheck=False)
-    if reason is not None:
-        return targets.run_as_captured(gm, reason)
-    if _needs_autograd(gm, example_inputs):
-        return training_path(gm, example_inputs)
     reason = targets.unsupported_reason(gm, example_inputs)
     if reason is not None:
         return targets.run_as_captured(gm, reason)
+    return targets.checked_on_device(gm, example_inputs, lambda: _compile_supported(gm, example_inputs))
+
+
+def _compile_supported(gm, example_inputs):
+    if _needs_autograd(gm, example_inputs):
+        return training_path(gm, example_inputs)
     from . import graph_cache
 
     target, device_type = targets.choose_target(gm, example_inputs)

@@ -41,6 +41,7 @@ def try_compile(gm, example_inputs):
     symbolic ones this path does not take yet: the caller compiles those per sizes met). Why a
     graph was not compiled symbolically is logged and counted in counters["dynamic"]."""
     from ..symbolic_graphs import graph_is_symbolic, symbolic_example_inputs
+    from . import targets
 
     if not config.symbolic_kernels or not graph_is_symbolic(gm):
         return None
@@ -48,7 +49,7 @@ def try_compile(gm, example_inputs):
     reason = _unsupported_reason(gm, fakes)
     if reason is None:
         try:
-            compiled = _compile(gm, fakes)
+            compiled = targets.checked_on_device(gm, fakes, lambda: _compile(gm, fakes))
         except Exception as error:  # noqa: BLE001 - per-size compiles are always a correct answer
             text = str(error).splitlines()[0] if str(error) else ""
             reason = f"{type(error).__name__}: {text}"

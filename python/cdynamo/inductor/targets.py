@@ -66,9 +66,9 @@ def _graph_tensors(gm, example_inputs):
         yield from (v for v in values if isinstance(v, torch.Tensor))
 
 
-def unsupported_reason(gm, example_inputs, selfcheck=True):
-    """None when a target can compile gm, else the first reason none can, in user terms.
-    selfcheck=False leaves out the GPU's self-check (for graphs that may not use a target)."""
+def unsupported_reason(gm, example_inputs):
+    """None when a target can compile gm, else the first reason none can, in user terms. The
+    GPU's self-check is not part of it: compiles are wrapped in checked_on_device instead."""
     for value in example_inputs:
         if not isinstance(value, (torch.Tensor, int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)):
             return f"graph inputs of type {type(value).__qualname__}"
@@ -83,12 +83,42 @@ def unsupported_reason(gm, example_inputs, selfcheck=True):
         devices.add(t.device)
     if len(devices) > 1:
         return "tensors on several devices (" + ", ".join(sorted(str(d) for d in devices)) + ")"
-    for device in devices:
-        if device.type == "cuda" and selfcheck:
-            from .triton_selfcheck import failure_reason
-
-            return failure_reason(device.index if device.index is not None else torch.cuda.current_device())
     return None
+
+
+def _cuda_device_index(gm, example_inputs):
+    """The index of the CUDA device gm's tensors are on, or None (CPU graphs)."""
+    for t in _graph_tensors(gm, example_inputs):
+        if t.device.type == "cuda":
+            return t.device.index if t.device.index is not None else torch.cuda.current_device()
+    return None
+
+
+def checked_on_device(gm, example_inputs, compile_graph):
+    """compile_graph()'s result once the Triton path of gm's GPU passed its self-check
+    (triton_selfcheck, once per device and process), else gm as captured with the reason.
+
+    The check runs after the graph's own compile, not before: its probe kernel then builds in
+    workers that are already warm, where checking first kept the process waiting for them to
+    start (or compiling the probe itself, importing Triton's code generator: seconds of a cold
+    compile). A compile that raises on a device whose check fails runs as captured as well; on a
+    device that passes, its error is the compile's own and is raised."""
+    device_index = _cuda_device_index(gm, example_inputs)
+    if device_index is None:
+        return compile_graph()
+    from .triton_selfcheck import failure_reason
+
+    try:
+        compiled = compile_graph()
+    except Exception:
+        reason = failure_reason(device_index)
+        if reason is None:
+            raise
+        return run_as_captured(gm, reason)
+    if compiled == gm.forward:  # runs as captured (or with eager autograd): no target to check
+        return compiled
+    reason = failure_reason(device_index)
+    return compiled if reason is None else run_as_captured(gm, reason)
 
 
 def autograd_state_reason(gm):

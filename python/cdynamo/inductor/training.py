@@ -1,6 +1,7 @@
 """Compiled training: AOTAutograd traces a graph that needs gradients into a joint forward and
 backward and splits it (min-cut rematerialization); each half goes through the C++ pipeline as an
-inference graph does. Assumes compile_fx chose and self-checked the target for this graph.
+inference graph does. Assumes compile_fx chose the target for this graph (and checks the GPU's
+path after the compile: targets.checked_on_device).
 
 AOTAutograd's runtime (one autograd.Function per graph) keeps eager's semantics for input
 mutations, outputs that alias inputs and non-differentiable outputs. What it does not keep is

@@ -607,9 +607,12 @@ def _compile_here(desc):
 
 
 def _help_pool():
-    """Run queued pool tasks in this thread until none is left: while workers are still warming
-    up (about a second) the caller compiles, and once they are warm they share the queue."""
-    if _interpreting() or (pool := _pool) is None:
+    """Run queued pool tasks in this thread until none is left, where the pool is small (a
+    machine of a few cores): while workers are still warming up (about a second) the caller
+    compiles, and once they are warm they share the queue. A large pool is left to itself: a
+    first compile in this process would import Triton's code generator and hash its sources
+    (seconds) to build one kernel of many, on the critical path of the graph waiting for them."""
+    if _interpreting() or (pool := _pool) is None or pool.size >= pool_module.HELPED_BELOW:
         return
     while (item := pool.take()) is not None:
         task, reply = item

@@ -111,7 +111,7 @@ def failure_reason(device_index):
         return None
     from . import triton_build
 
-    triton_build.start_pool()  # the build workers import Triton while this process compiles the probe
+    triton_build.start_pool()  # the probe's kernel builds in a worker (one is running when a graph compiled first)
     problem = probe_failure(torch.device("cuda", device_index))
     if problem is None:
         _remember_pass(marker)

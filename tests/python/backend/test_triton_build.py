@@ -263,6 +263,19 @@ def test_submit_is_asynchronous_and_shares_a_build_in_flight():
     assert tb.submit(pointwise(scale=5.0)).result() is built
 
 
+@compiles_in_process
+def test_a_large_pool_builds_every_kernel_in_its_workers(monkeypatch):
+    # The waiting thread would import Triton's code generator to build one kernel of many.
+    tb.shutdown_pool()
+    monkeypatch.setenv("CDYNAMO_TRITON_WORKERS", str(tb.pool_module.HELPED_BELOW))
+    try:
+        tb.build_many([pointwise(scale=s) for s in (21.0, 22.0, 23.0, 24.0, 25.0)])
+    finally:
+        tb.shutdown_pool()
+    assert inductor_counters()["triton_compiled"] == 5
+    assert inductor_counters()["triton_compiled_in_workers"] == 5
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors.
 

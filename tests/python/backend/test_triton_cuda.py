@@ -111,6 +111,24 @@ def test_a_passed_self_check_is_remembered_across_processes(tmp_path):
     assert counters["inductor"]["triton_selfcheck_remembered"] == 1
 
 
+def test_a_device_failing_its_self_check_runs_graphs_as_captured(tmp_path, monkeypatch):
+    from cdynamo.inductor import triton_selfcheck
+
+    monkeypatch.setattr(triton_selfcheck, "probe_failure", lambda device: "output 0 differs from eager")
+    triton_selfcheck.failure_reason.cache_clear()
+    x = torch.randn(64, device="cuda")
+    fn = lambda x: (x.sin() + 1).relu()  # noqa: E731
+    try:
+        with cdynamo.config.patch(cache_dir=str(tmp_path)):
+            out = cdynamo.optimize("inductor")(fn)(x)
+    finally:
+        triton_selfcheck.failure_reason.cache_clear()
+    torch.testing.assert_close(out, fn(x))
+    reasons = [k for k in counters["inductor"] if k.startswith("eager_fallback: ")]
+    assert reasons == ["eager_fallback: tensors on cuda:0, where the Triton target failed its self-check "
+                       "(output 0 differs from eager)"]
+
+
 def test_training_graphs_compile_both_halves_to_triton():
     w = torch.randn(8, 8, device="cuda", requires_grad=True)
     x = torch.randn(4, 8, device="cuda")

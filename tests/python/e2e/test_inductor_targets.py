@@ -264,3 +264,59 @@ def test_returned_views_are_autograd_views_of_their_base():
     view.fill_(2.0)
     assert a._version > before and view._base is a
     assert torch.equal(a, torch.full((2, 4), 2.0))
+
+
+class TestGpuSelfCheckAfterTheCompile:
+    """targets.checked_on_device, on a graph of fake CUDA tensors (runs without a GPU): the
+    device's self-check runs after the graph's compile and decides whether its result is used."""
+
+    @pytest.fixture
+    def graph(self, monkeypatch):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        from cdynamo.inductor import triton_selfcheck
+
+        with FakeTensorMode():
+            x = torch.empty(4, device="cuda:0")
+        events = []
+        self.verdict = None
+
+        def failure_reason(device_index):
+            events.append(f"check cuda:{device_index}")
+            return self.verdict
+
+        monkeypatch.setattr(triton_selfcheck, "failure_reason", failure_reason)
+        return torch.fx.symbolic_trace(lambda x: x.sin()), [x], events
+
+    def test_a_passed_check_keeps_the_compiled_graph_and_runs_after_it(self, graph):
+        gm, inputs, events = graph
+        program = object()
+        assert targets.checked_on_device(gm, inputs, lambda: events.append("compile") or program) is program
+        assert events == ["compile", "check cuda:0"]
+
+    def test_a_failed_check_runs_the_graph_as_captured_with_its_reason(self, graph):
+        gm, inputs, events = graph
+        self.verdict = "tensors on cuda:0, where the Triton target failed its self-check (broken)"
+        with pytest.warns(UserWarning, match="failed its self-check"):
+            result = targets.checked_on_device(gm, inputs, lambda: object())
+        assert result == gm.forward
+        assert fallback_reasons() == {f"eager_fallback: {self.verdict}": 1}
+
+    def test_a_compile_error_on_a_failing_device_runs_as_captured_and_else_is_raised(self, graph):
+        gm, inputs, events = graph
+
+        def broken():
+            raise RuntimeError("no kernel image is available")
+
+        with pytest.raises(RuntimeError, match="no kernel image"):
+            targets.checked_on_device(gm, inputs, broken)
+        self.verdict = "tensors on cuda:0, where the Triton target failed its self-check (broken)"
+        with pytest.warns(UserWarning, match="failed its self-check"):
+            assert targets.checked_on_device(gm, inputs, broken) == gm.forward
+        assert events == ["check cuda:0", "check cuda:0"]
+
+    def test_graphs_without_a_target_or_on_the_cpu_skip_the_check(self, graph):
+        gm, inputs, events = graph
+        assert targets.checked_on_device(gm, inputs, lambda: gm.forward) == gm.forward
+        assert targets.checked_on_device(gm, [torch.randn(4)], lambda: 7) == 7
+        assert events == []
