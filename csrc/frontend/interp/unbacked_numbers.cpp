@@ -34,16 +34,16 @@ std::vector<ValuePtr> parts_of(const ValuePtr& key) {
 
 }  // namespace
 
-// A key of ints, slices, None, ... and integer index tensors, holding an int only the data gives
+// A key of ints, slices, None, ... and index tensors or masks, holding an int only the data gives
 // (or, under capture_scalar_outputs, a 0-d integer tensor, which eager reads as its item(): a
-// view, or a select before the advanced indexing of the other index tensors): indexed by the
-// stand-in, through select() and slices, which take such an int (torch's indexing does not).
+// view, or a select before the advanced indexing of the other index tensors and masks): indexed
+// by the stand-in, through select() and slices, which take such an int (torch's indexing does not).
 ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key) {
   std::vector<ValuePtr> parts = parts_of(key);
   const bool reads_items = capture_scalar_outputs && std::any_of(parts.begin(), parts.end(), is_zero_dim_index);
   if (!reads_items && std::none_of(parts.begin(), parts.end(), holds_symbolic_constant)) return nullptr;
-  auto indexable = [](const ValuePtr& part) { return part->is_fully_constant() || fake_answers("is_integer_indices", part); };
-  if (!std::all_of(parts.begin(), parts.end(), indexable)) return nullptr;  // a mask: torch's own indexing
+  auto indexable = [](const ValuePtr& part) { return part->is_fully_constant() || fake_answers("is_index_tensor", part); };
+  if (!std::all_of(parts.begin(), parts.end(), indexable)) return nullptr;
   Ref shape = check(PyTuple_New(static_cast<Py_ssize_t>(parts.size())));  // index tensors as slices
   for (size_t i = 0; i < parts.size(); ++i) {
     if (reads_items && is_zero_dim_index(parts[i])) parts[i] = call_value(load_attr(parts[i], "item"), {}, {});

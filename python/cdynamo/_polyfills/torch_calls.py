@@ -436,6 +436,11 @@ def is_integer_indices(tensor):
     return not tensor.dtype.is_floating_point and not tensor.dtype.is_complex and tensor.dtype not in (torch.bool, torch.uint8)
 
 
+def is_index_tensor(tensor):
+    """tensor can index: integer indices or a mask (a float or complex one cannot)."""
+    return not tensor.dtype.is_floating_point and not tensor.dtype.is_complex
+
+
 def is_integer_index_tensor(tensor):
     """tensor, as an index, stands for the int it holds (eager indexing reads item() of a 0-d
     tensor of an integer type, bool and uint8 masks apart)."""
@@ -452,30 +457,40 @@ def needs_index_by_views(index):
         any(isinstance(part, torch.SymInt) and free_unbacked_symbols(part) for part in parts)
 
 
+def index_tensor_span(tensor):
+    """How many dimensions an index tensor consumes: a mask (bool, uint8) its own, an integer
+    index tensor one."""
+    return tensor.dim() if tensor.dtype in (torch.bool, torch.uint8) else 1
+
+
 def index_by_views_(tensor, index):
     """tensor[index] for such an index, as eager's indexing computes it: select() per int, a slice
-    per slice, unsqueeze() per None (views), then the integer index tensors, each at the dimension
-    it reached, in one advanced indexing."""
+    per slice, unsqueeze() per None (views), then the index tensors and masks, each at the
+    dimension it reached, in one advanced indexing."""
     parts = index if isinstance(index, tuple) else (index,)
-    consumed = sum(1 for part in parts if part is not None and part is not Ellipsis)
-    result, dim, advanced = tensor, 0, {}
-    for part in parts:
+    spans = [0 if part is None or part is Ellipsis else index_tensor_span(part) if isinstance(part, torch.Tensor) else 1
+             for part in parts]
+    result, dim, remaining, advanced = tensor, 0, [], False
+    for part, span in zip(parts, spans):
         if part is Ellipsis:
-            dim += tensor.dim() - consumed
+            skipped = tensor.dim() - sum(spans)
+            remaining += [slice(None)] * skipped
+            dim += skipped
         elif part is None:
             result = result.unsqueeze(dim)
+            remaining.append(slice(None))
             dim += 1
         elif isinstance(part, slice):
             result = result[(slice(None),) * dim + (part,)]
+            remaining.append(slice(None))
             dim += 1
         elif isinstance(part, torch.Tensor):
-            advanced[dim] = part
-            dim += 1
+            remaining.append(part)
+            advanced = True
+            dim += span
         else:
             result = result.select(dim, part)
-    if advanced:
-        result = result[tuple(advanced.get(d, slice(None)) for d in range(max(advanced) + 1))]
-    return result
+    return result[tuple(remaining)] if advanced else result
 
 
 def _shape_and_numbers(data, depth=0):

@@ -65,9 +65,9 @@ def _passed_marker(device_index):
     Triton and this build of cdynamo (its extension and the inductor's Python files). None
     where one of them cannot be told (then the probe runs in every process)."""
     import torch
-    import triton
 
     from .. import _C
+    from .triton_build import _triton_version
 
     driver = _loaded_driver()
     if driver is None:
@@ -76,7 +76,7 @@ def _passed_marker(device_index):
     ours = [_C.__file__] + sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py")))
     files = [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in ours]
     identity = repr((props.name, props.major, props.minor, str(getattr(props, "uuid", "")), driver,
-                     torch.__version__, triton.__version__, files))
+                     torch.__version__, _triton_version(), files))
     digest = hashlib.sha256(identity.encode()).hexdigest()
     return os.path.join(utils.cache_root(), "triton", "selfcheck", digest)
 

@@ -188,6 +188,22 @@ def test_zero_dim_integer_tensors_index_as_the_ints_they_hold():
     assert counter.frame_count == 1
 
 
+def test_zero_dim_integer_tensors_and_unbacked_ints_beside_masks():
+    # A per-sample mask beside a sample index (x[i, keep]); masks of several dimensions consume
+    # as many, before and after the int; a 0-d bool mask as eager takes it.
+    def fn(x, i, keep4, keep5, keep2d, m):
+        j = i.item()
+        return (x[i, keep4], x[j, keep4] * 2, x[..., i, keep5], x[keep2d, j], x[None, i, 1:, keep5],
+                m[keep2d[0], i], x[i, torch.tensor(True)])
+
+    counter = CompileCounter()
+    x, m = torch.randn(3, 4, 5), torch.randn(4, 3)
+    args = (x, torch.tensor(1), torch.tensor([True, False, True, True]), torch.tensor([True, False, True, True, False]),
+            torch.rand(3, 4) > 0.5, m)
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args))
+    assert counter.frame_count == 1
+
+
 def test_tensors_made_from_numbers_only_the_data_gives():
     # ESPnet's make_pad_mask: lengths.tolist(), then seq_range.new(lengths).
     def make_pad_mask(lengths):
