@@ -14,10 +14,12 @@
 namespace cdynamo {
 namespace {
 
-// _inductor_compile(aten_gm, eager_fallback, want_blob=False, target="cpp", device_type="cpu"):
-// the compiled callable, or with want_blob the pair (callable, blob) where blob is the program as
-// bytes for the compiled-graph cache (python/cdynamo/inductor/graph_cache.py), or None when it
-// cannot be stored. target: "cpp" or "triton"; device_type: where the graph's tensors live.
+// _inductor_compile(aten_gm, eager_fallback, want_blob=False, target="cpp", device_type="cpu",
+// build_behind=False): the compiled callable, or with want_blob the pair (callable, blob) where
+// blob is the program as bytes for the compiled-graph cache (python/cdynamo/inductor/graph_cache.py),
+// or None when it cannot be stored. target: "cpp" or "triton"; device_type: where the graph's
+// tensors live. build_behind: return once the kernels are generated, their build going on in the
+// background; the first call waits for it (runtime::compile_program).
 //
 // The pipeline: lower (aten graph -> loop IR) -> schedule (fusion, kernel I/O, reuse, memory
 // plan; verified under config.verify_ir) -> target.prepare (code generation) -> compile and
@@ -28,7 +30,9 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
   int want_blob = 0;
   const char* target_name = "cpp";
   const char* device_type = "cpu";
-  if (!PyArg_ParseTuple(args, "OO|pss", &aten_graph_module, &eager_fallback, &want_blob, &target_name, &device_type))
+  int build_behind = 0;
+  if (!PyArg_ParseTuple(args, "OO|pssp", &aten_graph_module, &eager_fallback, &want_blob, &target_name, &device_type,
+                        &build_behind))
     return nullptr;
   CDYNAMO_BOUNDARY_BEGIN
   Stopwatch watch;
@@ -51,10 +55,12 @@ PyObject* py_inductor_compile(PyObject*, PyObject* args) {
     text = check(PyUnicode_FromString(ir::to_string(program).c_str()));
     call_helper("cdynamo.utils", "log", {Ref(check(PyUnicode_FromString("ir"))), text});
   }
+  const runtime::BuildMode mode = build_behind ? runtime::BuildMode::WaitOnFirstCall : runtime::BuildMode::FromConfig;
   if (!want_blob)
-    return runtime::compile_program(std::move(program), std::move(constants), eager_fallback, nullptr, target_name).release();
+    return runtime::compile_program(std::move(program), std::move(constants), eager_fallback, nullptr, target_name, mode)
+        .release();
   std::string blob;
-  Ref compiled = runtime::compile_program(std::move(program), std::move(constants), eager_fallback, &blob, target_name);
+  Ref compiled = runtime::compile_program(std::move(program), std::move(constants), eager_fallback, &blob, target_name, mode);
   Ref bytes = blob.empty() ? Ref::borrow(Py_None) : check(PyBytes_FromStringAndSize(blob.data(), static_cast<Py_ssize_t>(blob.size())));
   return check(PyTuple_Pack(2, compiled.ptr(), bytes.ptr())).release();
   CDYNAMO_BOUNDARY_END(nullptr)
@@ -121,8 +127,8 @@ PyObject* py_inductor_dtypes(PyObject*, PyObject*) {
 PyMethodDef inductor_methods[] = {
     {"_inductor_dtypes", py_inductor_dtypes, METH_NOARGS, "_inductor_dtypes() -> tuple of the torch dtype names the loop IR supports"},
     {"_inductor_compile", py_inductor_compile, METH_VARARGS,
-     "_inductor_compile(aten_gm, eager_fallback, want_blob=False, target='cpp', device_type='cpu') -> callable, or "
-     "(callable, blob or None)"},
+     "_inductor_compile(aten_gm, eager_fallback, want_blob=False, target='cpp', device_type='cpu', build_behind=False) "
+     "-> callable, or (callable, blob or None)"},
     {"_inductor_load", py_inductor_load, METH_VARARGS,
      "_inductor_load(blob, [(name, tensor), ...], eager_fallback=None) -> callable, or None if a kernel is missing"},
     {"_inductor_toolchain_key", py_inductor_toolchain_key, METH_NOARGS,

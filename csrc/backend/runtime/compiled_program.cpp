@@ -77,6 +77,7 @@ struct AsyncState {
   Ref fallback;
   Ref compiled;  // the executor, once built
   bool warned = false;
+  bool wait_on_call = false;  // BuildMode::WaitOnFirstCall
 };
 
 struct AsyncObject {
@@ -115,10 +116,20 @@ Handle compiled_or_null(AsyncState& s, bool calling) {
   return Handle();
 }
 
+// Blocks, the GIL released, until the job ends or timeout seconds pass (forever when negative).
+void wait_for(const std::shared_ptr<AsyncJob>& job, double timeout) {
+  GilRelease nogil;
+  std::unique_lock<std::mutex> lock(job->mutex);
+  auto finished = [&] { return job->state.load() != AsyncJob::Pending; };
+  if (timeout < 0) job->cv.wait(lock, finished);
+  else job->cv.wait_for(lock, std::chrono::duration<double>(timeout), finished);
+}
+
 // Ownership contract: args are borrowed; returns the new reference the target returns, or NULL.
 PyObject* async_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   CDYNAMO_BOUNDARY_BEGIN
   AsyncState& s = state_of(self);
+  if (s.wait_on_call && !s.compiled) wait_for(s.job, -1);
   Handle target = compiled_or_null(s, true);
   if (!target) target = s.fallback;
   return PyObject_Vectorcall(target.ptr(), args, nargsf, kwnames);
@@ -149,14 +160,7 @@ PyObject* async_wait(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (timeout == -1 && PyErr_Occurred()) throw PythonError();
   }
   AsyncState& s = state_of(self);
-  std::shared_ptr<AsyncJob> job = s.job;
-  {
-    GilRelease nogil;
-    std::unique_lock<std::mutex> lock(job->mutex);
-    auto finished = [&] { return job->state.load() != AsyncJob::Pending; };
-    if (timeout < 0) job->cv.wait(lock, finished);
-    else job->cv.wait_for(lock, std::chrono::duration<double>(timeout), finished);
-  }
+  wait_for(s.job, timeout);
   return PyBool_FromLong(compiled_or_null(s, false) ? 1 : 0);
   CDYNAMO_BOUNDARY_END(nullptr)
 }
@@ -193,14 +197,15 @@ std::vector<std::pair<std::string, std::string>> generate_sources(const ir::Prog
 }
 
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
-                    std::string* blob, const std::string& target_name) {
+                    std::string* blob, const std::string& target_name, BuildMode mode) {
   Stopwatch watch;
   const target::Target& target = target::target_named(target_name);
   target::Target::CompileJob job = target.prepare(program, blob);
   watch.lap("codegen");
   bool has_fallback = eager_fallback && eager_fallback.ptr() != Py_None;
   if (has_fallback && !PyCallable_Check(eager_fallback.ptr())) throw UserError("eager_fallback must be callable", PyExc_TypeError);
-  if (!has_fallback || !config_bool("async_compile")) {
+  const bool wait_on_call = mode == BuildMode::WaitOnFirstCall;
+  if (!has_fallback || !(wait_on_call || config_bool("async_compile"))) {
     std::vector<Launcher> kernels;
     {
       GilRelease nogil;
@@ -235,7 +240,7 @@ Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>
   ExecutorOptions options = executor_options_from_config();
   if (!program.symbols.empty()) options.oversize_fallback = Ref::borrow(eager_fallback.ptr());
   self->state = new AsyncState{state, std::move(program), std::move(constants), std::move(options), Ref::borrow(eager_fallback),
-                               Ref(), false};
+                               Ref(), false, wait_on_call};
   return obj;
 }
 

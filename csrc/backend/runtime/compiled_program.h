@@ -19,6 +19,10 @@ namespace cdynamo::runtime {
 // compile runs on a background thread, calls run eager_fallback(*inputs) until the kernels are
 // ready and the compiled program afterwards (a failed background compile warns once and keeps
 // the fallback). The callable then has `.ready` (bool) and `.wait(timeout=None)` (-> ready).
+// BuildMode::WaitOnFirstCall builds in the background too, but a call waits for the build (GIL
+// released) instead of running the fallback: the caller goes on (compiles the next graph, whose
+// kernels join the same build workers) and the results are the compiled program's from the
+// first call; only a failed build runs the fallback (warned once).
 // eager_fallback may be None (or a null Handle): always synchronous.
 //
 // Ownership contract: program and constants are taken by value (constants: tensor references);
@@ -28,8 +32,9 @@ namespace cdynamo::runtime {
 // With blob non-null, *blob receives the program as bytes for the compiled-graph cache
 // (program_blob.h, kernels named by their cache keys), or stays empty if it cannot be stored.
 // target: "cpp" or "triton" (target/target.h).
+enum class BuildMode { FromConfig, WaitOnFirstCall };
 Ref compile_program(ir::Program program, std::vector<std::pair<std::string, Ref>> constants, Handle eager_fallback,
-                    std::string* blob = nullptr, const std::string& target = "cpp");
+                    std::string* blob = nullptr, const std::string& target = "cpp", BuildMode mode = BuildMode::FromConfig);
 
 // The callable of a program stored by compile_program(..., blob), its kernels loaded from the
 // kernel cache (never compiled): a null Ref when a kernel library is missing (the caller

@@ -313,7 +313,10 @@ def _compile_program(part_gm, target, device_type):
     tensor_gm = split.tensor_gm
     symbolic_floats.tensorify_size_floats(tensor_gm)
     output_aliases.annotate(tensor_gm, output_aliases.eager_aliases(tensor_gm, ()))
-    program = _C._inductor_compile(tensor_gm, tensor_gm.forward, False, target, device_type)
+    # GPU kernels build behind: the forward's join the backward's in the build workers while
+    # AOTAutograd lowers the backward (one batch instead of two in turn); the first call waits.
+    build_behind = device_type == "cuda"
+    program = _C._inductor_compile(tensor_gm, tensor_gm.forward, False, target, device_type, build_behind)
     # Inputs met in another layout than traced (a gradient autograd laid out otherwise, a saved
     # expand returned as a copy) are copied into the traced one by the program itself.
     return split.wrap(program)

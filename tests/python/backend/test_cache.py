@@ -189,6 +189,41 @@ def test_async_compile_failure_warns_and_keeps_the_fallback(tmp_path):
     assert torch.equal(fn(x)[0], x + 1)
 
 
+def _aten_graph_of(fn, x):
+    from cdynamo.inductor.compile_fx import aten_graph
+
+    return aten_graph(torch.fx.symbolic_trace(fn), [x])
+
+
+def test_kernels_built_behind_are_waited_for_by_the_first_call(tmp_path):
+    # Training halves on the GPU: the compile returns while the kernels build; no call runs eagerly.
+    from cdynamo import _C
+
+    calls = []
+    x = torch.randn(64)
+    graph = _aten_graph_of(lambda x: (x.sin() * 3.25 + 1.5,), x)
+    with config.patch(cache_dir=str(tmp_path)):
+        fn = _C._inductor_compile(graph, lambda x: calls.append(1), False, "cpp", "cpu", True)
+        assert not fn.ready  # g++ takes far longer than returning
+        torch.testing.assert_close(fn(x)[0], x.sin() * 3.25 + 1.5)
+        assert fn.ready
+        torch.testing.assert_close(fn(x)[0], x.sin() * 3.25 + 1.5)
+    assert calls == []
+
+
+def test_kernels_built_behind_that_fail_run_the_fallback_with_a_warning(tmp_path):
+    from cdynamo import _C
+
+    cxx = fake_compiler(tmp_path, 'case "$1" in --version) exec g++ "$@";; esac\nexit 1')
+    x = torch.randn(64)
+    graph = _aten_graph_of(lambda x: (x.cos() * 2.75,), x)
+    with config.patch(cache_dir=str(tmp_path / "cache"), cxx=cxx):
+        fn = _C._inductor_compile(graph, lambda x: (x + 1,), False, "cpp", "cpu", True)
+    with pytest.warns(RuntimeWarning, match="background compile failed"):
+        assert torch.equal(fn(x)[0], x + 1)
+    assert torch.equal(fn(x)[0], x + 1)
+
+
 def test_many_kernels_precompile_the_prelude_first(tmp_path):
     with config.patch(cache_dir=str(tmp_path)):
         x = torch.randn(64)
