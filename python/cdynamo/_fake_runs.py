@@ -54,6 +54,24 @@ def _data_dependent_ops_break():
     return _trace_support.data_dependent_ops_break
 
 
+def _scalar_outputs_captured():
+    """Whether the trace keeps Tensor.item() in the graph (set by compile_frame.cpp)."""
+    from . import _trace_support
+
+    return _trace_support.scalar_outputs_captured
+
+
+def _retraced_with_symbols(error, mode):
+    """Whether a fake run that needed data can succeed over a ShapeEnv, with an unbacked symbol
+    for what only the data gives: an output size (nonzero, a boolean mask, unique), or, where
+    the trace keeps item() in the graph, a number read from a tensor (torch.arange(t.max()),
+    torch.ones(2, n) with n a 0-d tensor: eager reads its item())."""
+    if getattr(mode, "shape_env", None) is not None or _data_dependent_ops_break():
+        return False
+    kind = type(error).__name__
+    return kind == "DynamicOutputShapeException" or (kind == "DataDependentOutputException" and _scalar_outputs_captured())
+
+
 def fake_run(mode, what, fn, args, kwargs):
     """Runs fn on fake tensors; an operation that needs real data becomes TraceUnsupported."""
     global _DATA_DEPENDENT
@@ -71,10 +89,7 @@ def fake_run(mode, what, fn, args, kwargs):
         known = _output_known_from_metadata(mode, fn, args, kwargs)
         if known is not None:
             return known
-        if (type(error).__name__ == "DynamicOutputShapeException" and getattr(mode, "shape_env", None) is None
-                and not _data_dependent_ops_break()):
-            # An output whose size depends on the data (nonzero, a boolean mask, unique): the
-            # trace runs again over a ShapeEnv, where that size is an unbacked symbol.
+        if _retraced_with_symbols(error, mode):
             from .shapes import RetraceDynamic
 
             raise RetraceDynamic(what, data_dependent=True) from None

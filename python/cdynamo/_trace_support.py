@@ -25,6 +25,9 @@ from ._trace_objects import TracedContextToken, fill_object, new_objects, replac
 # Set by the frontend (compile_frame.cpp, on this module) while it compiles a frame again with
 # operations of data-dependent output sizes breaking the graph; _fake_runs.fake_run reads it here.
 data_dependent_ops_break = False
+# Set by the frontend while a trace keeps Tensor.item() in the graph (config.capture_scalar_outputs,
+# fullgraph=True); _fake_runs.fake_run reads it here.
+scalar_outputs_captured = False
 
 
 # Unused: nothing in csrc/, python/, tests/ or bench/ calls it (since the first commit); kept by the split.

@@ -603,8 +603,11 @@ def unbacked_extreme(numbers, maximum):
     backed size's relation becomes a guard)."""
     from .symbolic_graphs import unbacked_symbols
 
-    if not any(isinstance(n, torch.SymInt) and unbacked_symbols(n) for n in numbers):
+    if not any(isinstance(n, (torch.SymInt, torch.SymFloat)) and unbacked_symbols(n) for n in numbers):
         return None
+    integers = [isinstance(n, (int, torch.SymInt)) and not isinstance(n, bool) for n in numbers]
+    if not all(integers) and any(integers):
+        return None  # ints beside floats: the builtin returns the larger one as it is, of its own type
     combine = torch.sym_max if maximum else torch.sym_min
     result = numbers[0]
     for number in numbers[1:]:

@@ -51,10 +51,12 @@ const std::unordered_set<std::string>& unsupported_methods() {
   return names;
 }
 
-// Builtins that take every item of their first argument before returning (so a generator
-// passed to them can be run to its end first).
+// Builtins (and torch.Size) that take every item of their first argument before returning (so a
+// generator passed to them can be run to its end first).
 bool consumes_its_iterable(Handle fn) {
   static const std::unordered_set<std::string> names = {"sum", "min", "max", "sorted"};
+  static Ref& size_type = *new Ref(import_attr("torch", "Size"));  // never freed: outlives the interpreter
+  if (fn.ptr() == size_type.ptr()) return true;  // torch.Size(s // 2 for s in x.shape)
   if (!PyCFunction_Check(fn.ptr())) return false;
   PyObject* self = PyCFunction_GET_SELF(fn.ptr());
   if (self && PyType_Check(self) && std::string(reinterpret_cast<PyCFunctionObject*>(fn.ptr())->m_ml->ml_name) == "fromkeys")

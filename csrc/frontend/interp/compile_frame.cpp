@@ -184,6 +184,21 @@ struct DataDependentOpsBreak {
   }
 };
 
+// While a trace runs: whether its Tensor.item() values stay in the graph
+// (_trace_support.scalar_outputs_captured), read by _fake_runs.fake_run: an operation that reads
+// a tensor's value as a number (torch.arange(t.max()), torch.ones(2, n)) then retraces over a
+// ShapeEnv, where the number is an unbacked symbol, instead of breaking the graph.
+struct ScalarOutputsCapturedScope {
+  Ref module = import_attr("cdynamo", "_trace_support");
+  Ref previous = check(PyObject_GetAttrString(module.ptr(), "scalar_outputs_captured"));
+  explicit ScalarOutputsCapturedScope(bool on) {
+    check_status(PyObject_SetAttrString(module.ptr(), "scalar_outputs_captured", on ? Py_True : Py_False));
+  }
+  ~ScalarOutputsCapturedScope() {
+    keeping_pending_error([&] { check_status(PyObject_SetAttrString(module.ptr(), "scalar_outputs_captured", previous.ptr())); });
+  }
+};
+
 // While one frame compiles: torch's setting for how symbolic sizes treat 0 and 1 is cdynamo's
 // (cdynamo.shapes.begin_compile), and the user's again after, also when the compile throws.
 struct ZeroOneSizesScope {
@@ -257,6 +272,7 @@ CompiledFrame compile_frame_attempt(CdFrame* frame, PyObject* callback, bool* ca
     Tracer tracer(frame, shape_trace, plan == BreakPlan::Root ? break_at : -1, break_step);
     tracer.one_graph = fullgraph_requested(callback);
     tracer.capture_scalar_outputs = config_bool("capture_scalar_outputs") || tracer.one_graph;
+    ScalarOutputsCapturedScope scalar_outputs_captured(tracer.capture_scalar_outputs);
     TraceResult result;
     try {
       result = tracer.run();

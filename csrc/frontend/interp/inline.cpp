@@ -24,6 +24,21 @@ std::string inline_refusal(PyCodeObject* code) {
 
 }  // namespace
 
+// Binding errors are the call's own TypeError, raised in the trace (a try/except around a call
+// that passes an argument the callee does not take catches it, as in eager), worded as CPython's.
+void Tracer::raise_if_missing(const std::string& name, const std::vector<ValuePtr>& slots, int begin, int end,
+                              const char* kind, const std::function<std::string(int)>& param_name) const {
+  std::vector<std::string> missing;
+  for (int slot = begin; slot < end; ++slot)
+    if (!slots[slot]) missing.push_back("'" + param_name(slot) + "'");
+  if (missing.empty()) return;
+  std::string listed = missing[0];
+  for (size_t k = 1; k < missing.size(); ++k)
+    listed += (k + 1 == missing.size() ? (missing.size() > 2 ? ", and " : " and ") : ", ") + missing[k];
+  raise(PyExc_TypeError, name + "() missing " + std::to_string(missing.size()) + " required " + kind + " argument" +
+                             (missing.size() == 1 ? "" : "s") + ": " + listed);
+}
+
 std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
                                              graph::KwArgs kwargs) {
   const int positional = code->co_argcount;
@@ -39,8 +54,9 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
   for (size_t i = 0; i < args.size(); ++i) {
     if (static_cast<int>(i) < positional) slots[i] = args[i];
     else if (has_varargs) extra_positional.push_back(args[i]);
-    else unsupported(name + "() takes " + std::to_string(positional) + " positional arguments but " +
-                     std::to_string(args.size()) + " were given");
+    else raise(PyExc_TypeError, name + "() takes " + std::to_string(positional) + " positional argument" +
+                                    (positional == 1 ? "" : "s") + " but " + std::to_string(args.size()) +
+                                    (args.size() == 1 ? " was" : " were") + " given");
   }
   auto varkw = Value::dict({}, {});
   for (auto& [key, value] : kwargs) {
@@ -48,13 +64,13 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
     for (int slot = positional_only; slot < positional + keyword_only; ++slot)
       if (param_name(slot) == key) found = slot;
     if (found >= 0) {
-      if (slots[found]) unsupported(name + "() got multiple values for argument '" + key + "'");
+      if (slots[found]) raise(PyExc_TypeError, name + "() got multiple values for argument '" + key + "'");
       slots[found] = value;
     } else if (has_varkw) {
       varkw->keys.push_back(check(PyUnicode_FromString(key.c_str())));
       varkw->items.push_back(value);
     } else {
-      unsupported(name + "() got an unexpected keyword argument '" + key + "'");
+      raise(PyExc_TypeError, name + "() got an unexpected keyword argument '" + key + "'");
     }
   }
   // Defaults are attributes of the function object, which the caller's guards pin down.
@@ -100,8 +116,8 @@ std::vector<ValuePtr> Tracer::bind_arguments(PyCodeObject* code, Handle function
         return Source::dict_item(defaults_source("__kwdefaults__"), check(PyUnicode_FromString(param_name(slot).c_str())));
       });
   }
-  for (int slot = 0; slot < positional + keyword_only; ++slot)
-    if (!slots[slot]) unsupported(name + "() missing required argument '" + param_name(slot) + "'");
+  raise_if_missing(name, slots, 0, positional, "positional", param_name);
+  raise_if_missing(name, slots, positional, positional + keyword_only, "keyword-only", param_name);
   int next = positional + keyword_only;
   if (has_varargs) slots[next++] = Value::sequence(ValueKind::Tuple, std::move(extra_positional));
   if (has_varkw) slots[next++] = varkw;

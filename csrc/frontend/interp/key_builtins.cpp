@@ -123,7 +123,8 @@ ValuePtr Tracer::max_of_scalar_tensors(Handle fn, const std::vector<ValuePtr>& a
   return graph_.call("call_function", op, args, {}, maximum ? "max() of tensors" : "min() of tensors");
 }
 
-// min(k, t.size(0)) of numbers one of which only the data gives (an unbacked size, an item()):
+// min(k, t.size(0)), max(float(t.sum()), 1.0) of numbers one of which only the data gives (an
+// unbacked size, an item()):
 // torch.sym_min/sym_max, a number of the graph, where comparing them would need the data
 // (torchvision's _topk_min after a boolean mask). Null otherwise.
 ValuePtr Tracer::extreme_of_unbacked_numbers(Handle fn, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs) {
@@ -132,7 +133,9 @@ ValuePtr Tracer::extreme_of_unbacked_numbers(Handle fn, const std::vector<ValueP
   if (items.size() < 2) return nullptr;
   Ref numbers = check(PyList_New(0));
   for (const ValuePtr& item : items) {
-    if (!item->is_constant() || !(PyLong_Check(item->obj.ptr()) || graph::is_symbolic(item->obj.ptr()))) return nullptr;
+    if (!item->is_constant() ||
+        !(PyLong_Check(item->obj.ptr()) || PyFloat_Check(item->obj.ptr()) || graph::is_symbolic(item->obj.ptr())))
+      return nullptr;
     check_status(PyList_Append(numbers.ptr(), item->obj.ptr()));
   }
   Ref extreme = call_helper("cdynamo.shapes", "unbacked_extreme", {numbers, Ref::borrow(fn.ptr() == max_builtin() ? Py_True : Py_False)});

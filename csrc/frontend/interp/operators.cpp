@@ -538,6 +538,7 @@ void Tracer::store_subscript(ValuePtr container, ValuePtr key, ValuePtr value) {
       static Ref& method = *new Ref(check(PyObject_GetAttrString(import_attr("torch", "Tensor").ptr(), "__setitem__")));  // never freed: outlives the interpreter
       if (torch_function_override(method, {container, key, value}, {})) return;
     }
+    if (index_by_unbacked_ints(container, key, value)) return;  // out[i, j + 1] = 5 with j from tolist()
     graph_.call("call_function", setitem, {container, key, value}, {}, "tensor item assignment", true);
     return;
   }

@@ -225,7 +225,8 @@ class Tracer {
   void compare_op(int op, ValuePtr lhs, ValuePtr rhs);
   void subscript(ValuePtr container, ValuePtr key);
   // unbacked_numbers.cpp: numbers only the data gives where torch's Python entry points read numbers.
-  ValuePtr index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key);  // null: not such a key
+  // container[key], or with `stored` container[key] = stored; null: not such a key.
+  ValuePtr index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key, const ValuePtr& stored = nullptr);
   ValuePtr tensor_of_unbacked_numbers(const ValuePtr& self, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);
   bool contains(ValuePtr container, const ValuePtr& item);  // `item in container`
   void delete_subscript(ValuePtr container, ValuePtr key);  // DELETE_SUBSCR on trace-owned lists and dicts
@@ -438,6 +439,8 @@ class Tracer {
   void make_cell(int slot);       // MAKE_CELL
   std::vector<ValuePtr> bind_arguments(PyCodeObject* code, Handle function, std::vector<ValuePtr> args,
                                        graph::KwArgs kwargs);
+  void raise_if_missing(const std::string& name, const std::vector<ValuePtr>& slots, int begin, int end, const char* kind,
+                        const std::function<std::string(int)>& param_name) const;
   // Where an inlined frame's globals live, for guards and reloads.
   SourcePtr global_source(const std::string& name, bool in_builtins);
   Ref inspected_object(const ValuePtr& value);

@@ -38,7 +38,8 @@ std::vector<ValuePtr> parts_of(const ValuePtr& key) {
 // (or, under capture_scalar_outputs, a 0-d integer tensor, which eager reads as its item(): a
 // view, or a select before the advanced indexing of the other index tensors and masks): indexed
 // by the stand-in, through select() and slices, which take such an int (torch's indexing does not).
-ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key) {
+// With `stored`, the assignment container[key] = stored, into those views.
+ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key, const ValuePtr& stored) {
   std::vector<ValuePtr> parts = parts_of(key);
   const bool reads_items = capture_scalar_outputs && std::any_of(parts.begin(), parts.end(), is_zero_dim_index);
   if (!reads_items && std::none_of(parts.begin(), parts.end(), holds_symbolic_constant)) return nullptr;
@@ -52,8 +53,10 @@ ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePt
   }
   Ref needs_views = call_helper("cdynamo._polyfills", "needs_index_by_views", {shape});
   if (PyObject_IsTrue(needs_views.ptr()) != 1) return nullptr;
-  static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed: outlives the interpreter
+  static Ref& index_by_views = *new Ref(import_attr("cdynamo._polyfills", "index_by_views_"));  // never freed:
+  static Ref& store_by_views = *new Ref(import_attr("cdynamo._polyfills", "store_by_views_"));  // outlive the interpreter
   ValuePtr read_key = key->kind == ValueKind::Tuple ? Value::sequence(ValueKind::Tuple, std::move(parts)) : parts[0];
+  if (stored) return inline_call(store_by_views, {container, read_key, stored}, {});
   return inline_call(index_by_views, {container, read_key}, {});
 }
 

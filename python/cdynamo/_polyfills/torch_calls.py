@@ -467,6 +467,20 @@ def index_by_views_(tensor, index):
     """tensor[index] for such an index, as eager's indexing computes it: select() per int, a slice
     per slice, unsqueeze() per None (views), then the index tensors and masks, each at the
     dimension it reached, in one advanced indexing."""
+    view, remaining, advanced = _basic_views(tensor, index)
+    return view[tuple(remaining)] if advanced else view
+
+
+def store_by_views_(tensor, index, value):
+    """tensor[index] = value for such an index, as eager's assignment: into the views
+    index_by_views_ takes, then by the index tensors and masks (index_put_ into the view)."""
+    view, remaining, advanced = _basic_views(tensor, index)
+    view[tuple(remaining) if advanced else ...] = value
+
+
+def _basic_views(tensor, index):
+    """(the view the index's ints, slices and None give, the key that indexes the rest of it,
+    whether that key holds index tensors or masks)."""
     parts = index if isinstance(index, tuple) else (index,)
     spans = [0 if part is None or part is Ellipsis else index_tensor_span(part) if isinstance(part, torch.Tensor) else 1
              for part in parts]
@@ -490,7 +504,7 @@ def index_by_views_(tensor, index):
             dim += span
         else:
             result = result.select(dim, part)
-    return result[tuple(remaining)] if advanced else result
+    return result, remaining, advanced
 
 
 def _shape_and_numbers(data, depth=0):

@@ -1,7 +1,8 @@
-"""Capture of idioms found by the seventeenth session's corpus modules: inspect's predicates on
-any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside them, modules
-compared with strings, int() of float tensors, indexing by ints the data gives, ParameterLists
-passed to autograd.grad, tensors made from numbers the data gives."""
+"""Capture of idioms found by the seventeenth and eighteenth sessions' corpus modules: inspect's
+predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside
+them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
+beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
+sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError."""
 import inspect
 import warnings
 
@@ -147,6 +148,25 @@ def test_indexing_by_an_int_only_the_data_gives_returns_eagers_views():
     assert counter.frame_count == 1
 
 
+def test_assignment_by_ints_only_the_data_gives_writes_through_eagers_views():
+    # AllenNLP's ELMo character encoder: out[i, j + 1] = token with j from lengths.tolist().
+    def fn(t, mask):
+        out = t.new_zeros(t.shape[0], t.shape[1] + 2)
+        for i, j in enumerate(mask.sum(1).tolist()):
+            out[i, j + 1] = 5
+            out[i, :j] += t[i, :j]
+        k = mask.sum().item()
+        out[0, k - 4, None] = torch.tensor([7.0])
+        out[1, [0, 2]] = 9
+        out[:, k - 5] = t[:, 0]
+        return out
+
+    counter = CompileCounter()
+    args = (torch.randn(2, 4), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]]))
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args))
+    assert counter.frame_count == 1
+
+
 def test_a_parameter_list_passed_to_autograd_grad_is_its_parameters():
     # MAML: torch.autograd.grad(loss, self.vars) with vars an nn.ParameterList.
     class Learner(torch.nn.Module):
@@ -225,3 +245,66 @@ def test_tensors_made_from_numbers_only_the_data_gives():
     assert counter.frame_count == 2
     with pytest.raises(ValueError, match="expected sequence of length 2 at dim 1"):  # ragged, as eager raises
         cdynamo.compile(lambda t: torch.tensor([t.tolist(), [1]]), backend="eager", fullgraph=True)(t)
+
+
+def test_sizes_read_from_zero_dim_tensors_stay_in_the_graph():
+    # VITS' torch.arange(length.max()), ESIM's torch.ones(b, torch.max(lengths)): eager reads the
+    # tensor's item(); under fullgraph=True the number is an unbacked symbol of the graph.
+    def fn(lengths, x):
+        steps = torch.arange(lengths.max())
+        mask = steps[None, :] < lengths[:, None]
+        return mask, torch.ones(2, torch.max(lengths)), x.new_zeros(torch.Size(s // 2 for s in x.shape[-2:]))
+
+    counter = CompileCounter()
+    lengths, x = torch.tensor([6, 4, 5]), torch.randn(2, 6, 4)
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(lengths, x), fn(lengths, x))
+    assert counter.frame_count == 1
+    # Without fullgraph (item() not kept), the same function runs, breaking the graph there.
+    cdynamo.reset()
+    assert same(cdynamo.compile(fn, backend="eager")(lengths, x), fn(lengths, x))
+
+
+def test_max_and_min_of_numbers_only_the_data_gives():
+    # mmdet's loss normalisation: max(float(num_pos), 1.0), a float of the graph (torch.sym_max).
+    def fn(labels):
+        n = max(float((labels > 0).sum()), 1.0)
+        return labels.float() / n, min(1.5, float(labels.sum()), 8.0), max(labels.sum().item(), 2)
+
+    counter = CompileCounter()
+    for labels in (torch.tensor([0, 1, 3, 0]), torch.tensor([0, 0, 0, 0])):
+        cdynamo.reset()
+        counter.clear()
+        assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(labels), fn(labels))
+        assert counter.frame_count == 1
+
+
+def test_a_call_that_does_not_bind_raises_its_type_error_in_the_trace():
+    # SpeechBrain: try: layer(x, lengths=lengths) except TypeError: layer(x).
+    class Plain(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    layer = Plain()
+
+    def fn(x):
+        try:
+            out = layer(x, lengths=None)
+        except TypeError:
+            out = layer(x) * 2
+
+        def inner(p, q, *, r):
+            return p + q + r
+
+        try:
+            inner(x)
+        except TypeError as error:
+            message = str(error)
+        return out, message
+
+    counter = CompileCounter()
+    x = torch.randn(3)
+    got, want = cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x)
+    assert same(got, want) and got[1].endswith("fn.<locals>.inner() missing 1 required positional argument: 'q'")
+    assert counter.frame_count == 1
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        cdynamo.compile(lambda x: layer(x, x), backend=counter)(x)
