@@ -12,8 +12,9 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #   namedtuples.py  a namedtuple class's _make and _replace
 #   copying.py      copy.copy and copy.deepcopy
 #   torch_calls.py  vmap and torch.func's transforms, torch.cond on a Python predicate, associative_scan, map, Variable,
-#                   legacy constructors, jit.annotate, functions decorated with @torch.no_grad() / @torch.enable_grad(),
-#                   tensor indexing by ints only the data gives (index_by_views_), torch.tensor of such numbers
+#                   legacy constructors, jit.annotate, jit.fork/wait, functions decorated with @torch.no_grad() /
+#                   @torch.enable_grad(), tensor indexing and assignment by ints only the data gives
+#                   (index_by_views_, store_by_views_), torch.tensor of such numbers
 #                   (tensor_of_numbers_)
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   warning_filters.py  warnings.catch_warnings (its entry and exit made after the graph)
@@ -63,6 +64,7 @@ from .warning_filters import catch_warnings_
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
+    jit_fork_, jit_wait_,
     index_by_views_, store_by_views_, is_integer_index_tensor, is_index_tensor, needs_index_by_views, holds_unbacked_numbers, tensor_of_numbers_,
     new_tensor_of_numbers_,
 )
@@ -113,6 +115,8 @@ _BY_OBJECT = {
         torch.func.grad, torch.func.grad_and_value, torch.func.jacrev, torch.func.jacfwd, torch.func.hessian)},
     torch.autograd.Variable: variable_,
     torch.jit.annotate: jit_annotate_,
+    torch.jit.fork: jit_fork_,
+    torch.jit.wait: jit_wait_,
     **{getattr(__import__("heapq"), name): stand_in for name, stand_in in (
         ("heapify", heapify_), ("heappop", heappop_), ("heapreplace", heapreplace_), ("heappush", heappush_),
         ("heappushpop", heappushpop_), ("_heapify_max", _heapify_max_), ("_heappop_max", _heappop_max_),

@@ -283,6 +283,32 @@ def jit_annotate_(the_type, the_value):
     return the_value
 
 
+class CompletedFuture:
+    """What torch.jit.fork gives outside TorchScript, where eager runs the function at once:
+    its result, which wait() (and torch.jit.wait) returns."""
+
+    def __init__(self, result):
+        self._result = result
+
+    def wait(self):
+        return self._result
+
+    def value(self):
+        return self._result
+
+    def done(self):
+        return True
+
+
+def jit_fork_(fn, *args, **kwargs):
+    # An ensemble's torch.jit.fork(model, x) per member, then torch.jit.wait on each future.
+    return CompletedFuture(fn(*args, **kwargs))
+
+
+def jit_wait_(future):
+    return future.wait()
+
+
 # torch's context decorators wrap the function in torch/utils/_contextlib.py's decorate_context,
 # which enters `ctx_factory()` (a clone of the decorator's context manager) around the call.
 _GRAD_MODES = (torch.no_grad, torch.enable_grad)

@@ -2,7 +2,7 @@
 predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside
 them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
-sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError."""
+sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork."""
 import inspect
 import warnings
 
@@ -308,3 +308,18 @@ def test_a_call_that_does_not_bind_raises_its_type_error_in_the_trace():
     assert counter.frame_count == 1
     with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
         cdynamo.compile(lambda x: layer(x, x), backend=counter)(x)
+
+
+def test_jit_fork_runs_the_function_at_once_as_eager_does():
+    # An ensemble's futures = [torch.jit.fork(m, x) for m in members]; [torch.jit.wait(f) ...].
+    members = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(3)])
+
+    def fn(x):
+        futures = [torch.jit.fork(m, x) for m in members] + [torch.jit.fork(torch.sin, x)]
+        return torch.stack([torch.jit.wait(f) for f in futures]).mean(0), futures[0].wait()
+
+    counter = CompileCounter()
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
