@@ -64,7 +64,8 @@ def compile_training(gm, example_inputs, target, device_type):
             layout.prefer_channels_last(joint_gm)
         if config.pad_matmuls:  # K and N static: the padding serves every size
             pad_matmuls.pad_misaligned_matmuls(joint_gm)
-        fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
+        with _common_subexpressions_merged(joint_gm, options.get("num_fwd_outputs")):
+            fw_gm, bw_gm = min_cut_rematerialization_partition(joint_gm, joint_inputs, **options)
         _refuse_saved_written_inputs(fw_gm, bw_gm)
         if symbolic:
             _save_views_contiguous(fw_gm, bw_gm)
@@ -113,6 +114,23 @@ def compile_training(gm, example_inputs, target, device_type):
         return outputs
 
     return run
+
+
+@contextlib.contextmanager
+def _common_subexpressions_merged(joint_gm, num_forward_outputs):
+    """The joint graph's common subexpressions merged by joint_cse.py, and the partitioner's own
+    pass (torch._functorch.config.cse, which imports torch._inductor) off meanwhile; as it is
+    where the partitioner does not say which outputs are the forward's, or cse is off."""
+    from torch._functorch import config as functorch_config
+
+    if num_forward_outputs is None or not functorch_config.cse:
+        yield
+        return
+    from .joint_cse import eliminate_common_subexpressions
+
+    eliminate_common_subexpressions(joint_gm, num_forward_outputs)
+    with functorch_config.patch(cse=False):
+        yield
 
 
 @contextlib.contextmanager
