@@ -162,6 +162,21 @@ ValuePtr Tracer::type_predicate(Handle fn, const std::string& name, const std::v
   return builtin_isinstance(fn, isinstance_args, no_kwargs);
 }
 
+namespace {
+
+bool holds_legacy_tensor_type(Handle classes) {
+  // The metaclass of torch.FloatTensor, torch.cuda.HalfTensor, ... (torch names it nowhere).
+  static PyTypeObject* const legacy_type = Py_TYPE(import_attr("torch", "FloatTensor").ptr());
+  if (PyTuple_Check(classes.ptr())) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(classes.ptr()); ++i)
+      if (holds_legacy_tensor_type(PyTuple_GET_ITEM(classes.ptr(), i))) return true;
+    return false;
+  }
+  return Py_TYPE(classes.ptr()) == legacy_type;
+}
+
+}  // namespace
+
 // A stand-in (an array made from a traced tensor, a deque) is of the class it stands for to
 // the program, and of its own class to the stand-ins' code.
 ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::KwArgs&) {
@@ -192,6 +207,10 @@ ValuePtr Tracer::builtin_isinstance(Handle, std::vector<ValuePtr>& args, graph::
     Ref apparent = apparent_type(args[0]);
     if (apparent.ptr() != type.ptr()) result = PyObject_IsSubclass(apparent.ptr(), classes.ptr());
   }
+  // torch.FloatTensor and the other legacy tensor types are no tensor's class: their instance
+  // check reads the dtype and device, which the fake (and the guards) hold.
+  if (result == 0 && args[0]->is_tensor() && holds_legacy_tensor_type(classes))
+    result = PyObject_IsInstance(args[0]->fake.ptr(), classes.ptr());
   check_status(result);
   return Value::boolean(result);
 }

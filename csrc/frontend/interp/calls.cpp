@@ -51,6 +51,11 @@ const std::unordered_set<std::string>& unsupported_methods() {
   return names;
 }
 
+bool is_torch_size(const ValuePtr& value) {
+  static PyObject* const size_type = import_attr("torch", "Size").release();  // never freed: outlives the interpreter
+  return value->is_constant() && Py_TYPE(value->obj.ptr()) == reinterpret_cast<PyTypeObject*>(size_type);
+}
+
 // Builtins (and torch.Size) that take every item of their first argument before returning (so a
 // generator passed to them can be run to its end first).
 bool consumes_its_iterable(Handle fn) {
@@ -766,6 +771,12 @@ ValuePtr Tracer::call_tensor_method(ValuePtr method, std::vector<ValuePtr> args,
   }
   if (name == "new_tensor" && !args.empty() && is_constant_array(args[0]))  // its values, in self's dtype
     args[0] = Value::constant(check(PyObject_CallMethod(args[0]->obj.ptr(), "tolist", nullptr)));
+  if (name == "new" && args.size() == 1 && is_torch_size(args[0])) {
+    // t.new(t.size()): a torch.Size is the new tensor's size (any other sequence its data), which
+    // the graph's code would write as a plain tuple: new_empty, what it makes.
+    method_name = check(PyUnicode_FromString("new_empty"));
+    return graph_.call("call_method", method_name, {self, args[0]}, kwargs, "Tensor.new()");
+  }
   if (name == "new_tensor" || name == "new")
     if (ValuePtr stacked = tensor_of_unbacked_numbers(self, args, kwargs)) return stacked;
   arrays_as_tensors(args, kwargs);
