@@ -478,9 +478,13 @@ def needs_index_by_views(index):
     unbacked one, from item()): torch's indexing takes no such number (index_by_views_ does)."""
     from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
+    def unbacked(number):
+        return isinstance(number, torch.SymInt) and bool(free_unbacked_symbols(number))
+
     parts = index if isinstance(index, tuple) else (index,)
-    return all(_is_basic_index_part(part) for part in parts) and \
-        any(isinstance(part, torch.SymInt) and free_unbacked_symbols(part) for part in parts)
+    return all(_is_basic_index_part(part) for part in parts) and any(
+        unbacked(part) or isinstance(part, slice) and any(map(unbacked, (part.start, part.stop, part.step)))
+        for part in parts)
 
 
 def index_tensor_span(tensor):
@@ -501,7 +505,12 @@ def store_by_views_(tensor, index, value):
     """tensor[index] = value for such an index, as eager's assignment: into the views
     index_by_views_ takes, then by the index tensors and masks (index_put_ into the view)."""
     view, remaining, advanced = _basic_views(tensor, index)
-    view[tuple(remaining) if advanced else ...] = value
+    if advanced:
+        view[tuple(remaining)] = value
+    elif isinstance(value, torch.Tensor):
+        view.copy_(value)  # what assigning to a view does, without its subscript's size checks
+    else:
+        view.fill_(value)
 
 
 def _basic_views(tensor, index):
@@ -521,7 +530,8 @@ def _basic_views(tensor, index):
             remaining.append(slice(None))
             dim += 1
         elif isinstance(part, slice):
-            result = result[(slice(None),) * dim + (part,)]
+            # aten's slice, not a subscript: a bound only the data gives would come back here.
+            result = torch.ops.aten.slice.Tensor(result, dim, part.start, part.stop, 1 if part.step is None else part.step)
             remaining.append(slice(None))
             dim += 1
         elif isinstance(part, torch.Tensor):
