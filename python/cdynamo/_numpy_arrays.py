@@ -96,6 +96,27 @@ class TracedArray:
     def __setitem__(self, index, value):
         self.tensor[_tensors(index)] = _tensors(value)
 
+    def squeeze(self, axis=None):
+        return TracedArray(self.tensor.squeeze() if axis is None else self.tensor.squeeze(axis))
+
+    def flatten(self):
+        return TracedArray(self.tensor.reshape(-1).clone())  # NumPy's flatten copies
+
+    def ravel(self):
+        return TracedArray(self.tensor.reshape(-1))
+
+    def item(self):
+        return self.tensor.item()
+
+    def tolist(self):
+        return self.tensor.tolist()
+
+    def __float__(self):
+        return float(self.tensor)  # NumPy's rule too: one element, else TypeError
+
+    def __int__(self):
+        return int(self.tensor)
+
     def __neg__(self):
         return TracedArray(-self.tensor)
 
@@ -134,8 +155,10 @@ def _true_division_operand(t):
 
 def _binary(op, reflected=False):
     def method(self, other):
+        if isinstance(other, np.ndarray) and other.size <= CONSTANT_ARRAY_LIMIT:
+            other = TracedArray(torch.as_tensor(other))  # a constant array (thresholds): its values
         if not isinstance(other, (TracedArray, torch.Tensor, int, float, bool)):
-            return NotImplemented  # a real ndarray or NumPy scalar: not a value a graph holds
+            return NotImplemented  # a NumPy scalar: not a value a graph holds
         if isinstance(other, torch.Tensor):  # a tensor's operator takes the array: a tensor, by torch's rules
             return op(other, self.tensor) if reflected else op(self.tensor, other)
         a, b = self.tensor, (other if isinstance(other, (int, float, bool)) else _as_tensor(other))
@@ -191,6 +214,21 @@ def sum_(a, axis=None, dtype=None, out=None, keepdims=False):
     _no_out(out)
     t = _as_tensor(a)
     return _reduce(torch.sum, TracedArray(t), axis, keepdims, **({"dtype": _torch_dtype(dtype)} if dtype else {}))
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm's 2-norm (of the flattened array, or along an axis): its Frobenius norm too."""
+    if ord not in (None, 2, "fro") or (ord == 2 and axis is None and _as_tensor(x).dim() > 1):
+        raise NotImplementedError(f"numpy.linalg.norm with ord={ord!r} of a traced array")
+    t = _floating(x, None).tensor
+    if axis is None:
+        result = torch.linalg.vector_norm(t)
+        return TracedArray(result.reshape((1,) * t.dim()) if keepdims else result)
+    return TracedArray(torch.linalg.vector_norm(t, dim=axis, keepdim=keepdims))
+
+
+def squeeze(a, axis=None):
+    return TracedArray(_as_tensor(a)).squeeze(axis)
 
 
 def _floating(a, dtype):
@@ -297,7 +335,7 @@ FUNCTIONS = {
     np.ceil: _unary(torch.ceil, floating=False), np.maximum: _elementwise(torch.maximum),
     np.minimum: _elementwise(torch.minimum), np.matmul: _elementwise(torch.matmul), np.dot: _elementwise(torch.matmul),
     np.power: _elementwise(torch.pow), np.add: _elementwise(torch.add), np.subtract: _elementwise(torch.sub),
-    np.multiply: _elementwise(torch.mul),
+    np.multiply: _elementwise(torch.mul), np.linalg.norm: norm, np.squeeze: squeeze,
 }
 
 

@@ -2,7 +2,7 @@
 predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside
 them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
-sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork."""
+sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays."""
 import inspect
 import warnings
 
@@ -322,4 +322,23 @@ def test_jit_fork_runs_the_function_at_once_as_eager_does():
     x = torch.randn(2, 3)
     with torch.no_grad():
         assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
+
+
+def test_numpy_views_of_tensors_norms_scalars_and_constant_arrays():
+    import numpy as np
+
+    thresholds = np.array([0.5, 0.4, 0.3])
+
+    def fn(logits, emb, p):
+        labels = torch.from_numpy((logits.numpy() > thresholds).astype(np.int64))  # a Kaggle head's thresholds
+        shifted = logits + float(logits.numpy()[:, -1].mean())  # float() of a NumPy scalar
+        e = emb.numpy()
+        sims = e @ e[3] / (np.linalg.norm(e, axis=1) * np.linalg.norm(e[3]) + 1e-8)  # word2vec's nearest words
+        _, top = p.topk(3)
+        return labels, shifted, torch.from_numpy(np.argsort(-sims)[1:4]), top.numpy().squeeze().tolist()
+
+    counter = CompileCounter()
+    args = (torch.rand(4, 3), torch.randn(6, 4), torch.randn(1, 12))
+    assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args))
     assert counter.frame_count == 1
