@@ -773,7 +773,17 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       }
       // A ParameterList: its parameters, read as the attributes they are stored as.
       Ref members = is_a(parameter_list) ? check(PyObject_GetAttrString(iterable->obj.ptr(), "_parameters")) : modules;
-      if (!is_a(parameter_list) && !is_a(container_types)) unsupported("iterating over a " + iterable->describe());
+      if (!is_a(parameter_list) && !is_a(container_types)) {
+        // A module class of its own __iter__ (a layer stack): traced (the module's guard fixes its class).
+        Ref key = check(PyUnicode_FromString("__iter__"));
+        PyObject* method = _PyType_Lookup(Py_TYPE(iterable->obj.ptr()), key.ptr());  // borrowed
+        if (method && PyFunction_Check(method)) {
+          DepthCount level(value_recursion_);
+          enter_value_recursion("iterators from __iter__");
+          return iterate_python_iterator(iterator_of(iterable, Ref::borrow(method)));
+        }
+        unsupported("iterating over a " + iterable->describe());
+      }
       while (PyDict_Next(members.ptr(), &pos, &name, &member)) values.push_back(load_attr(iterable, to_std_string(name)));
       return values;
     }

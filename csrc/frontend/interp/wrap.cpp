@@ -615,6 +615,9 @@ ValuePtr Tracer::load_attr(ValuePtr base, const std::string& name) {
           Ref getter = check(PyObject_GetAttrString(raw, "fget"));
           if (PyFunction_Check(getter.ptr())) return inline_call(getter, {base}, {});
         }
+        // The class's data (namedtuple's _fields): the value the class holds, fixed with it.
+        if (raw && (PyTuple_CheckExact(raw) || PyUnicode_CheckExact(raw) || PyLong_CheckExact(raw)))
+          return Value::constant(Ref::borrow(raw));
       }
       // Anything else is the class's (count, index, _replace): absent there, absent (hasattr).
       Ref type = base->kind == ValueKind::Tuple && base->obj ? base->obj : type_of(base);

@@ -505,12 +505,7 @@ def store_by_views_(tensor, index, value):
     """tensor[index] = value for such an index, as eager's assignment: into the views
     index_by_views_ takes, then by the index tensors and masks (index_put_ into the view)."""
     view, remaining, advanced = _basic_views(tensor, index)
-    if advanced:
-        view[tuple(remaining)] = value
-    elif isinstance(value, torch.Tensor):
-        view.copy_(value)  # what assigning to a view does, without its subscript's size checks
-    else:
-        view.fill_(value)
+    view[tuple(remaining) if advanced else ...] = value
 
 
 def _basic_views(tensor, index):

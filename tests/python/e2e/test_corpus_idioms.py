@@ -2,7 +2,8 @@
 predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the filter calls inside
 them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
-sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays."""
+sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays, modules
+of their own __iter__, a namedtuple's _fields."""
 import inspect
 import warnings
 
@@ -341,4 +342,31 @@ def test_numpy_views_of_tensors_norms_scalars_and_constant_arrays():
     counter = CompileCounter()
     args = (torch.rand(4, 3), torch.randn(6, 4), torch.randn(1, 12))
     assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args))
+    assert counter.frame_count == 1
+
+
+def test_a_module_of_its_own_iter_and_a_namedtuples_fields():
+    import collections
+
+    class LayerStack(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+
+        def __iter__(self):
+            return iter(self.layers)
+
+    Detections = collections.namedtuple("Detections", ["boxes", "scores"])
+    stack = LayerStack()
+
+    def fn(x):
+        for layer in stack:
+            x = layer(x)
+        found = Detections(x, x * 2)
+        return {k: getattr(found, k).sum() for k in found._fields}
+
+    counter = CompileCounter()
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
     assert counter.frame_count == 1
