@@ -2,6 +2,7 @@
 // Python entry points that read them as Python numbers: tensor indexing and torch.tensor/new_tensor,
 // traced through stand-ins (_polyfills.torch_calls) that take them. Assumes capture_scalar_outputs.
 #include <algorithm>
+#include <functional>
 
 #include "common/error.h"
 #include "common/py_import.h"
@@ -26,6 +27,25 @@ bool is_zero_dim_index(const ValuePtr& part) {
 
 bool holds_symbolic_constant(const ValuePtr& part) {
   return part->is_fully_constant() && graph::holds_symbolic(part->as_python_constant().ptr());
+}
+
+// Nested lists or tuples of numbers and 0-d tensors, at least one tensor among them.
+bool holds_zero_dim_tensors(const ValuePtr& data) {
+  bool found = false;
+  std::function<bool(const ValuePtr&)> leaves_ok = [&](const ValuePtr& item) {
+    if (item->kind == ValueKind::List || item->kind == ValueKind::Tuple) {
+      for (const ValuePtr& inner : item->items)
+        if (!leaves_ok(inner)) return false;
+      return true;
+    }
+    if (item->is_tensor() && !item->cls) {
+      Ref rank = check(PyObject_GetAttrString(item->fake.ptr(), "ndim"));
+      found = found || PyLong_AsLong(rank.ptr()) == 0;
+      return PyLong_AsLong(rank.ptr()) == 0;
+    }
+    return item->is_constant() && (PyLong_Check(item->obj.ptr()) || PyFloat_Check(item->obj.ptr()));
+  };
+  return leaves_ok(data) && found;
 }
 
 std::vector<ValuePtr> parts_of(const ValuePtr& key) {
@@ -63,9 +83,18 @@ ValuePtr Tracer::index_by_unbacked_ints(const ValuePtr& container, const ValuePt
 // torch.tensor(data), torch.as_tensor(data), t.new_tensor(data), t.new(data) with data nested lists
 // of numbers some of which only the data gives: each number a 0-d tensor, stacked (torch.tensor
 // would need their values). `self` is the tensor of the methods, null for the functions.
+// Data of 0-d tensors (REINFORCE's torch.tensor([[R]]) for R in returns) is read the same way:
+// each element a copy of its tensor, in the dtype torch.tensor infers from them.
 ValuePtr Tracer::tensor_of_unbacked_numbers(const ValuePtr& self, const std::vector<ValuePtr>& args,
                                             const graph::KwArgs& kwargs) {
-  if (args.empty() || !args[0]->is_sequence() || !holds_symbolic_constant(args[0])) return nullptr;
+  if (args.empty() || !args[0]->is_sequence()) return nullptr;
+  if (holds_zero_dim_tensors(args[0])) {
+    std::vector<ValuePtr> stand_in_args(args.begin(), args.end());
+    if (self) stand_in_args.insert(stand_in_args.begin(), self);
+    Ref stand_in = import_attr("cdynamo._polyfills", self ? "new_tensor_of_scalar_tensors_" : "tensor_of_scalar_tensors_");
+    return inline_call(stand_in, std::move(stand_in_args), kwargs);
+  }
+  if (!holds_symbolic_constant(args[0])) return nullptr;
   Ref holds = call_helper("cdynamo._polyfills", "holds_unbacked_numbers", {args[0]->as_python_constant()});
   if (PyObject_IsTrue(holds.ptr()) != 1) return nullptr;
   std::vector<ValuePtr> stand_in_args(args.begin(), args.end());

@@ -66,7 +66,7 @@ from .torch_calls import (
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,
     jit_fork_, jit_wait_,
     index_by_views_, store_by_views_, is_integer_index_tensor, is_index_tensor, needs_index_by_views, holds_unbacked_numbers, tensor_of_numbers_,
-    new_tensor_of_numbers_,
+    new_tensor_of_numbers_, tensor_of_scalar_tensors_, new_tensor_of_scalar_tensors_,
 )
 
 STAND_IN_CLASSES = {collections.deque: Deque, functools.partial: Partial, types.SimpleNamespace: Namespace}

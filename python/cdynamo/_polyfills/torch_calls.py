@@ -1,5 +1,6 @@
 """torch callables: vmap, torch.func transforms and functional_call, torch.cond on a Python predicate, associative_scan, Variable, FloatTensor(...), jit.annotate, @no_grad, checkpoint.
 Assumes _special_calls.transformed makes a transform one node; torch's decorators wrap with decorate_context."""
+import functools
 import weakref
 
 import torch
@@ -580,6 +581,26 @@ def tensor_of_numbers_(data, dtype=None, device=None, requires_grad=False, pin_m
     dtype = _inferred_dtype(numbers) if dtype is None else dtype
     result = torch.stack([torch.scalar_tensor(n, dtype=dtype, device=device) for n in numbers]).reshape(shape)
     return result.requires_grad_() if requires_grad else result
+
+
+def tensor_of_scalar_tensors_(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.tensor(data) for data of numbers and 0-d tensors: each element's value copied
+    (detached), in the dtype torch.tensor infers (tensors give theirs, numbers the default
+    ones, promoted together), on the default device unless one is given."""
+    shape, items = _shape_and_numbers(data)
+    if dtype is None:
+        dtype = functools.reduce(torch.promote_types, [
+            item.dtype if isinstance(item, torch.Tensor) else _inferred_dtype([item]) for item in items])
+    device = torch.get_default_device() if device is None else device
+    parts = [item.detach().to(dtype=dtype, device=device) if isinstance(item, torch.Tensor)
+             else torch.scalar_tensor(item, dtype=dtype, device=device) for item in items]
+    result = torch.stack(parts).reshape(shape)
+    return result.requires_grad_() if requires_grad else result
+
+
+def new_tensor_of_scalar_tensors_(self, data, dtype=None, device=None, requires_grad=False):
+    return tensor_of_scalar_tensors_(data, dtype=self.dtype if dtype is None else dtype,
+                                     device=self.device if device is None else device, requires_grad=requires_grad)
 
 
 def new_tensor_of_numbers_(self, data, dtype=None, device=None, requires_grad=False):

@@ -3,7 +3,7 @@ predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the 
 them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
 sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays, modules
-of their own __iter__, a namedtuple's _fields."""
+of their own __iter__, a namedtuple's _fields, torch.tensor of 0-d tensors."""
 import inspect
 import warnings
 
@@ -370,3 +370,19 @@ def test_a_module_of_its_own_iter_and_a_namedtuples_fields():
     with torch.no_grad():
         assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
     assert counter.frame_count == 1
+
+
+def test_tensors_made_from_zero_dim_tensors_copy_their_values():
+    # REINFORCE's torch.cat([torch.tensor([[R]]) for R in returns]): each element's value, detached,
+    # in the dtype torch.tensor infers from the tensors and numbers.
+    def fn(returns, counts):
+        stacked = torch.cat([torch.tensor([[r]]) for r in returns])
+        mixed = torch.tensor([returns[0], 2.0, returns.sum()]), torch.tensor([counts.sum(), 3])
+        return stacked, mixed, returns.new_tensor([returns[1], 1.0]), torch.tensor([[returns.max()]], dtype=torch.float64)
+
+    counter = CompileCounter()
+    args = (torch.randn(4, requires_grad=True), torch.randint(0, 5, (3,), dtype=torch.int32))
+    got, want = cdynamo.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args)
+    assert same(got, want) and counter.frame_count == 1
+    assert [t.dtype for t in (got[1][0], got[1][1], got[3])] == [torch.float32, torch.int64, torch.float64]
+    assert not got[0].requires_grad
