@@ -195,6 +195,8 @@ ValuePtr Tracer::construct_module(Handle cls, const std::vector<ValuePtr>& args,
     rng_after = check(PyObject_GetAttrString(construction.ptr(), "rng_after"));
   } else if (Ref arguments = module_container_arguments(args, kwargs, children)) {
     made = Value::constant(check(PyObject_Call(cls.ptr(), PyTuple_GET_ITEM(arguments.ptr(), 0), PyTuple_GET_ITEM(arguments.ptr(), 1))));
+  } else if (Ref stand_in = call_helper("cdynamo._polyfills", "loss_made_from_tensors", {cls}); stand_in.ptr() != Py_None) {
+    return inline_call(stand_in, args, kwargs);  // nn.CrossEntropyLoss(weight=w): its functional, w bound
   } else {
     unsupported("constructing an nn.Module from traced values inside a compiled function");
   }

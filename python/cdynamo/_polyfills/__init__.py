@@ -18,6 +18,7 @@ Assumes identities and plain attributes decide (no code of fn runs); config.trac
 #                   (tensor_of_numbers_)
 #   nn_modules.py   nn.Module's parameters()/children()/... walks and state_dict()
 #   warning_filters.py  warnings.catch_warnings (its entry and exit made after the graph)
+#   losses.py       loss modules made in forward from tensors (a class weight): their functional call
 #   as_written.py   an original's code as a function of its own (run by the stand-ins that fall back to it)
 # The names below are re-exported: the C++ core imports enumerate_, sorted_, min_, max_, STAND_IN_CLASSES,
 # index_by_views_, store_by_views_, is_integer_index_tensor, is_index_tensor, needs_index_by_views, holds_unbacked_numbers, tensor_of_numbers_,
@@ -61,6 +62,7 @@ from .ordering import (
     sorted_by_keys_, cmp_to_key_,
 )
 from .warning_filters import catch_warnings_
+from .losses import loss_made_from_tensors
 from .torch_calls import (
     _LEGACY_CONSTRUCTORS, _associative_scan, _decorated_replacement, _function_transform, _hop_map, associative_scan_,
     checkpoint_, hop_map_, checkpoint_sequential_, cond_, functional_call_, jvp_, stack_module_state_, vjp_, block_decorator_for, jit_annotate_, variable_, vmap_,

@@ -3,7 +3,8 @@ predicates on any value, warnings.catch_warnings blocks (YOLOv5's SPPF) and the 
 them, modules compared with strings, int() of float tensors, indexing by ints the data gives (also
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
 sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays, modules
-of their own __iter__, a namedtuple's _fields, torch.tensor of 0-d tensors."""
+of their own __iter__, a namedtuple's _fields, torch.tensor of 0-d tensors,
+losses made in forward from tensors."""
 import inspect
 import warnings
 
@@ -386,3 +387,27 @@ def test_tensors_made_from_zero_dim_tensors_copy_their_values():
     assert same(got, want) and counter.frame_count == 1
     assert [t.dtype for t in (got[1][0], got[1][1], got[3])] == [torch.float32, torch.int64, torch.float64]
     assert not got[0].requires_grad
+
+
+def test_losses_made_in_forward_from_tensors_are_their_functional_calls():
+    # A Kaggle head's nn.BCEWithLogitsLoss(pos_weight=pw)(logits, y), class-weighted cross entropy.
+    pos_weight = torch.tensor([1.0, 2.0, 3.0])
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("class_weights", torch.tensor([0.2, 0.3, 0.5]))
+
+        def forward(self, logits, y, labels):
+            a = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)(logits, y)
+            criterion = torch.nn.CrossEntropyLoss(weight=self.class_weights, label_smoothing=0.1)
+            b = criterion(logits, labels)
+            c = torch.nn.NLLLoss(self.class_weights, reduction="sum")(logits.log_softmax(-1), labels)
+            d = torch.nn.BCELoss(weight=self.class_weights, size_average=False)(logits.sigmoid(), y)
+            return a, b, c, d, criterion.reduction
+
+    counter = CompileCounter()
+    head = Head()
+    args = (torch.randn(4, 3), torch.rand(4, 3), torch.tensor([0, 2, 1, 1]))
+    assert same(cdynamo.compile(head, backend=counter, fullgraph=True)(*args), head(*args))
+    assert counter.frame_count == 1
