@@ -89,3 +89,16 @@ def _new_container(cls, names, children):
     if issubclass(cls, torch.nn.Sequential):
         return cls(collections.OrderedDict(zip(names, children)))
     return cls(children)
+
+
+def shown_as_torch_shows_it(module, show):
+    """repr(module) or str(module) (show) when torch's own code writes all of it (every module in
+    it of torch's __repr__ and an extra_repr of torch.nn's: attributes set at construction, read
+    now), else None (a class's own repr runs in the trace, or refuses)."""
+    for part in module.modules():
+        cls = type(part)
+        if cls.__repr__ is not torch.nn.Module.__repr__ or cls.__str__ is not object.__str__:
+            return None
+        if not getattr(cls.extra_repr, "__module__", "").startswith("torch.nn"):
+            return None
+    return show(module)

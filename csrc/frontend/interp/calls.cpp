@@ -51,6 +51,10 @@ const std::unordered_set<std::string>& unsupported_methods() {
   return names;
 }
 
+PyObject* builtin_named(const char* name) {
+  return PyDict_GetItemString(PyEval_GetBuiltins(), name);  // borrowed; builtins live forever
+}
+
 bool is_torch_size(const ValuePtr& value) {
   static PyObject* const size_type = import_attr("torch", "Size").release();  // never freed: outlives the interpreter
   return value->is_constant() && Py_TYPE(value->obj.ptr()) == reinterpret_cast<PyTypeObject*>(size_type);
@@ -617,6 +621,12 @@ ValuePtr Tracer::call_constant(Handle fn, std::vector<ValuePtr> args, graph::KwA
     }
   }
   if (policy == "fold") {
+    if ((fn.ptr() == builtin_named("repr") || fn.ptr() == builtin_named("str")) && args.size() == 1 && kwargs.empty() &&
+        args[0]->kind == ValueKind::NNModule) {
+      // repr(layer) of torch's own layers (a log line): the text torch writes now.
+      Ref shown = call_helper("cdynamo._module_calls", "shown_as_torch_shows_it", {args[0]->obj, fn});
+      if (shown.ptr() != Py_None) return Value::constant(shown);
+    }
     // Taken whole, as the builtin does; a dict gives its keys, so sorted(ops) of a dict of
     // functions folds on the (constant) keys without the values ever reaching Python.
     if (consumes_its_iterable(fn) && !args.empty() &&

@@ -4,7 +4,7 @@ them, modules compared with strings, int() of float tensors, indexing by ints th
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
 sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays, modules
 of their own __iter__, a namedtuple's _fields, torch.tensor of 0-d tensors,
-losses made in forward from tensors."""
+losses made in forward from tensors, repr() of torch's layers."""
 import inspect
 import warnings
 
@@ -411,3 +411,27 @@ def test_losses_made_in_forward_from_tensors_are_their_functional_calls():
     args = (torch.randn(4, 3), torch.rand(4, 3), torch.tensor([0, 2, 1, 1]))
     assert same(cdynamo.compile(head, backend=counter, fullgraph=True)(*args), head(*args))
     assert counter.frame_count == 1
+
+
+def test_repr_of_torchs_own_layers_is_the_text_torch_writes():
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.p = torch.nn.Parameter(torch.ones(1) * 3)
+
+        def extra_repr(self):  # reads a parameter's data: the text could change after every step
+            return f"p={self.p.data.tolist()}"
+
+    body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Dropout(0.1)).eval()
+    scaled = Scaled()
+
+    def fn(x):
+        return body(x), repr(body), str(body[0])
+
+    counter = CompileCounter()
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
+    with pytest.raises(cdynamo.exc.Unsupported):
+        cdynamo.compile(lambda x: (x * scaled.p, repr(scaled)), backend=counter, fullgraph=True)(x)
