@@ -1,6 +1,7 @@
 // Builtins whose arguments the trace cannot hand to Python as they are: sorted/min/max with a
 // key= the trace runs or over objects that compare in Python, and min/max of one-element tensors.
 #include <algorithm>
+#include <functional>
 #include "common/error.h"
 #include "common/py_import.h"
 #include "frontend/interp/tracer.h"
@@ -102,8 +103,15 @@ ValuePtr Tracer::compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>
     return call_constant(fn, std::move(listed), kwargs);
   }
   const std::vector<ValuePtr>& items = args.size() == 1 && args[0]->is_sequence() ? args[0]->items : args;
-  const bool objects = std::any_of(items.begin(), items.end(), [](const ValuePtr& item) {
-    return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object;
+  // Objects, or tuples holding objects or modules (sorted(layers.items()): names first, so the
+  // modules are compared only where two names are equal, as in eager).
+  std::function<bool(const ValuePtr&)> object = [&](const ValuePtr& item) {
+    if (item->kind == ValueKind::Tuple) return std::any_of(item->items.begin(), item->items.end(), object);
+    return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object || item->kind == ValueKind::NNModule;
+  };
+  const bool objects = std::any_of(items.begin(), items.end(), [&](const ValuePtr& item) {
+    return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object ||
+           (item->kind == ValueKind::Tuple && object(item));
   });
   if (!objects) return nullptr;
   return inline_call(import_attr("cdynamo._polyfills", stand_in), args, kwargs);

@@ -334,7 +334,33 @@ void Tracer::binary_op(Handle op, const char* /*symbol*/, ValuePtr lhs, ValuePtr
     push(result);
     return;
   }
+  if (comparison && what != "operator.eq" && what != "operator.ne")
+    if (ValuePtr ordered = sequence_order(op, lhs, rhs)) {
+      push(ordered);
+      return;
+    }
   unsupported(what + " between a " + lhs->describe() + " and a " + rhs->describe());
+}
+
+// Python's order of two tuples (or lists) the trace holds: the first pair of items that are
+// neither the same object nor equal constants decides, else the lengths (sorted(layers.items()):
+// the names decide, the modules are never compared). Null where that pair is not two constants.
+ValuePtr Tracer::sequence_order(Handle op, const ValuePtr& lhs, const ValuePtr& rhs) {
+  if (lhs->kind != rhs->kind || (lhs->kind != ValueKind::Tuple && lhs->kind != ValueKind::List)) return nullptr;
+  const size_t common = std::min(lhs->items.size(), rhs->items.size());
+  for (size_t i = 0; i < common; ++i) {
+    const ValuePtr& a = lhs->items[i];
+    const ValuePtr& b = rhs->items[i];
+    if (a == b || (a->kind == b->kind && a->obj && a->obj.ptr() == b->obj.ptr() && !a->is_tensor())) continue;
+    if (!a->is_fully_constant() || !b->is_fully_constant()) return nullptr;
+    Ref left = a->as_python_constant(), right = b->as_python_constant();
+    int equal = PyObject_RichCompareBool(left.ptr(), right.ptr(), Py_EQ);
+    check_status(equal);
+    if (equal) continue;
+    return Value::constant(checked(PyObject_CallFunctionObjArgs(op.ptr(), left.ptr(), right.ptr(), nullptr)));
+  }
+  Ref left_length = check(PyLong_FromSize_t(lhs->items.size())), right_length = check(PyLong_FromSize_t(rhs->items.size()));
+  return Value::constant(checked(PyObject_CallFunctionObjArgs(op.ptr(), left_length.ptr(), right_length.ptr(), nullptr)));
 }
 
 void Tracer::unary_op(const char* name, ValuePtr operand) {

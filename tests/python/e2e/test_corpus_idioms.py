@@ -4,7 +4,8 @@ them, modules compared with strings, int() of float tensors, indexing by ints th
 beside masks, and assignments by them), ParameterLists passed to autograd.grad, tensors made from numbers the data gives,
 sizes read from 0-d tensors, max/min of such numbers, calls that do not bind raising TypeError, torch.jit.fork, NumPy on tensors' arrays, modules
 of their own __iter__, a namedtuple's _fields, torch.tensor of 0-d tensors,
-losses made in forward from tensors, repr() of torch's layers."""
+losses made in forward from tensors, repr() of torch's layers,
+sorted() of a dict of modules' items."""
 import inspect
 import warnings
 
@@ -435,3 +436,17 @@ def test_repr_of_torchs_own_layers_is_the_text_torch_writes():
     assert counter.frame_count == 1
     with pytest.raises(cdynamo.exc.Unsupported):
         cdynamo.compile(lambda x: (x * scaled.p, repr(scaled)), backend=counter, fullgraph=True)(x)
+
+
+def test_sorted_items_of_a_dict_of_modules_compares_the_names_only():
+    heads = {"box": torch.nn.Linear(4, 2), "cls": torch.nn.Linear(4, 3)}
+
+    def fn(x):
+        outputs = [(name, head(x)) for name, head in sorted(heads.items())]
+        return outputs, max(heads.items())[0], (1, heads["box"]) < (1, heads["box"], 0)
+
+    counter = CompileCounter()
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert same(cdynamo.compile(fn, backend=counter, fullgraph=True)(x), fn(x))
+    assert counter.frame_count == 1
