@@ -11,6 +11,9 @@ mean of the first output, backward); --mode reduce-overhead gives both compilers
     PYTHONPATH=/path/to/transformers:python python bench/dynamic.py [--models gpt2,bert,resnet18]
         [--backend inductor|eager] [--device cpu|cuda] [--size small|full]
         [--mode inference|train|reduce-overhead] [--with-one] [--vary length|batch]
+
+DYNAMIC_PROFILE_DIR=dir: a cProfile of each child's sweep of first calls; DYNAMIC_KERNEL_PROFILE=dir:
+a torch.profiler table of 10 steady steps of the dynamic and of the static compile, per system.
 """
 import contextlib
 import argparse

@@ -227,6 +227,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return TracedArray(torch.linalg.vector_norm(t, dim=axis, keepdim=keepdims))
 
 
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    t = _as_tensor(x)
+    return TracedArray(torch.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf) if t.is_floating_point() else t.clone())
+
+
 def squeeze(a, axis=None):
     return TracedArray(_as_tensor(a)).squeeze(axis)
 
@@ -336,6 +341,9 @@ FUNCTIONS = {
     np.minimum: _elementwise(torch.minimum), np.matmul: _elementwise(torch.matmul), np.dot: _elementwise(torch.matmul),
     np.power: _elementwise(torch.pow), np.add: _elementwise(torch.add), np.subtract: _elementwise(torch.sub),
     np.multiply: _elementwise(torch.mul), np.linalg.norm: norm, np.squeeze: squeeze,
+    np.logical_and: _elementwise(torch.logical_and), np.logical_or: _elementwise(torch.logical_or),
+    np.logical_xor: _elementwise(torch.logical_xor), np.logical_not: _unary(torch.logical_not, floating=False),
+    np.nan_to_num: nan_to_num,
 }
 
 
