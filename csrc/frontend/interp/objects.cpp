@@ -59,6 +59,18 @@ Ref Tracer::python_special_method(const ValuePtr& value, const char* name) {
   return Ref::borrow(found);
 }
 
+// A module class's own Python method `name` (a layer stack's __getitem__, __iter__, __contains__),
+// not torch.nn's (its containers'), or null. The module's guard fixes its class.
+Ref Tracer::own_module_method(const ValuePtr& module, const char* name) {
+  if (module->kind != ValueKind::NNModule || !module->obj) return Ref();
+  Ref key = check(PyUnicode_FromString(name));
+  PyObject* method = _PyType_Lookup(Py_TYPE(module->obj.ptr()), key.ptr());  // borrowed
+  if (!method || !PyFunction_Check(method)) return Ref();
+  Ref defined_in = check(PyObject_GetAttrString(method, "__module__"));
+  if (PyUnicode_Check(defined_in.ptr()) && to_std_string(defined_in).starts_with("torch.nn")) return Ref();
+  return Ref::borrow(method);
+}
+
 namespace {
 
 bool is_frozen_dataclass(PyObject* cls) {

@@ -453,6 +453,10 @@ void Tracer::subscript(ValuePtr container, ValuePtr key) {
     push(container->items[at]);
     return;
   }
+  if (Ref method = own_module_method(container, "__getitem__")) {  // a layer stack's own: traced
+    push(inline_call(method, {container, key}, {}));
+    return;
+  }
   if (container->kind == ValueKind::NNModule && key->is_constant() && PySlice_Check(key->obj.ptr())) {
     // A slice of a ModuleList/Sequential makes a new container of the same children: the trace
     // keeps the children (with their sources) in a list, which iterates and indexes the same.
@@ -800,13 +804,10 @@ std::vector<ValuePtr> Tracer::iterate(const ValuePtr& iterable) {
       // A ParameterList: its parameters, read as the attributes they are stored as.
       Ref members = is_a(parameter_list) ? check(PyObject_GetAttrString(iterable->obj.ptr(), "_parameters")) : modules;
       if (!is_a(parameter_list) && !is_a(container_types)) {
-        // A module class of its own __iter__ (a layer stack): traced (the module's guard fixes its class).
-        Ref key = check(PyUnicode_FromString("__iter__"));
-        PyObject* method = _PyType_Lookup(Py_TYPE(iterable->obj.ptr()), key.ptr());  // borrowed
-        if (method && PyFunction_Check(method)) {
+        if (Ref method = own_module_method(iterable, "__iter__")) {  // a layer stack's own: traced
           DepthCount level(value_recursion_);
           enter_value_recursion("iterators from __iter__");
-          return iterate_python_iterator(iterator_of(iterable, Ref::borrow(method)));
+          return iterate_python_iterator(iterator_of(iterable, method));
         }
         unsupported("iterating over a " + iterable->describe());
       }

@@ -187,6 +187,8 @@ bool Tracer::contains(ValuePtr container, const ValuePtr& item) {
     if (found < 0) raise_python_error();
     return found;
   }
+  if (Ref method = own_module_method(container, "__contains__"))  // a layer stack's own: traced
+    return truth_value(inline_call(method, {container, item}, {}));
   if (container->kind == ValueKind::Dict) return dict_find(container, item) >= 0;
   if (Ref method = python_special_method(container, "__contains__"))
     return truth_value(inline_call(method, {container, item}, {}));  // `in` takes bool() of it

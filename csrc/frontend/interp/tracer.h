@@ -226,6 +226,7 @@ class Tracer {
   void subscript(ValuePtr container, ValuePtr key);
   // unbacked_numbers.cpp: numbers only the data gives where torch's Python entry points read numbers.
   ValuePtr sequence_order(Handle op, const ValuePtr& lhs, const ValuePtr& rhs);  // null: undecided
+  Ref own_module_method(const ValuePtr& module, const char* name);
   // container[key], or with `stored` container[key] = stored; null: not such a key.
   ValuePtr index_by_unbacked_ints(const ValuePtr& container, const ValuePtr& key, const ValuePtr& stored = nullptr);
   ValuePtr tensor_of_unbacked_numbers(const ValuePtr& self, const std::vector<ValuePtr>& args, const graph::KwArgs& kwargs);

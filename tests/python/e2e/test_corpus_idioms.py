@@ -350,25 +350,38 @@ def test_numpy_views_of_tensors_norms_scalars_and_constant_arrays():
     assert counter.frame_count == 1
 
 
-def test_a_module_of_its_own_iter_and_a_namedtuples_fields():
+def test_a_module_of_its_own_iter_getitem_and_contains_and_a_namedtuples_fields():
     import collections
 
     class LayerStack(torch.nn.Module):
-        def __init__(self):
+        def __init__(self, layers):
             super().__init__()
-            self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+            self.layers = torch.nn.ModuleList(layers)
 
         def __iter__(self):
             return iter(self.layers)
 
+        def __getitem__(self, index):  # a slice is a stack of its own, as in the repositories
+            return LayerStack(list(self.layers)[index]) if isinstance(index, slice) else self.layers[index]
+
+        def __contains__(self, layer):
+            return any(layer is own for own in self.layers)
+
+        def forward(self, x):
+            for layer in self:
+                x = layer(x)
+            return x
+
     Detections = collections.namedtuple("Detections", ["boxes", "scores"])
-    stack = LayerStack()
+    stack = LayerStack([torch.nn.Linear(4, 4) for _ in range(3)])
+    other = torch.nn.Linear(4, 4)
 
     def fn(x):
         for layer in stack:
             x = layer(x)
+        x = stack[:2](x) + stack[-1](x)
         found = Detections(x, x * 2)
-        return {k: getattr(found, k).sum() for k in found._fields}
+        return {k: getattr(found, k).sum() for k in found._fields}, stack[0] in stack, other in stack
 
     counter = CompileCounter()
     x = torch.randn(2, 4)
