@@ -110,8 +110,7 @@ ValuePtr Tracer::compare_objects_in_trace(Handle fn, const std::vector<ValuePtr>
     return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object || item->kind == ValueKind::NNModule;
   };
   const bool objects = std::any_of(items.begin(), items.end(), [&](const ValuePtr& item) {
-    return item->kind == ValueKind::NewObject || item->kind == ValueKind::Object ||
-           (item->kind == ValueKind::Tuple && object(item));
+    return item->kind != ValueKind::NNModule && object(item);  // modules alone: compared as before
   });
   if (!objects) return nullptr;
   return inline_call(import_attr("cdynamo._polyfills", stand_in), args, kwargs);

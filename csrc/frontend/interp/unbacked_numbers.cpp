@@ -103,4 +103,24 @@ ValuePtr Tracer::tensor_of_unbacked_numbers(const ValuePtr& self, const std::vec
   return inline_call(stand_in, std::move(stand_in_args), kwargs);
 }
 
+// t.tolist() under capture_scalar_outputs: nested lists of each element's item(), unbacked
+// numbers in the graph. The sizes must be known to the trace (a list's length is Python's).
+ValuePtr Tracer::tensor_tolist(const ValuePtr& tensor) {
+  Ref shape = check(PyObject_GetAttrString(tensor->fake.ptr(), "shape"));
+  const Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
+  if (rank == 0) return call_value(load_attr(tensor, "item"), {}, {});
+  for (Py_ssize_t d = 0; d < rank; ++d)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(shape.ptr(), d)))
+      unsupported("Tensor.tolist() of a tensor whose size the data or a symbol decides");
+  Ref numel = check(PyObject_CallMethod(tensor->fake.ptr(), "numel", nullptr));
+  if (PyLong_AsLongLong(numel.ptr()) > 4096) unsupported("Tensor.tolist() of more than 4096 elements (each one a number of the graph)");
+  const long length = PyLong_AsLong(PyTuple_GET_ITEM(shape.ptr(), 0));
+  std::vector<ValuePtr> rows;
+  for (long k = 0; k < length; ++k) {
+    subscript(tensor, Value::constant(check(PyLong_FromLong(k))));
+    rows.push_back(tensor_tolist(pop()));
+  }
+  return Value::sequence(ValueKind::List, std::move(rows));
+}
+
 }  // namespace cdynamo::interp
